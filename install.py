@@ -1,0 +1,1494 @@
+#!/usr/bin/env python3
+"""Install, register and uninstall supermemory for Claude Code and Codex.
+
+Standard library only: this runs before anything is installed.
+
+    python install.py              # venv + pip + model + registration + self-check
+    python install.py --dry-run    # show every change as a unified diff, write nothing
+    python install.py --uninstall  # remove our registrations, keep the data dir
+    python install.py --purge      # uninstall and delete the data dir
+
+Every file is edited surgically: only our keys / our TOML table / our marked
+block change, a file that would come out byte-identical is not rewritten, and
+every modified file is backed up first under <data dir>/backups/<timestamp>/.
+<data dir>/install-state.json remembers, per file, whether we created it and
+the sha256 + backup of the bytes it had before our first edit, so --uninstall
+can put back the exact pre-install bytes when nothing else changed since.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import difflib
+import hashlib
+import json
+import os
+import queue
+import re
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+try:  # Python 3.11+: used only to validate TOML, never to write it
+    import tomllib as _tomllib
+except ImportError:  # pragma: no cover - Python 3.10
+    _tomllib = None
+
+SERVER_NAME = "supermemory"
+HOOK_MARKER = "-m supermemory hook"
+BLOCK_BEGIN = "<!-- supermemory:begin -->"
+BLOCK_END = "<!-- supermemory:end -->"
+STATE_NAME = "install-state.json"
+STATE_VERSION = 1
+HOOK_TIMEOUT = 10
+CODEX_STARTUP_TIMEOUT_SEC = 20
+SELFCHECK_TIMEOUT = 20.0
+SESSION_START_MATCHER = "startup|resume|clear|compact"
+MCP_ARGS = ["-m", "supermemory", "mcp"]
+
+# (event, matcher or None to omit, hook subcommand)
+CLAUDE_HOOKS = [
+    ("SessionStart", SESSION_START_MATCHER, "session-start"),
+    ("PreCompact", None, "pre-compact"),
+    ("SessionEnd", None, "session-end"),
+]
+CODEX_HOOKS = [
+    ("SessionStart", SESSION_START_MATCHER, "session-start"),
+    ("PreCompact", None, "pre-compact"),
+    ("Stop", None, "stop"),
+]
+
+FALLBACK_GUIDE = (
+    "## supermemory: long-term memory\n"
+    "Call `memory_recall` before starting a task to pull in relevant past context, "
+    "and `memory_remember` to store durable facts, decisions and preferences.\n"
+    "Run `supermemory guide` for the full usage instructions.\n"
+)
+
+INITIALIZE_REQUEST = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "supermemory-install", "version": "0"},
+            },
+        },
+        separators=(",", ":"),
+    )
+    + "\n"
+)
+
+KINDS = ("claude_mcp", "claude_hooks", "claude_instructions", "codex_config", "codex_hooks", "codex_instructions")
+
+
+class ConfigError(Exception):
+    """A config file cannot be edited safely; it is left untouched."""
+
+
+# ---------------------------------------------------------------------------
+# output
+
+
+def say(tag: str, msg: str) -> None:
+    print(f"[{tag}] {msg}" if tag else msg, flush=True)
+
+
+def _tail(text: str, n: int = 8) -> str:
+    lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
+    return "\n".join("      " + ln for ln in lines[-n:])
+
+
+# ---------------------------------------------------------------------------
+# text helpers
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on \\n only, keeping line ends (str.splitlines also splits on \\f, \\x1c, ...)."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def newline_of(text: str | None) -> str:
+    return "\r\n" if text and "\r\n" in text else "\n"
+
+
+def _is_blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _text_signature(text: str) -> list[str]:
+    """What a text file says, ignoring blank lines and trailing whitespace."""
+    return [ln.rstrip() for ln in (text or "").splitlines() if ln.strip()]
+
+
+def _insert_block(lines: list[str], idx: int, block: list[str], nl: str) -> list[str]:
+    """Insert block at idx, preceded by one blank line unless the previous line is blank."""
+    out = list(lines)
+    ins: list[str] = []
+    if idx > 0:
+        prev = out[idx - 1]
+        if not prev.endswith("\n"):
+            out[idx - 1] = prev + nl
+        if not _is_blank(prev):
+            ins.append(nl)
+    ins.extend(block)
+    out[idx:idx] = ins
+    return out
+
+
+def _delete_span(lines: list[str], start: int, end: int) -> list[str]:
+    """Delete lines[start:end] and the single blank line we put before it, if any."""
+    out = list(lines)
+    del out[start:end]
+    if start > 0 and _is_blank(out[start - 1]):
+        del out[start - 1]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# TOML: string escaping and a minimal structure scanner (enough to find tables)
+
+
+def toml_string(value: str) -> str:
+    """A TOML basic string for value (round-trips through any TOML 1.0 parser)."""
+    out = ['"']
+    for ch in value:
+        code = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\b":
+            out.append("\\b")
+        elif ch == "\f":
+            out.append("\\f")
+        elif code < 0x20 or code == 0x7F:
+            out.append("\\u%04X" % code)
+        elif 0xD800 <= code <= 0xDFFF:
+            raise ValueError(f"cannot write a lone surrogate (U+{code:04X}) to TOML; is the path valid UTF-8?")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else toml_string(key)
+
+
+class TomlSyntaxError(ValueError):
+    pass
+
+
+_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
+_HEXDIGITS = set("0123456789abcdefABCDEF")
+
+
+def _skip_ws(s: str, i: int) -> int:
+    while i < len(s) and s[i] in " \t":
+        i += 1
+    return i
+
+
+def _parse_basic(s: str, i: int) -> tuple[str, int]:
+    j = i + 1
+    out = []
+    while j < len(s):
+        c = s[j]
+        if c == '"':
+            return "".join(out), j + 1
+        if c == "\\":
+            e = s[j + 1 : j + 2]
+            if e in _ESCAPES:
+                out.append(_ESCAPES[e])
+                j += 2
+                continue
+            width = {"u": 4, "U": 8, "x": 2}.get(e)
+            digits = s[j + 2 : j + 2 + width] if width else ""
+            if not width or len(digits) != width or not set(digits) <= _HEXDIGITS:
+                raise TomlSyntaxError("bad escape in string")
+            out.append(chr(int(digits, 16)))
+            j += 2 + width
+            continue
+        out.append(c)
+        j += 1
+    raise TomlSyntaxError("unterminated string")
+
+
+def _parse_literal(s: str, i: int) -> tuple[str, int]:
+    j = s.find("'", i + 1)
+    if j < 0:
+        raise TomlSyntaxError("unterminated string")
+    return s[i + 1 : j], j + 1
+
+
+def _parse_key(s: str, i: int) -> tuple[list[str], int]:
+    parts = []
+    while True:
+        i = _skip_ws(s, i)
+        if i >= len(s):
+            raise TomlSyntaxError("expected a key")
+        c = s[i]
+        if c == '"':
+            if s.startswith('"""', i):
+                raise TomlSyntaxError("multi-line string used as a key")
+            key, i = _parse_basic(s, i)
+        elif c == "'":
+            if s.startswith("'''", i):
+                raise TomlSyntaxError("multi-line string used as a key")
+            key, i = _parse_literal(s, i)
+        else:
+            m = _BARE_KEY.match(s, i)
+            if not m:
+                raise TomlSyntaxError("bad key")
+            key, i = m.group(), m.end()
+        parts.append(key)
+        i = _skip_ws(s, i)
+        if i < len(s) and s[i] == ".":
+            i += 1
+            continue
+        return parts, i
+
+
+def _parse_header(s: str) -> tuple[list[str], bool]:
+    is_array = s.startswith("[[")
+    parts, i = _parse_key(s, 2 if is_array else 1)
+    close = "]]" if is_array else "]"
+    if not s.startswith(close, i):
+        raise TomlSyntaxError("bad table header")
+    rest = s[i + len(close) :].strip()
+    if rest and not rest.startswith("#"):
+        raise TomlSyntaxError("text after table header")
+    return parts, is_array
+
+
+def _scan_value(s: str, i: int, ml: str | None, depth: int) -> tuple[str | None, int]:
+    """Advance over value text, tracking open multi-line strings and bracket depth."""
+    n = len(s)
+    while i < n:
+        if ml is not None:
+            if ml == '"""':
+                j = i
+                while j < n:
+                    if s[j] == "\\":
+                        j += 2
+                        continue
+                    if s.startswith('"""', j):
+                        break
+                    j += 1
+            else:
+                j = s.find("'''", i)
+                if j < 0:
+                    j = n
+            if j >= n:
+                return ml, depth
+            i = j + 3
+            extra = 0
+            while i < n and s[i] == ml[0] and extra < 2:  # up to two quotes may end the content
+                i += 1
+                extra += 1
+            ml = None
+            continue
+        c = s[i]
+        if c == "#":
+            break
+        if c == '"':
+            if s.startswith('"""', i):
+                ml, i = '"""', i + 3
+            else:
+                _, i = _parse_basic(s, i)
+            continue
+        if c == "'":
+            if s.startswith("'''", i):
+                ml, i = "'''", i + 3
+            else:
+                _, i = _parse_literal(s, i)
+            continue
+        if c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return ml, depth
+
+
+class _Region:
+    __slots__ = ("start", "stop", "content_end", "path", "is_array", "keys")
+
+    def __init__(self, start, path, is_array):
+        self.start, self.stop, self.content_end = start, start, start
+        self.path, self.is_array, self.keys = path, is_array, []
+
+
+def toml_regions(text: str) -> tuple[list[str], list[_Region]]:
+    """Lines of text and its regions: the root region, then one per table header."""
+    lines = split_lines(text)
+    regions = [_Region(0, None, False)]
+    ml: str | None = None
+    depth = 0
+    for idx, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        cur = regions[-1]
+        if ml is not None or depth > 0:
+            ml, depth = _scan_value(body, 0, ml, depth)
+            cur.content_end = idx + 1
+            continue
+        s = body.strip()
+        if not s or s.startswith("#"):
+            continue
+        if s.startswith("["):
+            path, is_array = _parse_header(s)
+            cur.stop = idx
+            new = _Region(idx, path, is_array)
+            new.content_end = idx + 1
+            regions.append(new)
+            continue
+        key, i = _parse_key(s, 0)
+        if i >= len(s) or s[i] != "=":
+            raise TomlSyntaxError(f"line {idx + 1}: expected `key = value`")
+        cur.keys.append(key)
+        ml, depth = _scan_value(s, i + 1, None, 0)
+        cur.content_end = idx + 1
+    if ml is not None:
+        raise TomlSyntaxError("unterminated multi-line string")
+    if depth > 0:
+        raise TomlSyntaxError("unterminated array or inline table")
+    regions[-1].stop = len(lines)
+    return lines, regions
+
+
+def _our_path(path) -> bool:
+    return path is not None and list(path[:2]) == ["mcp_servers", SERVER_NAME]
+
+
+def _check_toml_conflicts(regions: list[_Region]) -> None:
+    for r in regions:
+        if r.path is None:
+            if any(k[0] == "mcp_servers" for k in r.keys):
+                raise ConfigError("mcp_servers is defined with dotted/inline keys at the top level; "
+                                  "move it to [mcp_servers.<name>] tables or add the server by hand")
+        elif list(r.path) == ["mcp_servers"]:
+            if r.is_array:
+                raise ConfigError("[[mcp_servers]] is an array of tables; cannot add [mcp_servers.supermemory]")
+            if any(k[0] == SERVER_NAME for k in r.keys):
+                raise ConfigError("[mcp_servers] defines supermemory with dotted keys; remove it and re-run")
+
+
+def toml_validate(text: str) -> None:
+    if _tomllib is not None:
+        try:
+            _tomllib.loads(text)
+        except Exception as exc:  # tomllib.TOMLDecodeError
+            raise ConfigError(f"not valid TOML ({exc})") from None
+
+
+def toml_upsert_table(text: str, table: str) -> str:
+    """Put our [mcp_servers.supermemory] table into text, touching nothing else."""
+    nl = newline_of(text)
+    try:
+        lines, regions = toml_regions(text)
+    except TomlSyntaxError as exc:
+        raise ConfigError(f"cannot parse TOML ({exc})") from None
+    _check_toml_conflicts(regions)
+    block = [ln + nl for ln in table.rstrip("\n").split("\n")]
+    ours = [r for r in regions if _our_path(r.path)]
+    if ours:
+        for r in reversed(ours[1:]):
+            lines = _delete_span(lines, r.start, r.content_end)
+        first = ours[0]
+        return "".join(lines[: first.start] + block + lines[first.content_end :])
+    mcp = [r for r in regions if r.path and r.path[0] == "mcp_servers"]
+    anchor = mcp[-1] if mcp else regions[-1]
+    idx = anchor.content_end
+    if idx == 0:  # no content at all (empty, or only comments): append at the end
+        idx = len(lines)
+    return "".join(_insert_block(lines, idx, block, nl))
+
+
+def toml_remove_table(text: str) -> str:
+    try:
+        lines, regions = toml_regions(text)
+    except TomlSyntaxError as exc:
+        raise ConfigError(f"cannot parse TOML ({exc})") from None
+    ours = [r for r in regions if _our_path(r.path)]
+    for r in reversed(ours):
+        lines = _delete_span(lines, r.start, r.content_end)
+    return "".join(lines) if ours else text
+
+
+def toml_has_table(text: str) -> bool:
+    try:
+        _, regions = toml_regions(text)
+    except TomlSyntaxError:
+        return False
+    return any(_our_path(r.path) for r in regions)
+
+
+def render_codex_table(command: str, args: list[str], env: dict[str, str]) -> str:
+    out = [
+        f"[mcp_servers.{SERVER_NAME}]",
+        f"command = {toml_string(command)}",
+        "args = [" + ", ".join(toml_string(a) for a in args) + "]",
+    ]
+    if env:
+        out.append("env = { " + ", ".join(f"{toml_key(k)} = {toml_string(v)}" for k, v in env.items()) + " }")
+    out.append(f"startup_timeout_sec = {CODEX_STARTUP_TIMEOUT_SEC}")
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# marked Markdown block
+
+
+def _md_spans(lines: list[str]) -> list[tuple[int, int]]:
+    spans, start = [], None
+    for idx, line in enumerate(lines):
+        s = line.strip()
+        if s == BLOCK_BEGIN:
+            if start is not None:
+                raise ConfigError(f"two {BLOCK_BEGIN} markers without {BLOCK_END} in between")
+            start = idx
+        elif s == BLOCK_END:
+            if start is None:
+                raise ConfigError(f"{BLOCK_END} without a preceding {BLOCK_BEGIN}")
+            spans.append((start, idx + 1))
+            start = None
+    if start is not None:
+        raise ConfigError(f"{BLOCK_BEGIN} without a matching {BLOCK_END}")
+    return spans
+
+
+def md_upsert_block(text: str, block: str) -> str:
+    nl = newline_of(text)
+    lines = split_lines(text)
+    spans = _md_spans(lines)
+    new = [ln + nl for ln in block.rstrip("\n").split("\n")]
+    if spans:
+        for start, end in reversed(spans[1:]):
+            lines = _delete_span(lines, start, end)
+        start, end = spans[0]
+        return "".join(lines[:start] + new + lines[end:])
+    return "".join(_insert_block(lines, len(lines), new, nl))
+
+
+def md_remove_block(text: str) -> str:
+    lines = split_lines(text)
+    spans = _md_spans(lines)
+    for start, end in reversed(spans):
+        lines = _delete_span(lines, start, end)
+    return "".join(lines) if spans else text
+
+
+def make_block(guide_text: str) -> str:
+    body = [ln.rstrip() for ln in guide_text.replace("\r\n", "\n").split("\n")]
+    body = [ln for ln in body if ln.strip() not in (BLOCK_BEGIN, BLOCK_END)]
+    while body and not body[0].strip():
+        body.pop(0)
+    while body and not body[-1].strip():
+        body.pop()
+    return "\n".join([BLOCK_BEGIN, *body, BLOCK_END]) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# editors: one per kind of change
+
+
+class Editor:
+    """apply(text|None) -> text with our entries; strip(text) -> text without them."""
+
+    default_mode = 0o600
+
+    def apply(self, text: str | None) -> str:
+        raise NotImplementedError
+
+    def strip(self, text: str) -> str:
+        raise NotImplementedError
+
+    def has_ours(self, text: str) -> bool:
+        raise NotImplementedError
+
+    def same(self, a: str, b: str) -> bool:
+        """Do a and b say the same thing (ignoring formatting)?"""
+        return _text_signature(a) == _text_signature(b)
+
+    def empty(self, text: str) -> bool:
+        return not text.strip()
+
+
+class JsonEditor(Editor):
+    def load(self, text: str | None) -> dict:
+        if text is None or not text.strip():
+            return {}
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        if not isinstance(obj, dict):
+            raise ConfigError("the top level is not a JSON object")
+        return obj
+
+    @staticmethod
+    def dump(obj: dict) -> str:
+        text = json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes
+            text = json.dumps(obj, indent=2, ensure_ascii=True) + "\n"
+        return text
+
+    def apply(self, text):
+        obj = self.load(text)
+        new = copy.deepcopy(obj)
+        self.apply_obj(new)
+        if text is not None and new == obj:
+            return text
+        return self.dump(new)
+
+    def strip(self, text):
+        obj = self.load(text)
+        if not self.strip_obj(obj):
+            return text
+        return self.dump(obj)
+
+    def has_ours(self, text):
+        try:
+            obj = self.load(text)
+        except ConfigError:
+            return False
+        probe = copy.deepcopy(obj)
+        return self.strip_obj(probe)
+
+    def same(self, a, b):
+        return self.normalize(self.load(a)) == self.normalize(self.load(b))
+
+    def empty(self, text):
+        return self.normalize(self.load(text)) == {}
+
+    def apply_obj(self, obj: dict) -> None:
+        raise NotImplementedError
+
+    def strip_obj(self, obj: dict) -> bool:
+        raise NotImplementedError
+
+    def normalize(self, obj: dict) -> dict:
+        raise NotImplementedError
+
+
+class McpJsonEditor(JsonEditor):
+    """mcpServers.supermemory in ~/.claude.json or <project>/.mcp.json."""
+
+    def __init__(self, entry: dict | None):
+        self.entry = entry
+
+    def apply_obj(self, obj):
+        servers = obj.get("mcpServers")
+        if servers is None:
+            servers = obj["mcpServers"] = {}
+        elif not isinstance(servers, dict):
+            raise ConfigError('"mcpServers" is not a JSON object')
+        servers[SERVER_NAME] = copy.deepcopy(self.entry)
+
+    def strip_obj(self, obj):
+        servers = obj.get("mcpServers")
+        if not isinstance(servers, dict) or SERVER_NAME not in servers:
+            return False
+        del servers[SERVER_NAME]
+        if not servers:
+            del obj["mcpServers"]
+        return True
+
+    def normalize(self, obj):
+        obj = copy.deepcopy(obj)
+        self.strip_obj(obj)
+        if obj.get("mcpServers") == {}:
+            del obj["mcpServers"]
+        return obj
+
+
+def _is_our_hook(hook) -> bool:
+    return isinstance(hook, dict) and isinstance(hook.get("command"), str) and HOOK_MARKER in hook["command"]
+
+
+class HooksJsonEditor(JsonEditor):
+    """Our command hooks in ~/.claude/settings.json or ~/.codex/hooks.json."""
+
+    def __init__(self, groups: list[tuple[str, dict]] | None):
+        self.groups = groups or []  # (event, matcher group)
+
+    @staticmethod
+    def _remove(hooks: dict, prune_events: bool) -> tuple[bool, dict[str, int], list[str]]:
+        """Drop our hooks. Returns (changed, first position per event, events emptied by it)."""
+        changed, positions, emptied = False, {}, []
+        for event in list(hooks):
+            groups = hooks[event]
+            if not isinstance(groups, list):
+                continue
+            kept, touched = [], False
+            for group in groups:
+                inner = group.get("hooks") if isinstance(group, dict) else None
+                if isinstance(inner, list) and any(_is_our_hook(h) for h in inner):
+                    touched = True
+                    positions.setdefault(event, len(kept))
+                    rest = [h for h in inner if not _is_our_hook(h)]
+                    if rest:
+                        group = dict(group)
+                        group["hooks"] = rest
+                        kept.append(group)
+                    continue
+                kept.append(group)
+            if not touched:
+                continue
+            changed = True
+            hooks[event] = kept
+            if not kept:
+                emptied.append(event)
+                if prune_events:
+                    del hooks[event]
+        return changed, positions, emptied
+
+    def apply_obj(self, obj):
+        hooks = obj.get("hooks")
+        if hooks is None:
+            hooks = obj["hooks"] = {}
+        elif not isinstance(hooks, dict):
+            raise ConfigError('"hooks" is not a JSON object')
+        for event, _ in self.groups:
+            if event in hooks and not isinstance(hooks[event], list):
+                raise ConfigError(f'"hooks.{event}" is not a JSON array')
+        _, positions, emptied = self._remove(hooks, prune_events=False)
+        for event, group in self.groups:
+            lst = hooks.setdefault(event, [])
+            pos = positions.get(event, len(lst))
+            lst.insert(pos, copy.deepcopy(group))
+            positions[event] = pos + 1
+        ours = {event for event, _ in self.groups}
+        for event in emptied:
+            if event not in ours and hooks.get(event) == []:
+                del hooks[event]  # an event we used to register and no longer do
+
+    def strip_obj(self, obj):
+        hooks = obj.get("hooks")
+        if not isinstance(hooks, dict):
+            return False
+        had = bool(hooks)
+        changed, _, _ = self._remove(hooks, prune_events=True)
+        if changed and had and not hooks:
+            del obj["hooks"]
+        return changed
+
+    def normalize(self, obj):
+        obj = copy.deepcopy(obj)
+        self.strip_obj(obj)
+        hooks = obj.get("hooks")
+        if isinstance(hooks, dict):
+            for event in [e for e, v in hooks.items() if v == []]:
+                del hooks[event]
+            if not hooks:
+                del obj["hooks"]
+        return obj
+
+
+class CodexTomlEditor(Editor):
+    """[mcp_servers.supermemory] in ~/.codex/config.toml, edited as text."""
+
+    def __init__(self, table: str | None):
+        self.table = table
+
+    def apply(self, text):
+        if not text:
+            return self.table
+        toml_validate(text)
+        new = toml_upsert_table(text, self.table)
+        try:
+            toml_validate(new)
+        except ConfigError as exc:
+            raise ConfigError(f"adding our table would make the file invalid ({exc}); add it by hand") from None
+        return new
+
+    def strip(self, text):
+        return toml_remove_table(text)
+
+    def has_ours(self, text):
+        return toml_has_table(text)
+
+
+class BlockEditor(Editor):
+    """The <!-- supermemory:begin/end --> block in CLAUDE.md / AGENTS.md."""
+
+    default_mode = 0o644
+
+    def __init__(self, block: str | None):
+        self.block = block
+
+    def apply(self, text):
+        if text is None or not text:
+            return self.block
+        return md_upsert_block(text, self.block)
+
+    def strip(self, text):
+        return md_remove_block(text)
+
+    def has_ours(self, text):
+        try:
+            return bool(_md_spans(split_lines(text)))
+        except ConfigError:
+            return True
+
+
+# ---------------------------------------------------------------------------
+# locations, state, backups
+
+
+class Paths:
+    def __init__(self, args):
+        self.home = Path(os.path.abspath(os.path.expanduser(args.home))) if args.home else Path.home()
+        env_home = os.environ.get("SUPERMEMORY_HOME", "").strip()
+        self.data_dir_explicit = bool(env_home)
+        self.data_dir = Path(os.path.abspath(os.path.expanduser(env_home))) if env_home else Path.home() / ".supermemory"
+        codex_env = os.environ.get("CODEX_HOME", "").strip()
+        self.codex_home = Path(os.path.abspath(os.path.expanduser(codex_env))) if codex_env else self.home / ".codex"
+        self.project = Path(os.path.abspath(os.path.expanduser(args.project))) if args.project else None
+        self.claude_json = self.home / ".claude.json"
+        self.claude_settings = self.home / ".claude" / "settings.json"
+        self.claude_md = self.home / ".claude" / "CLAUDE.md"
+        self.codex_config = self.codex_home / "config.toml"
+        self.codex_hooks = self.codex_home / "hooks.json"
+        self.agents_md = self.codex_home / "AGENTS.md"
+        self.state_file = self.data_dir / STATE_NAME
+        self.backups = self.data_dir / "backups"
+        self.venv = self.data_dir / "venv"
+
+    def claude_mcp_file(self) -> Path:
+        return self.project / ".mcp.json" if self.project else self.claude_json
+
+    def venv_python(self) -> Path:
+        if os.name == "nt":
+            return self.venv / "Scripts" / "python.exe"
+        return self.venv / "bin" / "python"
+
+    def default_path(self, kind: str) -> Path:
+        return {
+            "claude_mcp": self.claude_mcp_file(),
+            "claude_hooks": self.claude_settings,
+            "claude_instructions": self.claude_md,
+            "codex_config": self.codex_config,
+            "codex_hooks": self.codex_hooks,
+            "codex_instructions": self.agents_md,
+        }[kind]
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class State:
+    def __init__(self, path: Path):
+        self.path = path
+        self.data = {"version": STATE_VERSION, "files": {}, "created_dirs": []}
+        self.loaded_text = None
+        try:
+            raw = path.read_text(encoding="utf-8")
+            obj = json.loads(raw)
+            if isinstance(obj, dict) and isinstance(obj.get("files"), dict):
+                self.data["files"] = obj["files"]
+                self.data["created_dirs"] = [d for d in obj.get("created_dirs", []) if isinstance(d, str)]
+                self.loaded_text = raw
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError) as exc:
+            say("!!", f"ignoring unreadable {path} ({exc})")
+
+    @property
+    def files(self) -> dict:
+        return self.data["files"]
+
+    def render(self) -> str:
+        return json.dumps(self.data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+
+    def save(self) -> None:
+        if not self.files and not self.data["created_dirs"]:
+            if self.path.exists():
+                self.path.unlink()
+            self.loaded_text = None
+            return
+        text = self.render()
+        if text == self.loaded_text:
+            return
+        atomic_write(self.path, text.encode("utf-8"), 0o600)
+        self.loaded_text = text
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: Path, data: bytes, default_mode: int) -> None:
+    real = os.path.realpath(path)  # write through symlinks (dotfile repos)
+    directory = os.path.dirname(real)
+    try:
+        mode = stat.S_IMODE(os.stat(real).st_mode)
+    except FileNotFoundError:
+        mode = default_mode & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(real) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def mangle(path: Path) -> str:
+    p = Path(os.path.realpath(path))
+    parts = [part.replace(":", "").strip("\\/") for part in p.parts]
+    return "__".join(part for part in parts if part) or "file"
+
+
+class Session:
+    """Shared bookkeeping for one run: state file, backup dir, counters."""
+
+    def __init__(self, paths: Paths, dry_run: bool):
+        self.paths = paths
+        self.dry_run = dry_run
+        self.state = State(paths.state_file)
+        self.stamp = datetime.datetime.now().strftime("%Y%m%dT%H%M%S.%f")
+        self.errors = 0
+        self.changed: list[str] = []
+
+    def backup(self, path: Path) -> Path:
+        dest_dir = self.paths.backups / self.stamp
+        dest_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        dest = dest_dir / mangle(path)
+        n = 1
+        while dest.exists():
+            n += 1
+            dest = dest_dir / f"{mangle(path)}.{n}"
+        shutil.copy2(os.path.realpath(path), dest)
+        return dest
+
+    def ensure_parent(self, path: Path) -> None:
+        missing = []
+        parent = path.parent
+        while not parent.exists():
+            missing.append(parent)
+            parent = parent.parent
+        for d in reversed(missing):
+            d.mkdir(mode=0o700 if d == self.paths.data_dir else 0o755)
+            if str(d) not in self.state.data["created_dirs"]:
+                self.state.data["created_dirs"].append(str(d))
+
+
+def read_target(path: Path) -> tuple[bytes | None, str | None]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except IsADirectoryError:
+        raise ConfigError("is a directory") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read ({exc.strerror or exc})") from None
+    try:
+        return data, data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError("is not UTF-8 text") from None
+
+
+def print_diff(path: Path, old: str | None, new: str | None) -> None:
+    a = split_lines(old or "")
+    b = split_lines(new or "")
+    for lst in (a, b):
+        if lst and not lst[-1].endswith("\n"):
+            lst[-1] += "\n\\ No newline at end of file\n"
+    diff = difflib.unified_diff(
+        a, b, fromfile=str(path) if old is not None else "/dev/null", tofile=str(path) if new is not None else "/dev/null"
+    )
+    sys.stdout.write("".join(diff))
+    sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------
+# install
+
+
+def _sh_dquote(s: str) -> str:
+    if os.name == "nt":
+        return '"' + s + '"'
+    return '"' + re.sub(r'(["\\$`])', r"\\\1", s) + '"'
+
+
+def hook_command(python: str, sub: str, env: dict[str, str]) -> str:
+    cmd = f"{_sh_dquote(python)} {HOOK_MARKER} {sub}"
+    if env and os.name != "nt":
+        cmd = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + cmd
+    return cmd
+
+
+def hook_groups(spec, python: str, env: dict[str, str]) -> list[tuple[str, dict]]:
+    out = []
+    for event, matcher, sub in spec:
+        group: dict = {}
+        if matcher is not None:
+            group["matcher"] = matcher
+        group["hooks"] = [{"type": "command", "command": hook_command(python, sub, env), "timeout": HOOK_TIMEOUT}]
+        out.append((event, group))
+    return out
+
+
+def selected_kinds(args) -> list[str]:
+    kinds = []
+    for kind in KINDS:
+        app = kind.split("_", 1)[0]
+        if args.claude_only and app != "claude" or args.codex_only and app != "codex":
+            continue
+        if args.no_hooks and kind.endswith("_hooks"):
+            continue
+        if args.no_instructions and kind.endswith("_instructions"):
+            continue
+        kinds.append(kind)
+    return kinds
+
+
+def package_env(paths: Paths) -> dict[str, str]:
+    return {"SUPERMEMORY_HOME": str(paths.data_dir)} if paths.data_dir_explicit else {}
+
+
+def run_package(python: str, args: list[str], paths: Paths, capture: bool, timeout: float | None):
+    env = dict(os.environ)
+    env.update(package_env(paths))
+    cwd = paths.data_dir if paths.data_dir.is_dir() else paths.home
+    if not cwd.is_dir():
+        cwd = Path(tempfile.gettempdir())
+    try:
+        return subprocess.run(
+            [python, "-m", "supermemory", *args],
+            env=env,
+            cwd=str(cwd),
+            stdin=subprocess.DEVNULL,
+            capture_output=capture,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess([python], 127, "", str(exc))
+
+
+def guide_block(python: str, paths: Paths, dry_run: bool) -> str:
+    if dry_run and not (os.path.isfile(python) and paths.data_dir.is_dir()):
+        say("--", "instructions: showing the minimal block; the real one comes from `supermemory guide` at install time")
+        return make_block(FALLBACK_GUIDE)
+    res = run_package(python, ["guide"], paths, capture=True, timeout=60)
+    if res.returncode == 0 and res.stdout.strip():
+        return make_block(res.stdout)
+    say("!!", f"`supermemory guide` failed (exit {res.returncode}); writing a minimal instructions block")
+    return make_block(FALLBACK_GUIDE)
+
+
+def build_editor(kind: str, python: str | None, env: dict, block: str | None) -> Editor:
+    if kind == "claude_mcp":
+        entry = None if python is None else {"type": "stdio", "command": python, "args": list(MCP_ARGS), "env": dict(env)}
+        return McpJsonEditor(entry)
+    if kind == "claude_hooks":
+        return HooksJsonEditor(None if python is None else hook_groups(CLAUDE_HOOKS, python, env))
+    if kind == "codex_hooks":
+        return HooksJsonEditor(None if python is None else hook_groups(CODEX_HOOKS, python, env))
+    if kind == "codex_config":
+        return CodexTomlEditor(None if python is None else render_codex_table(python, list(MCP_ARGS), env))
+    return BlockEditor(block)
+
+
+def install_file(sess: Session, kind: str, path: Path, editor: Editor) -> bool:
+    """Apply editor to path. Returns False if the file had to be left alone."""
+    try:
+        old_bytes, old_text = read_target(path)
+        new_text = editor.apply(old_text)
+        new_bytes = new_text.encode("utf-8")
+    except (ConfigError, ValueError) as exc:
+        sess.errors += 1
+        say("!!", f"{path}: {exc}; left untouched. Fix it and re-run install.py.")
+        return False
+    if old_bytes == new_bytes:
+        say("--", f"unchanged {path}")
+        return True
+    if sess.dry_run:
+        say("~~", f"would {'create' if old_bytes is None else 'update'} {path}")
+        print_diff(path, old_text, new_text)
+        return True
+    key = str(path)
+    rec = sess.state.files.get(key)
+    backup = sess.backup(path) if old_bytes is not None else None
+    if old_bytes is None:
+        rec = {"kind": kind, "created": True}
+    elif rec is None or rec.get("kind") != kind or not editor.has_ours(old_text):
+        rec = {
+            "kind": kind,
+            "created": False,
+            "original_sha256": sha256(old_bytes),
+            "backup": str(backup),
+            "original_has_ours": editor.has_ours(old_text),
+        }
+    sess.state.files[key] = rec
+    sess.ensure_parent(path)
+    sess.state.save()
+    atomic_write(path, new_bytes, editor.default_mode)
+    sess.changed.append(key)
+    say("ok", f"{'created' if old_bytes is None else 'updated'} {path}")
+    return True
+
+
+def prepare_python(args, paths: Paths) -> str | None:
+    checkout = Path(__file__).resolve().parent
+    if args.python:
+        python = os.path.abspath(os.path.expanduser(args.python))
+        if not os.path.isfile(python):
+            if args.dry_run:
+                say("!!", f"--python {python} does not exist")
+            else:
+                say("!!", f"--python {python} does not exist")
+                return None
+        say("--", f"python: {python} (as given, no venv)")
+    else:
+        python = str(paths.venv_python())
+        if os.path.isfile(python):
+            say("--", f"venv: {paths.venv} (exists)")
+        elif args.dry_run:
+            say("~~", f"would create venv {paths.venv}")
+        else:
+            res = subprocess.run([sys.executable, "-m", "venv", str(paths.venv)], capture_output=True, text=True)
+            if res.returncode != 0 or not os.path.isfile(python):
+                say("!!", f"creating the venv {paths.venv} failed:\n{_tail(res.stderr or res.stdout)}")
+                say("", "      Fix: install the venv module (e.g. apt install python3-venv) or pass --python PATH.")
+                return None
+            say("ok", f"created venv {paths.venv}")
+    if args.no_pip:
+        return python
+    pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    pip += ["-e", str(checkout)] if args.dev else [str(checkout)]
+    if args.dry_run:
+        say("~~", "would run: " + " ".join(shlex.quote(p) for p in pip))
+        return python
+    say("..", f"pip install {'-e ' if args.dev else ''}{checkout}")
+    res = subprocess.run(pip, stdin=subprocess.DEVNULL)
+    if res.returncode != 0:
+        say("!!", f"pip install failed (exit {res.returncode}); nothing was registered.")
+        say("", f"      Fix the error above and re-run, or retry by hand: {' '.join(shlex.quote(p) for p in pip)}")
+        return None
+    say("ok", "package installed")
+    return python
+
+
+def provision_model(args, python: str, paths: Paths) -> None:
+    if args.no_model:
+        return
+    retry = f"{_sh_dquote(python)} -m supermemory model install"
+    if args.dry_run:
+        say("~~", f"would run: {retry}")
+        return
+    say("..", "model install")
+    res = run_package(python, ["model", "install"], paths, capture=False, timeout=None)
+    if res.returncode == 0:
+        say("ok", "model installed")
+    else:
+        say("!!", f"model install failed (exit {res.returncode}); registering anyway. Retry later with: {retry}")
+
+
+def read_back_specs(paths: Paths, kinds: list[str], python: str, env: dict) -> list[tuple[str, dict]]:
+    """The MCP commands as actually written into the config files."""
+    specs = []
+    if "claude_mcp" in kinds:
+        path = paths.claude_mcp_file()
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))["mcpServers"][SERVER_NAME]
+            specs.append((str(path), {"command": entry["command"], "args": entry.get("args", []), "env": entry.get("env") or {}}))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            say("!!", f"cannot read back {path} ({exc})")
+    if "codex_config" in kinds:
+        path = paths.codex_config
+        entry = None
+        if _tomllib is not None:
+            try:
+                entry = _tomllib.loads(path.read_text(encoding="utf-8"))["mcp_servers"][SERVER_NAME]
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                say("!!", f"cannot read back {path} ({exc})")
+        elif path.exists() and toml_has_table(path.read_text(encoding="utf-8")):
+            entry = {"command": python, "args": list(MCP_ARGS), "env": env}
+        if entry is not None:
+            specs.append((str(path), {"command": entry["command"], "args": entry.get("args", []), "env": entry.get("env") or {}}))
+    return specs
+
+
+def mcp_handshake(command: str, args: list[str], env: dict, cwd: Path, timeout: float = SELFCHECK_TIMEOUT):
+    """Spawn the server, send initialize, wait for result.serverInfo. Returns (ok, detail)."""
+    full_env = dict(os.environ)
+    full_env.update(env)
+    errlog = tempfile.TemporaryFile()
+    try:
+        try:
+            proc = subprocess.Popen(
+                [command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog,
+                env=full_env, cwd=str(cwd) if cwd.is_dir() else None,
+            )
+        except OSError as exc:
+            return False, f"cannot start {command}: {exc}"
+        lines: queue.Queue = queue.Queue()
+
+        def reader():
+            try:
+                for raw in proc.stdout:
+                    lines.put(raw)
+            except (OSError, ValueError):
+                pass
+            lines.put(None)
+
+        thread = threading.Thread(target=reader, daemon=True)
+        thread.start()
+        ok, detail = False, "no answer"
+        try:
+            try:
+                proc.stdin.write(INITIALIZE_REQUEST.encode("utf-8"))
+                proc.stdin.flush()
+            except OSError:
+                pass
+            deadline = time.monotonic() + timeout
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    detail = f"no initialize response within {timeout:.0f}s"
+                    break
+                try:
+                    raw = lines.get(timeout=remaining)
+                except queue.Empty:
+                    detail = f"no initialize response within {timeout:.0f}s"
+                    break
+                if raw is None:
+                    detail = "the server exited before answering initialize"
+                    break
+                try:
+                    msg = json.loads(raw.decode("utf-8", "replace"))
+                except ValueError:
+                    continue
+                if not isinstance(msg, dict) or msg.get("id") != 1:
+                    continue
+                info = (msg.get("result") or {}).get("serverInfo") if isinstance(msg.get("result"), dict) else None
+                if isinstance(info, dict):
+                    ok, detail = True, f"{info.get('name', '?')} {info.get('version', '')}".strip()
+                else:
+                    detail = f"unexpected initialize answer: {json.dumps(msg)[:200]}"
+                break
+        finally:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            thread.join(timeout=5)
+            if not thread.is_alive():
+                proc.stdout.close()
+        if not ok:
+            errlog.seek(0)
+            err = errlog.read().decode("utf-8", "replace")
+            if err.strip():
+                detail += "\n" + _tail(err)
+        return ok, detail
+    finally:
+        errlog.close()
+
+
+def selfcheck(python: str, paths: Paths, specs: list[tuple[str, dict]]) -> bool:
+    ok = True
+    res = run_package(python, ["doctor"], paths, capture=True, timeout=120)
+    if res.returncode == 0:
+        say("ok", "supermemory doctor")
+    else:
+        ok = False
+        say("!!", f"supermemory doctor reported problems (exit {res.returncode}):\n{_tail(res.stdout + res.stderr)}")
+        say("", f"      Fix what it says, then check again with: {_sh_dquote(python)} -m supermemory doctor")
+    seen = []
+    for where, spec in specs:
+        key = (spec["command"], tuple(spec["args"]), tuple(sorted(spec["env"].items())))
+        if key in seen:
+            continue
+        seen.append(key)
+        good, detail = mcp_handshake(spec["command"], list(spec["args"]), dict(spec["env"]), paths.home)
+        if good:
+            say("ok", f"MCP server answers initialize ({detail}) [{where}]")
+        else:
+            ok = False
+            say("!!", f"MCP server check failed [{where}]: {detail}")
+            say("", f"      Fix: run {_sh_dquote(spec['command'])} {' '.join(spec['args'])} by hand to see the error; "
+                    "re-run install.py to repair the venv.")
+    return ok
+
+
+def do_install(args, paths: Paths) -> int:
+    say("", f"supermemory install{' (dry run: nothing is written)' if args.dry_run else ''}")
+    say("--", f"data dir: {paths.data_dir}")
+    if not args.dry_run and not paths.data_dir.exists():
+        paths.data_dir.mkdir(parents=True, mode=0o700)
+        os.chmod(paths.data_dir, 0o700)
+    if paths.project and not paths.project.is_dir():
+        say("!!", f"--project {paths.project} is not a directory")
+        return 2
+    python = prepare_python(args, paths)
+    if python is None:
+        return 2
+    provision_model(args, python, paths)
+    kinds = selected_kinds(args)
+    env = package_env(paths)
+    block = None
+    if any(k.endswith("_instructions") for k in kinds):
+        block = guide_block(python, paths, args.dry_run)
+    sess = Session(paths, args.dry_run)
+    for kind in kinds:
+        install_file(sess, kind, paths.default_path(kind), build_editor(kind, python, env, block))
+    if not args.dry_run:
+        sess.state.data["python"] = python
+        sess.state.save()
+    if env and os.name == "nt" and any(k.endswith("_hooks") for k in kinds):
+        say("!!", "hooks cannot carry SUPERMEMORY_HOME on Windows; set it in your user environment too.")
+    code = 2 if sess.errors else 0
+    if args.dry_run:
+        say("", "dry run finished; nothing was written.")
+        return code
+    if not args.no_selfcheck:
+        registered = [k for k in kinds if k in ("claude_mcp", "codex_config")]
+        specs = read_back_specs(paths, registered, python, env)
+        if not specs:
+            specs = [("computed", {"command": python, "args": list(MCP_ARGS), "env": env})]
+        if not selfcheck(python, paths, specs) and code == 0:
+            code = 1
+    say("", "")
+    if sess.errors:
+        say("!!", f"{sess.errors} file(s) could not be updated (see above); the rest is registered.")
+    else:
+        say("ok", "supermemory is registered. Restart Claude Code / Codex to pick it up.")
+    if "codex_hooks" in kinds and not sess.errors:
+        say("", "Codex runs hooks that are not admin-managed only after you trust them: start `codex`, and when it\n"
+                "asks you to review new hooks, check the supermemory SessionStart/PreCompact/Stop hooks and approve\n"
+                "them (you can review them again later with /hooks). Older Codex versions also need\n"
+                "`[features] codex_hooks = true` in config.toml.")
+    if code == 1:
+        say("!!", "the self-check failed (see above); registration is in place.")
+    say("", f"Undo with: python {Path(__file__).name} --uninstall")
+    return code
+
+
+# ---------------------------------------------------------------------------
+# uninstall
+
+
+def uninstall_file(sess: Session, kind: str, path: Path) -> None:
+    key = str(path)
+    rec = sess.state.files.get(key)
+    editor = build_editor(kind, None, {}, None)
+    try:
+        old_bytes, old_text = read_target(path)
+        if old_bytes is None:
+            if rec is not None and not sess.dry_run:
+                del sess.state.files[key]
+            return
+        stripped = editor.strip(old_text)
+        delete = False
+        new_bytes = stripped.encode("utf-8")
+        how = "removed our entries from"
+        if rec and rec.get("created"):
+            if editor.empty(stripped):
+                delete, how = True, "deleted (we created it)"
+        elif rec and rec.get("backup") and not rec.get("original_has_ours"):
+            backup = Path(rec["backup"])
+            try:
+                orig = backup.read_bytes()
+            except OSError:
+                orig = None
+            if orig is not None and sha256(orig) == rec.get("original_sha256"):
+                try:
+                    if editor.same(stripped, orig.decode("utf-8")):
+                        new_bytes, how = orig, "restored the pre-install bytes of"
+                except (ConfigError, UnicodeDecodeError):
+                    pass
+    except (ConfigError, ValueError) as exc:
+        sess.errors += 1
+        say("!!", f"{path}: {exc}; left untouched. Remove the supermemory entries by hand.")
+        return
+    if not delete and new_bytes == old_bytes:
+        say("--", f"nothing of ours in {path}")
+        if rec is not None and not sess.dry_run:
+            del sess.state.files[key]
+        return
+    if sess.dry_run:
+        say("~~", f"would {'delete' if delete else 'update'} {path}")
+        print_diff(path, old_text, None if delete else new_bytes.decode("utf-8", "replace"))
+        return
+    sess.backup(path)
+    if delete:
+        os.unlink(os.path.realpath(path))
+    else:
+        atomic_write(path, new_bytes, editor.default_mode)
+    if rec is not None:
+        del sess.state.files[key]
+    sess.state.save()
+    say("ok", f"{how} {path}")
+
+
+def do_uninstall(args, paths: Paths) -> int:
+    purge = args.purge
+    say("", f"supermemory {'purge' if purge else 'uninstall'}{' (dry run: nothing is written)' if args.dry_run else ''}")
+    sess = Session(paths, args.dry_run)
+    kinds = list(KINDS) if purge else selected_kinds(args)
+    targets: dict[str, str] = {}
+    for kind in kinds:
+        targets[str(paths.default_path(kind))] = kind
+        if purge and kind == "claude_mcp":
+            targets[str(paths.claude_json)] = kind
+    if purge or not paths.project:
+        for key, rec in sess.state.files.items():
+            if isinstance(rec, dict) and rec.get("kind") in kinds:
+                targets.setdefault(key, rec["kind"])
+    for key, kind in targets.items():
+        uninstall_file(sess, kind, Path(key))
+    if not args.dry_run:
+        remaining = []
+        for d in sorted(sess.state.data["created_dirs"], key=lambda p: -len(Path(p).parts)):
+            try:
+                os.rmdir(d)
+                say("ok", f"removed empty directory {d}")
+            except FileNotFoundError:
+                pass
+            except OSError:
+                remaining.append(d)
+        sess.state.data["created_dirs"] = sorted(remaining)
+        if not sess.state.files:
+            sess.state.data.pop("python", None)
+        if paths.data_dir.is_dir():
+            sess.state.save()
+    if purge:
+        return purge_data_dir(args, paths, sess)
+    if sess.errors:
+        say("!!", f"{sess.errors} file(s) could not be cleaned (see above).")
+        return 2
+    say("ok", f"uninstalled. Your memories are kept in {paths.data_dir} (delete them with --purge).")
+    return 0
+
+
+def purge_data_dir(args, paths: Paths, sess: Session) -> int:
+    d = Path(os.path.realpath(paths.data_dir))
+    home = Path(os.path.realpath(paths.home))
+    real_home = Path(os.path.realpath(Path.home()))
+    if d == Path(d.anchor) or d in (home, real_home) or home.is_relative_to(d) or real_home.is_relative_to(d):
+        say("!!", f"refusing to delete {d}: it is a root or home directory")
+        return 2
+    if not d.exists():
+        say("--", f"no data dir at {d}")
+    elif args.dry_run:
+        say("~~", f"would delete {d}")
+    else:
+        shutil.rmtree(d)
+        say("ok", f"deleted {d}")
+    if sess.errors:
+        say("!!", f"{sess.errors} file(s) could not be cleaned (see above).")
+        return 2
+    return 0
+
+
+# ---------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="install.py",
+        description="Install supermemory into a private venv and register it with Claude Code and Codex "
+        "(MCP server, hooks, usage instructions). Never prompts. Data dir: $SUPERMEMORY_HOME or ~/.supermemory.",
+        epilog="Exit status: 0 registered, 1 registered but the self-check failed, 2 something could not be "
+        "registered (a config file was left untouched, venv/pip failed, bad arguments).",
+    )
+    p.add_argument("--dry-run", action="store_true",
+                   help="print every file that would change as a unified diff; write nothing (not even the data dir)")
+    p.add_argument("--dev", action="store_true", help="editable install (pip install -e <checkout>) for development")
+    p.add_argument("--uninstall", action="store_true",
+                   help="remove our registrations and restore pre-install files; keep the data dir and the DB")
+    p.add_argument("--purge", action="store_true", help="uninstall everything and delete the data dir (memories, venv, backups)")
+    p.add_argument("--no-hooks", action="store_true", help="do not register (or unregister) Claude Code / Codex hooks")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--claude-only", action="store_true", help="only Claude Code (skip Codex)")
+    scope.add_argument("--codex-only", action="store_true", help="only Codex (skip Claude Code)")
+    p.add_argument("--project", metavar="DIR",
+                   help="register the Claude Code MCP server in DIR/.mcp.json instead of ~/.claude.json")
+    p.add_argument("--no-instructions", action="store_true",
+                   help="do not add the usage block to ~/.claude/CLAUDE.md and ~/.codex/AGENTS.md")
+    p.add_argument("--no-model", action="store_true", help="skip `supermemory model install`")
+    p.add_argument("--no-selfcheck", action="store_true",
+                   help="skip `supermemory doctor` and the MCP initialize handshake at the end")
+    p.add_argument("--python", metavar="PATH",
+                   help="use this interpreter as-is instead of creating <data dir>/venv (it must be able to import supermemory)")
+    p.add_argument("--no-pip", action="store_true", help="skip `pip install` of this checkout")
+    p.add_argument("--home", metavar="DIR",
+                   help="user home used to find ~/.claude.json, ~/.claude/ and ~/.codex/ (default: your home)")
+    p.add_argument("--yes", "-y", action="store_true", help="accepted for scripts; the installer never prompts anyway")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    if sys.version_info < (3, 10):
+        print("supermemory needs Python >= 3.10", file=sys.stderr)
+        return 2
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
+    args = build_parser().parse_args(argv)
+    paths = Paths(args)
+    try:
+        if args.uninstall or args.purge:
+            return do_uninstall(args, paths)
+        return do_install(args, paths)
+    except KeyboardInterrupt:
+        say("!!", "interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

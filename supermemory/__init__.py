@@ -1,0 +1,3 @@
+"""supermemory: local, offline long-term memory for coding agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,6 @@
+"""`python -m supermemory` runs the CLI."""
+import sys
+
+from supermemory.cli import main
+
+sys.exit(main())

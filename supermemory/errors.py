@@ -1,0 +1,37 @@
+"""One exception hierarchy: every shell (CLI, MCP, hooks) maps SupermemoryError in one place."""
+
+
+class SupermemoryError(Exception):
+    """Base class of every error supermemory raises on purpose."""
+
+
+class InvalidInputError(SupermemoryError, ValueError):
+    """An argument was missing, of the wrong type, or out of range."""
+
+
+class NotFoundError(SupermemoryError, LookupError):
+    """No memory with that id exists in the namespaces searched."""
+
+
+class MigrationError(SupermemoryError):
+    """The database schema cannot be opened or upgraded by this version."""
+
+
+class ModelMismatchError(SupermemoryError):
+    """The database is pinned to another embedding model; run `supermemory reindex`."""
+
+
+class EmbeddingUnavailableError(SupermemoryError):
+    """The configured embedding model cannot be loaded or reached."""
+
+
+class UnknownProviderError(SupermemoryError):
+    """No embedding provider is registered under that name."""
+
+
+class NamespaceError(SupermemoryError):
+    """A write targets a namespace that does not exist yet without explicit consent."""
+
+
+class StorageError(SupermemoryError):
+    """The database file is unreadable, damaged, locked too long, or the disk is full."""

@@ -1,0 +1,242 @@
+"""Features, gates, softmax attention, MMR and the token budget: pure functions, no I/O.
+
+The caller (core.py) fetches candidates and passes `now`; everything here is deterministic.
+
+How the blend adapts: the lexical weight is scaled by how much of the query's IDF mass the
+best lexical candidate actually covers (no lexical evidence → the dense signal decides), and
+the vector weight is scaled down by the share of CJK in the query, because bge-small has no
+CJK vocabulary and its cosines for Chinese text carry no meaning.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+FEATURES = ("lexical", "vector", "importance", "recency", "reinforcement", "pinned")
+
+
+@dataclass
+class Candidate:
+    """One memory competing for a place in the results."""
+
+    id: int
+    bm25: float | None = None          # FTS5 bm25() (lower is better), None = no lexical match
+    cosine: float | None = None        # cosine similarity to the query, None = no vector
+    coverage: float = 0.0              # share of the query's IDF mass this memory matches (0..1)
+    importance: float = 0.5
+    confidence: float = 1.0
+    pinned: bool = False
+    age_days: float = 0.0              # since last write or recall
+    recall_count: int = 0
+    tokens: int = 0
+    vector: object | None = None       # the memory's own vector, for MMR similarity
+    terms: frozenset = frozenset()     # token set, MMR similarity when vectors are missing
+
+
+@dataclass(frozen=True)
+class RankConfig:
+    """Every knob of the ranker; defaults come from config.DEFAULTS['ranking']."""
+
+    weights: dict = field(default_factory=lambda: {
+        "lexical": 0.40, "vector": 0.60, "importance": 0.04, "recency": 0.03,
+        "reinforcement": 0.02, "pinned": 0.03})
+    adaptive_lexical: bool = True
+    temperature: float = 0.1
+    half_life_days: float = 45.0
+    mmr_lambda: float = 0.5
+    mmr_duplicate_similarity: float = 0.92
+    vector_floor: float = 0.6
+    lexical_floor: float = 0.5         # coverage a lexical hit needs to bypass the cosine floor
+    relative_cutoff: float = 0.35
+    cjk_share: float = 0.0             # share of CJK characters in the query (set per query)
+
+    @classmethod
+    def from_settings(cls, settings: dict, **overrides) -> "RankConfig":
+        known = {k: v for k, v in settings.items() if k in cls.__dataclass_fields__}
+        known.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**known)
+
+
+@dataclass
+class Ranked:
+    """A selected (or gated) candidate with its explanation."""
+
+    candidate: Candidate
+    features: dict
+    contributions: dict
+    score: float
+    attention: float = 0.0
+    gated: str | None = None           # why it was dropped, None when kept
+
+
+def recency(age_days: float, half_life_days: float) -> float:
+    """Exponential decay: 1.0 now, 0.5 after one half-life."""
+    if half_life_days <= 0:
+        return 0.0
+    return math.exp(-math.log(2) * max(0.0, age_days) / half_life_days)
+
+
+def reinforcement(recall_count: int) -> float:
+    """`log(1 + times recalled)`, scaled so ten recalls give 1.0."""
+    return min(1.0, math.log1p(max(0, recall_count)) / math.log1p(10))
+
+
+def normalise_bm25(values: Sequence[float | None]) -> list[float]:
+    """Map bm25 (lower is better) to 0..1 within the candidate set; no match → 0."""
+    present = [-v for v in values if v is not None]
+    if not present:
+        return [0.0 for _ in values]
+    best = max(present)
+    if best <= 0:
+        return [1.0 if v is not None else 0.0 for v in values]
+    return [(-v / best) if v is not None else 0.0 for v in values]
+
+
+def effective_weights(cfg: RankConfig, lexical_evidence: float) -> dict:
+    """Per-query weights: lexical scaled by its evidence, vector scaled down for CJK queries."""
+    weights = dict(cfg.weights)
+    if cfg.adaptive_lexical:
+        weights["lexical"] = weights.get("lexical", 0.0) * (0.25 + 0.75 * max(0.0, min(1.0, lexical_evidence)))
+    weights["vector"] = weights.get("vector", 0.0) * (1.0 - 0.9 * max(0.0, min(1.0, cfg.cjk_share)))
+    return weights
+
+
+def _vector_feature(cosine: float | None, floor: float) -> float:
+    """Cosine rescaled so the calibrated floor maps to 0 and 1.0 stays 1.0."""
+    if cosine is None:
+        return 0.0
+    base = min(floor, 0.95) if floor > 0 else 0.0
+    return max(0.0, (cosine - base) / (1.0 - base)) if base else max(0.0, cosine)
+
+
+def score_candidates(cands: Sequence[Candidate], cfg: RankConfig) -> list[Ranked]:
+    """Features, weighted contributions and the score of every candidate (no gating)."""
+    lex = normalise_bm25([c.bm25 for c in cands])
+    evidence = max((c.coverage for c in cands if c.bm25 is not None), default=0.0)
+    weights = effective_weights(cfg, evidence)
+    floor_for_scale = cfg.vector_floor * 0.75
+    out = []
+    for cand, lexical in zip(cands, lex):
+        features = {
+            "lexical": lexical * (0.5 + 0.5 * cand.coverage),
+            "vector": _vector_feature(cand.cosine, floor_for_scale),
+            "importance": max(0.0, min(1.0, cand.importance)) * max(0.0, min(1.0, cand.confidence)),
+            "recency": recency(cand.age_days, cfg.half_life_days),
+            "reinforcement": reinforcement(cand.recall_count),
+            "pinned": 1.0 if cand.pinned else 0.0,
+        }
+        contributions = {name: weights.get(name, 0.0) * value for name, value in features.items()}
+        features["cosine"] = cand.cosine
+        features["coverage"] = cand.coverage
+        out.append(Ranked(cand, features, contributions, sum(contributions.values())))
+    return out
+
+
+def gate(ranked: list[Ranked], cfg: RankConfig) -> None:
+    """Absolute floor: a lexical hit with enough coverage, or cosine ≥ floor (CJK-aware)."""
+    vector_meaningful = cfg.cjk_share < 0.5
+    for item in ranked:
+        cand = item.candidate
+        lexical_ok = cand.bm25 is not None and (cfg.lexical_floor <= 0 or cand.coverage >= cfg.lexical_floor)
+        vector_ok = (vector_meaningful and cand.cosine is not None
+                     and (cfg.vector_floor <= 0 or cand.cosine >= cfg.vector_floor))
+        if cfg.vector_floor <= 0 and cfg.lexical_floor <= 0:
+            continue
+        if not (lexical_ok or vector_ok):
+            item.gated = (f"below floor: cosine {cand.cosine if cand.cosine is not None else 'n/a'}"
+                          f" < {cfg.vector_floor} and lexical coverage {cand.coverage:.2f} < {cfg.lexical_floor}")
+
+
+def softmax(scores: Sequence[float], temperature: float) -> list[float]:
+    """Attention weights: softmax(score / τ), numerically stable."""
+    if not scores:
+        return []
+    tau = max(1e-6, temperature)
+    top = max(scores)
+    exps = [math.exp((s - top) / tau) for s in scores]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+def _similarity(a: Candidate, b: Candidate, cosine_fn: Callable | None) -> float:
+    if cosine_fn is not None and a.vector is not None and b.vector is not None:
+        return float(cosine_fn(a.vector, b.vector))
+    if a.terms and b.terms:
+        return len(a.terms & b.terms) / len(a.terms | b.terms)
+    return 0.0
+
+
+def mmr_select(items: list[Ranked], *, limit: int, lam: float,
+               cosine_fn: Callable | None = None) -> list[Ranked]:
+    """Maximal marginal relevance over attention-ordered items; `lam` = 0 keeps score order.
+
+    relevance is the score scaled to 0..1 within the kept set; each pick is penalised by its
+    highest similarity to what is already selected.
+    """
+    pool = sorted(items, key=lambda r: r.score, reverse=True)
+    if lam <= 0 or len(pool) <= 1:
+        return pool[:limit]
+    hi, lo = pool[0].score, pool[-1].score
+    span = (hi - lo) or 1.0
+    chosen: list[Ranked] = []
+    max_sim = [0.0] * len(pool)
+    remaining = list(range(len(pool)))
+    while remaining and len(chosen) < limit:
+        best_index = max(remaining, key=lambda i: (1 - lam) * (pool[i].score - lo) / span - lam * max_sim[i])
+        remaining.remove(best_index)
+        picked = pool[best_index]
+        chosen.append(picked)
+        for i in remaining:
+            max_sim[i] = max(max_sim[i], _similarity(pool[i].candidate, picked.candidate, cosine_fn))
+    return chosen
+
+
+def relative_cut(items: list[Ranked], cutoff: float) -> list[Ranked]:
+    """Drop hits whose attention is below `cutoff` × the best attention (0 disables)."""
+    if cutoff <= 0 or not items:
+        return items
+    best = max(r.attention for r in items)
+    kept = []
+    for item in items:
+        if item.attention < cutoff * best:
+            item.gated = f"relative cutoff: attention {item.attention:.4f} < {cutoff} x best {best:.4f}"
+        else:
+            kept.append(item)
+    return kept
+
+
+def budget(items: list[Ranked], max_tokens: int | None) -> list[Ranked]:
+    """Keep results in order until the token budget is spent (the first always fits)."""
+    if not max_tokens or max_tokens <= 0:
+        return items
+    kept, used = [], 0
+    for item in items:
+        if kept and used + item.candidate.tokens > max_tokens:
+            item.gated = f"token budget {max_tokens} spent"
+            continue
+        kept.append(item)
+        used += item.candidate.tokens
+    return kept
+
+
+def rank(cands: Sequence[Candidate], cfg: RankConfig, *, limit: int, max_tokens: int | None = None,
+         cosine_fn: Callable | None = None) -> tuple[list[Ranked], list[Ranked]]:
+    """The whole pipeline: features → gates → softmax → relative cut → MMR → budget.
+
+    Returns (selected in order, dropped with a `gated` reason).
+    """
+    scored = score_candidates(cands, cfg)
+    gate(scored, cfg)
+    kept = [r for r in scored if r.gated is None]
+    for item, alpha in zip(kept, softmax([r.score for r in kept], cfg.temperature)):
+        item.attention = alpha
+    kept = relative_cut(kept, cfg.relative_cutoff)
+    selected = mmr_select(kept, limit=limit, lam=cfg.mmr_lambda, cosine_fn=cosine_fn)
+    chosen_ids = {id(r) for r in selected}
+    for item in kept:
+        if id(item) not in chosen_ids and item.gated is None:
+            item.gated = "not selected (limit / diversity)"
+    selected = budget(selected, max_tokens)
+    dropped = [r for r in scored if r.gated is not None]
+    return selected, dropped

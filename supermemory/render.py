@@ -1,0 +1,121 @@
+"""Token-aware text rendering shared by the MCP server, the CLI and the hooks."""
+from __future__ import annotations
+
+from supermemory.text import estimate_tokens
+
+_SECTION_TITLES = (
+    ("pinned", "Pinned rules"),
+    ("tasks", "Open tasks"),
+    ("decisions", "Key decisions"),
+    ("preferences", "Preferences"),
+    ("gotchas", "Gotchas"),
+    ("relevant", "Relevant to this session"),
+    ("recent", "Recent changes"),
+    ("sessions", "Last sessions"),
+)
+
+
+def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) -> str:
+    """One memory as `- [M12 decision] Title — summary` (body instead of summary when asked)."""
+    label = item["kind"] + (f"/{item['status']}" if item.get("status") and item["kind"] == "task" else "")
+    text = item.get("body") if with_body and item.get("body") else item.get("summary", "")
+    title = item.get("title") or ""
+    if text and title and text.strip().startswith(title.strip().rstrip("…")):
+        text = text[len(title):].lstrip(" .:—-") if len(text) > len(title) else ""
+    text = " ".join(text.split())
+    if len(text) > max_chars:
+        text = text[: max_chars - 1].rstrip() + "…"
+    line = f"- [{item['id']} {label}] {title}"
+    if text:
+        line += f" — {text}"
+    return line
+
+
+def render_briefing(sections: dict, *, budget: int, namespace: str) -> tuple[str, int]:
+    """Section-by-section briefing cut to `budget` tokens; returns (text, tokens used)."""
+    total_items = sum(len(v) for v in sections.values())
+    if total_items == 0:
+        text = (f"supermemory: no memories yet for {namespace}. Store durable facts with memory_remember "
+                "as you learn them (decisions, gotchas, preferences, open tasks).")
+        return text, estimate_tokens(text)
+    header = f"# supermemory briefing ({namespace})"
+    lines = [header]
+    used = estimate_tokens(header)
+    omitted = 0
+    for key, title in _SECTION_TITLES:
+        items = sections.get(key) or []
+        if not items:
+            continue
+        heading = f"## {title}"
+        cost_heading = estimate_tokens(heading) + 1
+        first = True
+        for item in items:
+            line = memory_line(item, max_chars=320 if key == "sessions" else 200)
+            cost = estimate_tokens(line) + 1
+            if used + cost + (cost_heading if first else 0) > budget:
+                omitted += 1
+                continue
+            if first:
+                lines.append(heading)
+                used += cost_heading
+                first = False
+            lines.append(line)
+            used += cost
+    if omitted:
+        tail = f"(…{omitted} more not shown — use memory_recall or memory_list)"
+        lines.append(tail)
+        used += estimate_tokens(tail)
+    return "\n".join(lines), used
+
+
+def render_recall(result: dict, *, full: bool = False, explain: bool = False) -> str:
+    """Compact text of a recall result: one line per hit, with the feature breakdown if asked."""
+    results = result.get("results", [])
+    if not results:
+        text = f"No relevant memories for {result.get('query', '')!r}."
+        if result.get("warning"):
+            text += f" ({result['warning']})"
+        return text
+    lines = []
+    for item in results:
+        lines.append(memory_line(item, with_body=full, max_chars=4000 if full else 240)
+                     + f"  (score {item['score']:.3f}, attention {item['attention']:.3f})")
+        if explain and "features" in item:
+            feats = item["features"]
+            parts = [f"{k} {feats[k]:.2f}" for k in ("lexical", "vector", "importance", "recency",
+                                                      "reinforcement", "pinned") if isinstance(feats.get(k), (int, float))]
+            cos = feats.get("cosine")
+            parts.append(f"cosine {cos:.3f}" if isinstance(cos, (int, float)) else "cosine n/a")
+            parts.append(f"coverage {feats.get('coverage', 0):.2f}")
+            contrib = item.get("contributions", {})
+            lines.append("    features: " + " · ".join(parts))
+            lines.append("    contributions: " + " · ".join(f"{k} {v:+.3f}" for k, v in contrib.items()))
+    for dropped in result.get("dropped", []):
+        lines.append(f"  dropped {dropped['id']} {dropped.get('title', '')}: {dropped['reason']}")
+    if result.get("warning"):
+        lines.append(f"({result['warning']})")
+    return "\n".join(lines)
+
+
+def render_list(result: dict) -> str:
+    """Index lines for `list`: no bodies."""
+    items = result.get("items", [])
+    if not items:
+        return "No memories."
+    lines = [memory_line(i) for i in items]
+    if result.get("truncated"):
+        lines.append(f"(…{result['total'] - result['offset'] - len(items)} more; use --offset)")
+    return "\n".join(lines)
+
+
+def fit_bytes(text: str, max_bytes: int, pointer: str = "") -> str:
+    """Cut text to a UTF-8 byte budget at a line boundary, adding a pointer to the rest."""
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    note = f"\n…(truncated to fit {max_bytes} bytes{'; ' + pointer if pointer else ''})"
+    room = max(0, max_bytes - len(note.encode("utf-8")))
+    cut = data[:room].decode("utf-8", "ignore")
+    if "\n" in cut:
+        cut = cut[: cut.rfind("\n")]
+    return cut + note

@@ -1,0 +1,220 @@
+"""The one tokenizer (index and query), token estimate, summary and chunking.
+
+FTS5 is fed pre-tokenized, space-separated text and configured so that only white space
+separates tokens (`FTS_TOKENIZE`). That keeps forms like `c++`, `e_acces`, `/etc/hosts` and
+CJK bigrams intact, and every connection can read the index without registering anything.
+"""
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+
+# unicode61 with punctuation and symbols as token characters: a pure white-space splitter.
+FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co M* P* S*'"
+
+_CJK_CLASS = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
+    "\uac00-\ud7af"  # hangul syllables
+)
+_SEGMENT = re.compile(rf"(?P<cjk>[{_CJK_CLASS}]+)|(?P<word>[^\s{_CJK_CLASS}]+)")
+_CJK_CHAR = re.compile(rf"[{_CJK_CLASS}]")
+_CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_]+")
+_ALNUM_RUN = re.compile(r"[^\W_]+")
+_LEAD_STRIP = "\"'([{<`«“‘*"
+_TRAIL_STRIP = "\"'.,;:!?)]}>`»”’*…"
+
+STOPWORDS = frozenset(
+    """a an and are as at be been being but by can could did do does doing done for from had
+    has have having he her here hers him his how i if in into is it its itself just me my
+    no nor not of off on once only or our ours out over own same she should so some such
+    than that the their theirs them then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you
+    your yours yourself about above after again against all am any because before below
+    between both down during each few further more most other s t don now ever also
+    d ll m o re ve y ain""".split()
+)
+
+
+def _with_stems(words: frozenset) -> frozenset:
+    return words | {_stem(w) for w in words}
+
+
+def _stem(word: str) -> str:
+    """Light suffix stemming for plain alphabetic words (applied identically at index and query)."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith(("ches", "shes", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        base = word[:-3]
+        if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz":
+            base = base[:-1]
+        return base
+    if word.endswith("ed") and len(word) > 4:
+        base = word[:-2]
+        if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz":
+            base = base[:-1]
+        return base
+    return word
+
+
+STOPWORDS = _with_stems(STOPWORDS)
+
+
+def normalize(text: str) -> str:
+    """NFKC + case folding, the normal form for matching."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _word_tokens(raw: str, out: list[str]) -> None:
+    word = raw.strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP)
+    if word.endswith(("'s", "’s")):
+        word = word[:-2]
+    if not word:
+        return
+    folded = word.casefold()
+    alnum_only = word.isalnum()
+    parts = _CAMEL_PARTS.findall(word) if any(c.isalnum() for c in word) else []
+    if alnum_only and len(parts) <= 1:
+        out.append(_stem(folded) if folded.isalpha() else folded)
+        return
+    # A compound: keep the whole form, the joined alphanumerics, and each meaningful part.
+    out.append(folded)
+    joined = "".join(_ALNUM_RUN.findall(folded))
+    if joined and joined != folded:
+        out.append(joined)
+    for part in parts:
+        part = part.casefold()
+        if len(part) >= 2 or part.isdigit():
+            out.append(_stem(part) if part.isalpha() else part)
+
+
+def _cjk_tokens(run: str, out: list[str]) -> None:
+    out.extend(run)
+    out.extend(run[i:i + 2] for i in range(len(run) - 1))
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of `text` for indexing and querying alike (order kept, repeats kept).
+
+    CJK runs give unigrams plus adjacent bigrams; identifiers give their whole form plus their
+    camelCase / snake_case / kebab-case / dotted parts; plain words are lightly stemmed.
+    """
+    if not text:
+        return []
+    text = unicodedata.normalize("NFKC", text)
+    out: list[str] = []
+    for match in _SEGMENT.finditer(text):
+        cjk = match.group("cjk")
+        if cjk:
+            _cjk_tokens(cjk.casefold(), out)
+        else:
+            _word_tokens(match.group("word"), out)
+    return out
+
+
+def index_text(*parts: str) -> str:
+    """Space-joined tokens of all parts: what the FTS5 column stores."""
+    tokens: list[str] = []
+    for part in parts:
+        if part:
+            tokens.extend(tokenize(part))
+    return " ".join(tokens)
+
+
+def query_terms(query: str, *, max_terms: int = 64) -> list[str]:
+    """Distinct query tokens without stop words (all of them if only stop words remain)."""
+    tokens = tokenize(query)
+    seen: dict[str, None] = {}
+    for tok in tokens:
+        if tok not in STOPWORDS:
+            seen.setdefault(tok, None)
+    if not seen:
+        for tok in tokens:
+            seen.setdefault(tok, None)
+    return list(seen)[:max_terms]
+
+
+def fts_match(terms: list[str]) -> str:
+    """An FTS5 MATCH expression that searches every term as literal text (never a syntax error)."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough LLM token count: one per CJK character, one per ~4 other characters."""
+    if not text:
+        return 0
+    cjk = len(_CJK_CHAR.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
+
+
+def summarize(text: str, *, max_chars: int = 200) -> str:
+    """The first sentence (no model involved), capped at `max_chars`."""
+    text = (text or "").strip()
+    if not text:
+        return ""
+    first = _SENTENCE_END.split(text, maxsplit=1)[0].strip() or text
+    if len(first) > max_chars:
+        first = first[: max_chars - 1].rstrip() + "…"
+    return first
+
+
+def _split_to_fit(piece: str, max_tokens: int, level: int = 0) -> list[str]:
+    """Split a piece by blank line → line → sentence → hard cut until each part fits."""
+    if estimate_tokens(piece) <= max_tokens:
+        return [piece]
+    splitters = (re.compile(r"\n\s*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?。！？])\s*"))
+    for index in range(level, len(splitters)):
+        parts = [p for p in splitters[index].split(piece) if p.strip()]
+        if len(parts) > 1:
+            out: list[str] = []
+            for part in parts:
+                out.extend(_split_to_fit(part, max_tokens, index + 1))
+            return out
+    # Hard split: by characters, sized so each slice fits the token budget.
+    ratio = max(1, len(piece) // max(1, estimate_tokens(piece)))
+    step = max(1, max_tokens * ratio)
+    return [piece[i:i + step] for i in range(0, len(piece), step)]
+
+
+def chunk(text: str, *, max_tokens: int = 260, overlap_tokens: int = 48) -> list[str]:
+    """Split long text into retrievable chunks of at most ~`max_tokens`, overlapping a little.
+
+    Short text comes back as one chunk, unchanged.
+    """
+    text = text or ""
+    if estimate_tokens(text) <= max_tokens:
+        return [text]
+    atoms = [a.strip() for a in _split_to_fit(text, max_tokens) if a.strip()]
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0
+    for atom in atoms:
+        cost = estimate_tokens(atom)
+        if current and size + cost > max_tokens:
+            chunks.append("\n".join(current))
+            tail: list[str] = []
+            tail_size = 0
+            for prev in reversed(current):
+                prev_cost = estimate_tokens(prev)
+                if tail_size + prev_cost > overlap_tokens or tail_size + prev_cost + cost > max_tokens:
+                    break
+                tail.insert(0, prev)
+                tail_size += prev_cost
+            current, size = tail, tail_size
+        current.append(atom)
+        size += cost
+    if current:
+        chunks.append("\n".join(current))
+    return chunks
