@@ -427,6 +427,12 @@ def toml_upsert_table(text: str, table: str) -> str:
     idx = anchor.content_end
     if idx == 0:  # no content at all (empty, or only comments): append at the end
         idx = len(lines)
+    else:  # keep comment lines that trail the anchor table with it (unless they lead into a header)
+        j = idx
+        while j < anchor.stop and lines[j].strip().startswith("#"):
+            j += 1
+        if j == len(lines) or (j < len(lines) and _is_blank(lines[j])):
+            idx = j
     return "".join(_insert_block(lines, idx, block, nl))
 
 
@@ -1051,7 +1057,12 @@ def install_file(sess: Session, kind: str, path: Path, editor: Editor) -> bool:
         return True
     key = str(path)
     rec = sess.state.files.get(key)
-    backup = sess.backup(path) if old_bytes is not None else None
+    try:
+        backup = sess.backup(path) if old_bytes is not None else None
+    except OSError as exc:
+        sess.errors += 1
+        say("!!", f"{path}: cannot back it up ({exc}); left untouched.")
+        return False
     if old_bytes is None:
         rec = {"kind": kind, "created": True}
     elif rec is None or rec.get("kind") != kind or not editor.has_ours(old_text):
@@ -1062,10 +1073,15 @@ def install_file(sess: Session, kind: str, path: Path, editor: Editor) -> bool:
             "backup": str(backup),
             "original_has_ours": editor.has_ours(old_text),
         }
-    sess.state.files[key] = rec
-    sess.ensure_parent(path)
-    sess.state.save()
-    atomic_write(path, new_bytes, editor.default_mode)
+    try:
+        sess.ensure_parent(path)
+        sess.state.files[key] = rec
+        sess.state.save()
+        atomic_write(path, new_bytes, editor.default_mode)
+    except OSError as exc:
+        sess.errors += 1
+        say("!!", f"{path}: cannot write it ({exc}); left as it was.")
+        return False
     sess.changed.append(key)
     say("ok", f"{'created' if old_bytes is None else 'updated'} {path}")
     return True
@@ -1076,10 +1092,8 @@ def prepare_python(args, paths: Paths) -> str | None:
     if args.python:
         python = os.path.abspath(os.path.expanduser(args.python))
         if not os.path.isfile(python):
-            if args.dry_run:
-                say("!!", f"--python {python} does not exist")
-            else:
-                say("!!", f"--python {python} does not exist")
+            say("!!", f"--python {python} does not exist")
+            if not args.dry_run:
                 return None
         say("--", f"python: {python} (as given, no venv)")
     else:
@@ -1267,8 +1281,12 @@ def do_install(args, paths: Paths) -> int:
     say("", f"supermemory install{' (dry run: nothing is written)' if args.dry_run else ''}")
     say("--", f"data dir: {paths.data_dir}")
     if not args.dry_run and not paths.data_dir.exists():
-        paths.data_dir.mkdir(parents=True, mode=0o700)
-        os.chmod(paths.data_dir, 0o700)
+        try:
+            paths.data_dir.mkdir(parents=True, mode=0o700)
+            os.chmod(paths.data_dir, 0o700)
+        except OSError as exc:
+            say("!!", f"cannot create the data dir {paths.data_dir} ({exc}); set SUPERMEMORY_HOME to a writable place.")
+            return 2
     if paths.project and not paths.project.is_dir():
         say("!!", f"--project {paths.project} is not a directory")
         return 2
@@ -1362,11 +1380,16 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
         say("~~", f"would {'delete' if delete else 'update'} {path}")
         print_diff(path, old_text, None if delete else new_bytes.decode("utf-8", "replace"))
         return
-    sess.backup(path)
-    if delete:
-        os.unlink(os.path.realpath(path))
-    else:
-        atomic_write(path, new_bytes, editor.default_mode)
+    try:
+        sess.backup(path)
+        if delete:
+            os.unlink(os.path.realpath(path))
+        else:
+            atomic_write(path, new_bytes, editor.default_mode)
+    except OSError as exc:
+        sess.errors += 1
+        say("!!", f"{path}: cannot update it ({exc}); left as it was.")
+        return
     if rec is not None:
         del sess.state.files[key]
     sess.state.save()
@@ -1488,6 +1511,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         say("!!", "interrupted")
         return 130
+    except BrokenPipeError:  # output piped into `head` etc.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 1
 
 
 if __name__ == "__main__":

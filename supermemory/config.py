@@ -35,7 +35,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "ranking": {
         "weights": {
-            "lexical": 0.40,
+            "lexical": 0.25,
             "vector": 0.60,
             "importance": 0.04,
             "recency": 0.03,
@@ -45,10 +45,15 @@ DEFAULTS: dict[str, Any] = {
         "adaptive_lexical": True,     # shift weight to the signal that has evidence for this query
         "temperature": 0.1,
         "half_life_days": 45.0,
-        "mmr_lambda": 0.5,
-        "mmr_duplicate_similarity": 0.92,
-        "vector_floor": 0.0,        # 0 → calibrated per-embedder floor (see ranking.default_floor)
-        "relative_cutoff": 0.35,
+        "mmr_lambda": 0.4,
+        "vector_floor": 0.0,        # 0 → calibrated per-embedder floor (MemoryStore._default_floor)
+        "lexical_floor": 0.0,       # query coverage a lexical hit needs to bypass the cosine floor
+        "vector_base": -1,          # cosine the vector feature maps to 0; -1 = this query's background
+        "coverage_mix": 1.0,        # lexical feature = bm25 share x query coverage
+        "relative_cutoff": 0.02,    # drop hits below this share of the best attention
+        "vector_margin": 0.0,       # query gate: best cosine must beat the background by this much
+        "query_coverage": 0.0,      # query gate: …or the best lexical hit covers this share of the query
+        "confident_cosine": 0.8,    # query gate: …or some cosine is at least this high
         "candidates": 60,
     },
     "recall": {"default_limit": 8, "max_limit": 100, "max_tokens": 1500},

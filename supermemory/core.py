@@ -5,6 +5,7 @@ history and soft-deleted rows keep their chunks and vector BLOBs so restore need
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -133,6 +134,12 @@ def _unblob(data: bytes):
     import numpy as np
 
     return np.frombuffer(data, dtype="<f4")
+
+
+def _dot(a, b) -> float:
+    import numpy as np
+
+    return float(np.dot(a, b))
 
 
 def _cjk_share(text: str) -> float:
@@ -863,6 +870,8 @@ class MemoryStore:
                            "WHERE v.embedding MATCH ? AND k = ? AND v.namespace = ?")
                     params = (blob, k, ns)
                 for memory_id, distance in self._q(sql, params):
+                    if distance is None:
+                        continue
                     cosine = 1.0 - float(distance)
                     if cosine > hits.get(memory_id, -2.0):
                         hits[memory_id] = cosine
@@ -939,9 +948,37 @@ class MemoryStore:
         now = self.clock()
         namespaces = self._read_namespaces(namespace)
         where, params = self._filters(kinds=kinds, tags=tags, since=since, until=until, platform=platform, now=now)
-        ns_sql, ns_params = self._ns_clause(namespaces)
         settings = self.config.section("ranking")
         n_cand = max(limit * 3, int(settings.get("candidates", 60)))
+        filtered = bool(kinds or tags or since or until or platform)
+        final, records, query_vec, vector_error = self._gather(
+            query, namespaces, where, params, n_cand=n_cand, channels=channels, lexical_only=lexical_only,
+            filtered=filtered, now=now)
+        if not final:
+            return self._finish_recall(query, namespaces, [], [], 0, started, touch, explain, explain_all,
+                                       origin, vector_error)
+        cfg = self.rank_config(query, min_similarity=min_similarity, relative_cutoff=relative_cutoff,
+                               has_vectors=query_vec is not None)
+        selected, dropped = ranking.rank(final, cfg, limit=limit, max_tokens=max_tokens,
+                                         cosine_fn=_dot if query_vec is not None else None)
+        return self._finish_recall(query, namespaces, selected, dropped, len(final), started, touch, explain,
+                                   explain_all, origin, vector_error, records)
+
+    def rank_config(self, query: str, *, min_similarity: float | None = None, relative_cutoff: float | None = None,
+                    has_vectors: bool = True) -> ranking.RankConfig:
+        """The ranker settings for one query: config file values plus per-call overrides."""
+        settings = self.config.section("ranking")
+        floor = min_similarity if min_similarity is not None else self._default_floor()
+        extra = {}
+        if not has_vectors:
+            extra["lexical_floor"] = min(float(settings.get("lexical_floor", 0.5)), 0.34)
+        return ranking.RankConfig.from_settings(settings, vector_floor=floor, relative_cutoff=relative_cutoff,
+                                                cjk_share=_cjk_share(query), **extra)
+
+    def _gather(self, query: str, namespaces, where: str, params: list, *, n_cand: int, channels, lexical_only: bool,
+                filtered: bool, now: float):
+        """Candidates from FTS5 bm25 top-N ∪ vector KNN top-N, with every ranking feature filled in."""
+        ns_sql, ns_params = self._ns_clause(namespaces)
         terms = query_terms(query)
         cands: dict[int, ranking.Candidate] = {}
         term_sets: dict[int, set] = {}
@@ -955,7 +992,7 @@ class MemoryStore:
                 f"SELECT c.memory_id, f.bm25, f.tokens FROM (SELECT rowid, bm25(fts, 1.0, 0.0) AS bm25, tokens FROM fts "
                 f"WHERE fts MATCH ? ORDER BY bm25 LIMIT ?) f JOIN chunks c ON c.id = f.rowid "
                 f"JOIN memories m ON m.id = c.memory_id WHERE {LIVE} AND {ns_sql} AND {where}",
-                [match, n_cand * (4 if (kinds or tags or since or until or platform) else 1)] + ns_params + params)
+                [match, n_cand * (4 if filtered else 1)] + ns_params + params)
             for memory_id, bm25, tokens in lex_rows:
                 cand = cands.get(memory_id)
                 if cand is None or bm25 < (cand.bm25 or 0):
@@ -970,12 +1007,13 @@ class MemoryStore:
             except (EmbeddingUnavailableError, ModelMismatchError) as exc:
                 vector_error = str(exc)
                 logger.warning("recall without vectors: %s", exc)
+        if query_vec is not None and not any(float(x) != 0.0 for x in query_vec[:8]) and not query_vec.any():
+            query_vec = None
         if query_vec is not None:
             for memory_id, _cos in self._vector_search(query_vec, namespaces, n_cand):
                 cands.setdefault(memory_id, ranking.Candidate(id=memory_id))
         if not cands:
-            return self._finish_recall(query, namespaces, [], [], 0, started, touch, explain, explain_all,
-                                       origin, vector_error)
+            return [], {}, query_vec, vector_error
         ids = list(cands)
         marks = ",".join("?" * len(ids))
         rows = self._q(f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_COLUMNS.split(','))} FROM memories m "
@@ -1017,26 +1055,14 @@ class MemoryStore:
             cand.vector = vectors.get(memory_id)
             cand.terms = frozenset(tset)
             final.append(cand)
-        floor = min_similarity if min_similarity is not None else self._default_floor()
-        cfg = ranking.RankConfig.from_settings(
-            settings, vector_floor=floor, relative_cutoff=relative_cutoff, cjk_share=_cjk_share(query))
-        if query_vec is None:
-            cfg = ranking.RankConfig.from_settings(
-                settings, vector_floor=floor, relative_cutoff=relative_cutoff, cjk_share=_cjk_share(query),
-                lexical_floor=min(cfg.lexical_floor, 0.34))
-        import numpy as np  # noqa: F401 - only for the cosine function below when vectors exist
-
-        selected, dropped = ranking.rank(final, cfg, limit=limit, max_tokens=max_tokens,
-                                         cosine_fn=(lambda a, b: float(np.dot(a, b))) if query_vec is not None else None)
-        return self._finish_recall(query, namespaces, selected, dropped, len(final), started, touch, explain,
-                                   explain_all, origin, vector_error, records)
+        return final, records, query_vec, vector_error
 
     def _default_floor(self) -> float:
         configured = float(self.config.get("ranking.vector_floor", 0.0) or 0.0)
         if configured > 0:
             return configured
         provider = getattr(self._embedder, "provider_id", "onnx")
-        return {"onnx": 0.62, "hash": 0.35}.get(provider, 0.5)
+        return {"onnx": 0.6, "hash": 0.35}.get(provider, 0.5)
 
     def _finish_recall(self, query, namespaces, selected, dropped, n_candidates, started, touch, explain,
                        explain_all, origin, vector_error, records=None) -> dict:
@@ -1141,6 +1167,77 @@ class MemoryStore:
                 "namespaces": namespaces or [ALL_NAMESPACES],
                 "items": {name: [i["id"] for i in items] for name, items in sections.items()}}
 
+    # --- session capture ----------------------------------------------------------------------
+
+    def capture_session(self, path: str | None, *, session_id: str | None = None, platform: str | None = None,
+                        model: str | None = None, cwd: str | None = None, namespace: str | None = None) -> dict:
+        """Fold new transcript lines into the session's digest and store it as one `session` memory.
+
+        Reads incrementally (a byte offset per transcript, complete lines only); a repeat capture of
+        the same session writes a new version of the same memory, never a duplicate.
+        """
+        from supermemory import transcripts
+
+        if not self.config.get("capture.enabled", True):
+            return {"status": "disabled"}
+        if not path:
+            return {"status": "no transcript"}
+        key_id = session_id or os.path.basename(str(path))
+        rows = self._q("SELECT offset, digest, memory_id, path FROM capture_state WHERE session_key = ?", (key_id,))
+        offset, digest, memory_id = 0, None, None
+        if rows:
+            offset, raw, memory_id, old_path = rows[0]
+            digest = transcripts.digest_from_dict(json.loads(raw))
+            if old_path != str(path):
+                offset = 0
+        if offset and os.path.exists(path) and os.path.getsize(path) < offset:
+            offset, digest = 0, None  # truncated or rotated: start over
+        lines, new_offset = transcripts.read_new_lines(str(path), offset)
+        while True:
+            more, further = transcripts.read_new_lines(str(path), new_offset)
+            if further == new_offset:
+                break
+            lines.extend(more)
+            new_offset = further
+        if not lines and digest is not None:
+            return {"status": "unchanged", "id": format_id(memory_id) if memory_id else None}
+        digest = transcripts.parse(lines, digest, platform=platform if platform in ("claude-code", "codex") else None)
+        digest = transcripts.digest_from_dict(_redact_tree(transcripts.digest_to_dict(digest)))
+        if digest.platform == "unknown" and platform:
+            digest.platform = platform
+        model = model or digest.model
+        title, body = transcripts.render_digest(digest, max_chars=int(self.config.get("capture.max_chars", 6000)))
+        if not digest.requests and not digest.files and not digest.commands:
+            self._save_capture(key_id, path, new_offset, digest, memory_id)
+            return {"status": "empty"}
+        source = {"platform": digest.platform, "model": model, "cwd": cwd or digest.cwd, "session": session_id}
+        source = {k: v for k, v in source.items() if v}
+        result = None
+        if memory_id:
+            rec = self._fetch(memory_id)
+            if rec is not None and rec["deleted_at"] is None:
+                head = self._head(memory_id)
+                result = self.update(head, content=body, title=title, source=source, namespace="*")
+                memory_id = parse_id(result["id"])
+        if result is None:
+            result = self.remember(body, title=title, kind="session", source=source, namespace=namespace,
+                                   external_key=key_id, importance=0.4, create_namespace=True)
+            memory_id = parse_id(result["id"])
+        self._save_capture(key_id, path, new_offset, digest, memory_id)
+        return {"status": result["status"], "id": format_id(memory_id), "lines": len(lines)}
+
+    def _save_capture(self, key, path, offset, digest, memory_id) -> None:
+        from supermemory import transcripts
+
+        with self._txn():
+            self.conn.execute(
+                "INSERT INTO capture_state(session_key, path, offset, digest, memory_id, updated_at) "
+                "VALUES (?,?,?,?,?,?) ON CONFLICT(session_key) DO UPDATE SET path = excluded.path, "
+                "offset = excluded.offset, digest = excluded.digest, memory_id = excluded.memory_id, "
+                "updated_at = excluded.updated_at",
+                (key, str(path), offset, json.dumps(transcripts.digest_to_dict(digest), ensure_ascii=False),
+                 memory_id, self.clock()))
+
     # --- maintenance --------------------------------------------------------------------------
 
     def stats(self, *, namespace: str | None = None) -> dict:
@@ -1178,6 +1275,194 @@ class MemoryStore:
             "recent_empty_queries": recent_empty,
         }
 
+    def sweep(self, *, stale_days: float | None = None, importance_floor: float | None = None,
+              apply: bool = False, namespace: str | None = None, sample: int = 20) -> dict:
+        """Archive memories that are stale AND unimportant (never pinned); dry run unless `apply`.
+
+        `matched` is exactly what `apply` archives; `sample` lists the stalest first.
+        """
+        stale_days = _num(stale_days if stale_days is not None else self.config.get("lifecycle.stale_days", 180),
+                          "stale_days", 0, 36500)
+        floor = _num(importance_floor if importance_floor is not None else
+                     self.config.get("lifecycle.importance_floor", 0.3), "importance_floor", 0, 1)
+        now = self.clock()
+        ns_sql, ns_params = self._ns_clause(self._read_namespaces(namespace))
+        where = (f"{LIVE} AND {ns_sql} AND m.pinned = 0 AND m.importance <= ? AND "
+                 f"max(m.updated_at, coalesce(m.last_recalled_at, 0)) < ?")
+        params = ns_params + [floor, now - stale_days * 86400]
+
+        def select(conn):
+            return conn.execute(f"SELECT m.id, m.kind, m.title, max(m.updated_at, coalesce(m.last_recalled_at, 0)) "
+                                f"AS used FROM memories m WHERE {where} ORDER BY used, m.id", params).fetchall()
+
+        if not apply:
+            rows = select(self.conn)
+        else:
+            with self._txn():
+                rows = select(self.conn)
+                for memory_id, *_ in rows:
+                    self._unindex(memory_id)
+                    self.conn.execute("UPDATE memories SET deleted_at = ?, delete_reason = 'archived' WHERE id = ?",
+                                      (now, memory_id))
+        return {"matched": len(rows), "applied": bool(apply), "stale_days": stale_days, "importance_floor": floor,
+                "sample": [{"id": format_id(r[0]), "kind": r[1], "title": r[2], "last_used": iso(r[3])}
+                           for r in rows[:sample]],
+                "truncated": len(rows) > sample}
+
+    def maintenance(self, *, sweep: bool = False) -> dict:
+        """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL."""
+        now = self.clock()
+        retention = float(self.config.get("lifecycle.purge_after_days", 30)) * 86400
+        with self._txn():
+            expired = [r[0] for r in self.conn.execute(
+                f"SELECT m.id FROM memories m WHERE {LIVE} AND m.expires_at IS NOT NULL AND m.expires_at <= ?", (now,))]
+            for memory_id in expired:
+                self._unindex(memory_id)
+                self.conn.execute("UPDATE memories SET deleted_at = ?, delete_reason = 'expired' WHERE id = ?",
+                                  (now, memory_id))
+        old = [r[0] for r in self._q("SELECT id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at < ? "
+                                     "AND coalesce(delete_reason, 'forget') IN ('forget', 'expired')",
+                                     (now - retention,))]
+        if old:
+            self.forget(old, hard=True, namespace="*")
+        cap = int(self.config.get("search_log.max_rows", 5000))
+        with self._txn():
+            last = self.conn.execute("SELECT max(id) FROM search_log").fetchone()[0] or 0
+            trimmed = self.conn.execute("DELETE FROM search_log WHERE id <= ?", (last - cap,)).rowcount
+            self.conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        swept = self.sweep(apply=True, namespace="*")["matched"] if sweep else 0
+        if self.path != ":memory:":
+            with contextlib.suppress(self.driver.Error):
+                self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        return {"expired": len(expired), "purged": len(old), "log_trimmed": max(0, trimmed), "swept": swept}
+
+    # --- export / import ------------------------------------------------------------------------
+
+    _EXPORT_FIELDS = ("id", "namespace", "kind", "title", "body", "tags", "source", "importance", "confidence",
+                      "pinned", "status", "ttl_days", "expires_at", "created_at", "updated_at", "last_recalled_at",
+                      "recall_count", "valid_from", "valid_to", "deleted_at", "delete_reason", "external_key",
+                      "superseded_by", "root_id")
+    _TIME_FIELDS = ("expires_at", "created_at", "updated_at", "last_recalled_at", "valid_from", "valid_to",
+                    "deleted_at")
+
+    def _export_record(self, rec: dict) -> dict:
+        out = {}
+        for key in self._EXPORT_FIELDS:
+            value = rec[key]
+            if key in self._TIME_FIELDS:
+                value = iso(value)
+            elif key in ("tags", "source"):
+                value = json.loads(value or ("[]" if key == "tags" else "{}"))
+            elif key in ("id", "superseded_by", "root_id"):
+                value = format_id(value) if value else None
+            elif key == "pinned":
+                value = bool(value)
+            out[key] = value
+        return out
+
+    def export(self, path: str | os.PathLike, *, namespaces: Sequence[str] | None = None) -> dict:
+        """Write JSONL: one memory chain per line (head + history + links), no vectors.
+
+        :param namespaces: only these namespaces (default: all).
+        """
+        ns_list = [normalize_namespace(n) for n in namespaces] if namespaces else None
+        ns_sql, ns_params = self._ns_clause(ns_list)
+        heads = self._q(f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_COLUMNS.split(','))} FROM memories m "
+                        f"WHERE m.superseded_by IS NULL AND {ns_sql} ORDER BY m.id", ns_params)
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".part")
+        count = 0
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for row in heads:
+                rec = self._row(row)
+                line = self._export_record(rec)
+                root = rec["root_id"] or rec["id"]
+                older = self._q(f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE (id = ? OR root_id = ?) AND id != ? "
+                                f"ORDER BY valid_from, id", (root, root, rec["id"]))
+                line["history"] = [self._export_record(self._row(r)) for r in older]
+                line["links"] = [{"dst": format_id(d), "relation": r, "weight": w, "created_at": iso(c)}
+                                 for d, r, w, c in self._q("SELECT dst, relation, weight, created_at FROM links "
+                                                           "WHERE src = ? ORDER BY dst, relation", (rec["id"],))]
+                handle.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+                count += 1
+        os.replace(tmp, target)
+        with contextlib.suppress(OSError):
+            os.chmod(target, 0o600)
+        return {"path": str(target), "memories": count}
+
+    def import_file(self, path: str | os.PathLike, *, progress: Callable[[int, int], None] | None = None) -> dict:
+        """Import a JSONL export: ids and timestamps preserved, existing ids skipped, re-embedded.
+
+        Raises:
+            InvalidInputError: a line is not a valid export record (nothing is written then).
+        """
+        from supermemory.bench import read_jsonl
+
+        lines = read_jsonl(path)
+        todo, skipped = [], 0
+        for number, line in enumerate(lines, 1):
+            if not isinstance(line, dict) or "id" not in line or "body" not in line:
+                raise InvalidInputError(f"{path}:{number}: not a supermemory export record")
+            versions = list(line.get("history") or []) + [line]
+            if any(self._fetch(parse_id(v["id"])) is not None for v in versions):
+                skipped += 1
+                continue
+            todo.append((line, versions))
+        texts, slots = [], []
+        for line, versions in todo:
+            for version in versions:
+                pieces = chunk(version["body"], max_tokens=int(self.config.get("store.chunk_max_tokens", 260)),
+                               overlap_tokens=int(self.config.get("store.chunk_overlap_tokens", 48)))
+                slots.append((version["id"], pieces))
+                texts.extend((version.get("title", "") + "\n" + p).strip() for p in pieces)
+        try:
+            matrix = self.embedder.embed_multi(texts, progress=progress) if texts else None
+        except EmbeddingUnavailableError as exc:
+            logger.warning("importing without vectors: %s", exc)
+            matrix = None
+        vec_of, offset = {}, 0
+        for vid, pieces in slots:
+            vec_of[vid] = (pieces, matrix[offset:offset + len(pieces)] if matrix is not None else None)
+            offset += len(pieces)
+        with self._txn():
+            for line, versions in todo:
+                for version in versions:
+                    pieces, vectors = vec_of[version["id"]]
+                    self._insert_exported(version, pieces, vectors)
+                head = parse_id(line["id"])
+                rec = self._fetch(head)
+                if rec["deleted_at"] is None:
+                    self._index_live(head)
+            for line, _ in todo:
+                for link in line.get("links") or []:
+                    dst = parse_id(link["dst"])
+                    if self._fetch(dst) is not None:
+                        self.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) "
+                                          "VALUES (?,?,?,?,?)", (parse_id(line["id"]), dst, link["relation"],
+                                                                 link.get("weight", 1.0),
+                                                                 from_iso(link.get("created_at")) or self.clock()))
+        return {"imported": len(todo), "skipped": skipped, "lines": len(lines)}
+
+    def _insert_exported(self, v: dict, pieces: list[str], vectors) -> None:
+        kind = _kind(v.get("kind", "note"))
+        memory_id = self._insert(
+            namespace=normalize_namespace(v["namespace"]), kind=kind, title=v.get("title", ""), body=v["body"],
+            tags=list(v.get("tags") or []), source=dict(v.get("source") or {}),
+            importance=float(v.get("importance", 0.5)), confidence=float(v.get("confidence", 1.0)),
+            pinned=bool(v.get("pinned")), status=v.get("status"), ttl_days=v.get("ttl_days"),
+            now=from_iso(v.get("updated_at")) or self.clock(),
+            root_id=parse_id(v["root_id"]) if v.get("root_id") else None, external_key=v.get("external_key"),
+            created_at=from_iso(v.get("created_at")), content_hash=_hash(kind, v.get("title", ""), v["body"]),
+            pieces=pieces, vectors=vectors,
+            extra={"id": parse_id(v["id"]), "expires_at": from_iso(v.get("expires_at")),
+                   "updated_at": from_iso(v.get("updated_at")), "last_recalled_at": from_iso(v.get("last_recalled_at")),
+                   "recall_count": int(v.get("recall_count") or 0), "valid_from": from_iso(v.get("valid_from"))})
+        self.conn.execute("UPDATE memories SET superseded_by = ?, valid_to = ?, deleted_at = ?, delete_reason = ? "
+                          "WHERE id = ?", (parse_id(v["superseded_by"]) if v.get("superseded_by") else None,
+                                           from_iso(v.get("valid_to")), from_iso(v.get("deleted_at")),
+                                           v.get("delete_reason"), memory_id))
+
     def reindex(self, *, progress: Callable[[int, int], None] | None = None) -> dict:
         """Re-embed every chunk with the configured embedder and re-pin the DB, in one transaction.
 
@@ -1208,6 +1493,19 @@ class MemoryStore:
         self._embedder_checked = True
         self._matrix_cache.clear()
         return {"chunks": len(rows), "embedder": fingerprint}
+
+
+def _redact_tree(node: Any) -> Any:
+    """Redact every string inside a JSON-like tree (session digests are persisted too)."""
+    from supermemory.redact import redact
+
+    if isinstance(node, str):
+        return redact(node)[0]
+    if isinstance(node, list):
+        return [_redact_tree(v) for v in node]
+    if isinstance(node, dict):
+        return {k: _redact_tree(v) for k, v in node.items()}
+    return node
 
 
 def _percentile(values: Sequence[float], pct: float) -> float | None:

@@ -39,17 +39,22 @@ class RankConfig:
     """Every knob of the ranker; defaults come from config.DEFAULTS['ranking']."""
 
     weights: dict = field(default_factory=lambda: {
-        "lexical": 0.40, "vector": 0.60, "importance": 0.04, "recency": 0.03,
+        "lexical": 0.25, "vector": 0.60, "importance": 0.04, "recency": 0.03,
         "reinforcement": 0.02, "pinned": 0.03})
     adaptive_lexical: bool = True
     temperature: float = 0.1
     half_life_days: float = 45.0
-    mmr_lambda: float = 0.5
-    mmr_duplicate_similarity: float = 0.92
+    mmr_lambda: float = 0.4
     vector_floor: float = 0.6
     lexical_floor: float = 0.5         # coverage a lexical hit needs to bypass the cosine floor
     relative_cutoff: float = 0.35
     cjk_share: float = 0.0             # share of CJK characters in the query (set per query)
+    vector_base: float = 0.0           # cosine mapped to 0 by the vector feature (0 → 0.75 × floor)
+    coverage_mix: float = 0.5          # how much the lexical feature depends on query coverage
+    vector_margin: float = 0.0         # query gate: best cosine must beat the background by this much
+    query_coverage: float = 0.0        # query gate: …or the best lexical hit must cover this share
+    confident_cosine: float = 0.8      # query gate: …or one cosine is at least this high
+    background_prior: float = 0.5      # background cosine assumed when there are too few candidates
 
     @classmethod
     def from_settings(cls, settings: dict, **overrides) -> "RankConfig":
@@ -115,11 +120,14 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig) -> list[Ranked
     lex = normalise_bm25([c.bm25 for c in cands])
     evidence = max((c.coverage for c in cands if c.bm25 is not None), default=0.0)
     weights = effective_weights(cfg, evidence)
-    floor_for_scale = cfg.vector_floor * 0.75
+    if cfg.vector_base < 0:   # adaptive: this query's own background similarity maps to 0
+        floor_for_scale = background([c.cosine for c in cands], cfg.background_prior)
+    else:
+        floor_for_scale = cfg.vector_base or cfg.vector_floor * 0.75
     out = []
     for cand, lexical in zip(cands, lex):
         features = {
-            "lexical": lexical * (0.5 + 0.5 * cand.coverage),
+            "lexical": lexical * (1.0 - cfg.coverage_mix + cfg.coverage_mix * cand.coverage),
             "vector": _vector_feature(cand.cosine, floor_for_scale),
             "importance": max(0.0, min(1.0, cand.importance)) * max(0.0, min(1.0, cand.confidence)),
             "recency": recency(cand.age_days, cfg.half_life_days),
@@ -133,19 +141,64 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig) -> list[Ranked
     return out
 
 
+def background(cosines: Sequence[float | None], prior: float) -> float:
+    """The query's background similarity: mean cosine at ranks 6–15 (what 'unrelated' scores).
+
+    A relevant memory stands out from it; for an off-topic query everything sits near it.
+    With fewer than 6 candidates the prior stands in for the missing ranks.
+    """
+    ranked = sorted((c for c in cosines if c is not None), reverse=True)
+    tail = ranked[5:15]
+    missing = 10 - len(tail)
+    return (sum(tail) + prior * missing) / 10
+
+
+def query_has_evidence(ranked: list[Ranked], cfg: RankConfig) -> tuple[bool, str]:
+    """Query-level gate: does anything here stand out from this query's background at all?
+
+    Off-topic queries still get candidates (every memory has some cosine, common words match),
+    but none of them rises above the crowd: the best cosine sits near the background, and the
+    best lexical hit covers little of the query's IDF mass.
+    """
+    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0:
+        return True, ""
+    cosines = [r.candidate.cosine for r in ranked]
+    bg = background(cosines, cfg.background_prior)
+    vector_meaningful = cfg.cjk_share < 0.5
+    top = max((c for c in cosines if c is not None), default=None)
+    coverage = max((r.candidate.coverage for r in ranked if r.candidate.bm25 is not None), default=0.0)
+    if vector_meaningful and top is not None and (top - bg >= cfg.vector_margin or top >= cfg.confident_cosine):
+        return True, ""
+    if cfg.query_coverage > 0 and coverage >= cfg.query_coverage:
+        return True, ""
+    top_text = f"{top:.3f}" if top is not None else "n/a"
+    return False, (f"no evidence for this query: best cosine {top_text} vs background {bg:.3f} (needs +"
+                   f"{cfg.vector_margin}), best lexical coverage {coverage:.2f} (needs {cfg.query_coverage})")
+
+
 def gate(ranked: list[Ranked], cfg: RankConfig) -> None:
-    """Absolute floor: a lexical hit with enough coverage, or cosine ≥ floor (CJK-aware)."""
+    """Query gate, then the per-candidate floor: a lexical hit with enough query coverage, or a
+    cosine ≥ floor (cosines are ignored for CJK queries: bge-small has no CJK vocabulary).
+    """
+    bg = background([r.candidate.cosine for r in ranked], cfg.background_prior)
+    for item in ranked:
+        item.features["background"] = bg
+    ok, reason = query_has_evidence(ranked, cfg)
+    if not ok:
+        for item in ranked:
+            item.gated = reason
+        return
+    if cfg.vector_floor <= 0 and cfg.lexical_floor <= 0:
+        return
     vector_meaningful = cfg.cjk_share < 0.5
     for item in ranked:
         cand = item.candidate
-        lexical_ok = cand.bm25 is not None and (cfg.lexical_floor <= 0 or cand.coverage >= cfg.lexical_floor)
-        vector_ok = (vector_meaningful and cand.cosine is not None
-                     and (cfg.vector_floor <= 0 or cand.cosine >= cfg.vector_floor))
-        if cfg.vector_floor <= 0 and cfg.lexical_floor <= 0:
-            continue
+        lexical_ok = cand.bm25 is not None and cand.coverage >= cfg.lexical_floor
+        vector_ok = vector_meaningful and cand.cosine is not None and cand.cosine >= cfg.vector_floor
         if not (lexical_ok or vector_ok):
-            item.gated = (f"below floor: cosine {cand.cosine if cand.cosine is not None else 'n/a'}"
-                          f" < {cfg.vector_floor} and lexical coverage {cand.coverage:.2f} < {cfg.lexical_floor}")
+            cos = f"{cand.cosine:.3f}" if cand.cosine is not None else "n/a"
+            item.gated = (f"below floor: cosine {cos} < {cfg.vector_floor} and lexical coverage "
+                          f"{cand.coverage:.2f} < {cfg.lexical_floor}")
 
 
 def softmax(scores: Sequence[float], temperature: float) -> list[float]:
@@ -171,19 +224,18 @@ def mmr_select(items: list[Ranked], *, limit: int, lam: float,
                cosine_fn: Callable | None = None) -> list[Ranked]:
     """Maximal marginal relevance over attention-ordered items; `lam` = 0 keeps score order.
 
-    relevance is the score scaled to 0..1 within the kept set; each pick is penalised by its
-    highest similarity to what is already selected.
+    relevance is the score relative to the best one; each pick is penalised by its highest
+    similarity to what is already selected.
     """
     pool = sorted(items, key=lambda r: r.score, reverse=True)
     if lam <= 0 or len(pool) <= 1:
         return pool[:limit]
-    hi, lo = pool[0].score, pool[-1].score
-    span = (hi - lo) or 1.0
+    hi = pool[0].score if pool[0].score > 0 else 1.0
     chosen: list[Ranked] = []
     max_sim = [0.0] * len(pool)
     remaining = list(range(len(pool)))
     while remaining and len(chosen) < limit:
-        best_index = max(remaining, key=lambda i: (1 - lam) * (pool[i].score - lo) / span - lam * max_sim[i])
+        best_index = max(remaining, key=lambda i: (1 - lam) * pool[i].score / hi - lam * max_sim[i])
         remaining.remove(best_index)
         picked = pool[best_index]
         chosen.append(picked)

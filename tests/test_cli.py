@@ -1,0 +1,158 @@
+"""The CLI as users run it (subprocess), including the foundation acceptance with the real model."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(args, env, *, check=True, stdin=None):
+    proc = subprocess.run([sys.executable, "-m", "supermemory", *args], cwd=env.get("_CWD", ROOT), env=env,
+                          capture_output=True, text=True, input=stdin, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{args} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("SUPERMEMORY")}
+    e["SUPERMEMORY_HOME"] = str(tmp_path / "home")
+    e["SUPERMEMORY_EMBED_PROVIDER"] = "hash"
+    e["PYTHONPATH"] = str(ROOT)
+    return e
+
+
+@pytest.fixture
+def model_env(env, model_dir):
+    env.pop("SUPERMEMORY_EMBED_PROVIDER")
+    env["SUPERMEMORY_MODEL_DIR"] = str(model_dir)
+    return env
+
+
+@pytest.mark.model
+def test_acceptance_remember_then_recall_with_real_embedder(model_env):
+    mid = run(["remember", "Retrieval uses BM25 and vector scores", "-k", "decision"], model_env).stdout.strip()
+    run(["remember", "The office coffee machine is on the third floor"], model_env)
+    out = json.loads(run(["recall", "how does retrieval work", "--json"], model_env).stdout)
+    assert out["results"][0]["id"] == mid
+    assert {"id", "title", "score", "attention"} <= set(out["results"][0])
+    doctor = json.loads(run(["doctor", "--json"], model_env).stdout)
+    assert doctor["embedder"]["active"] == "onnx" and doctor["embedder"]["model"] == "bge-small-en-v1.5"
+    assert doctor["pinned_model"]["provider"] == "onnx"
+
+
+@pytest.mark.model
+def test_explain_shows_features_per_hit(model_env):
+    run(["remember", "Retrieval uses BM25 and vector scores"], model_env)
+    out = json.loads(run(["recall", "retrieval scoring", "--json", "--explain"], model_env).stdout)
+    assert "features" in out["results"][0] and "contributions" in out["results"][0]
+    text = run(["recall", "retrieval scoring", "--explain-all"], model_env).stdout
+    assert "features:" in text
+
+
+def test_cjk_and_identifier_queries_find_their_memories(env):
+    ids = {}
+    for text in ["检索层使用BM25和向量", "MemoryStore handles writes", "E_ACCES on the socket",
+                 "pass --dry-run before applying", "edit /etc/hosts for local dns"]:
+        ids[text] = run(["remember", text], env).stdout.strip()
+    for query, text in [("检索", "检索层使用BM25和向量"), ("memory store", "MemoryStore handles writes"),
+                        ("memorystore", "MemoryStore handles writes"), ("E_ACCES", "E_ACCES on the socket"),
+                        ("--dry-run", "pass --dry-run before applying"), ("/etc/hosts", "edit /etc/hosts for local dns")]:
+        out = json.loads(run(["recall", "--json", "--", query], env).stdout)
+        assert out["results"] and out["results"][0]["id"] == ids[text], query
+
+
+@pytest.mark.parametrize("query", ['"unbalanced', "AND OR NOT", "NEAR(", "col:val", "*"])
+def test_fts_syntax_queries_never_error(env, query):
+    run(["remember", "some memory"], env)
+    run(["recall", "--", query], env)
+
+
+def test_update_then_history_shows_both_versions(env):
+    mid = run(["remember", "deploys run on fridays"], env).stdout.strip()
+    new = run(["update", mid, "--content", "deploys run on tuesdays"], env).stdout.strip()
+    out = json.loads(run(["recall", "when do deploys run", "--json", "--min-similarity", "0"], env).stdout)
+    assert [r["id"] for r in out["results"]] == [new]
+    hist = run(["history", new], env).stdout
+    assert mid in hist and new in hist and "fridays" in hist and "tuesdays" in hist
+
+
+def test_opening_with_another_model_is_refused_until_reindex(env, tmp_path):
+    run(["remember", "pinned to hash"], env)
+    other = dict(env)
+    other["SUPERMEMORY_EMBED_PROVIDER"] = "openai"
+    home = Path(env["SUPERMEMORY_HOME"])
+    (home / "config.json").write_text(json.dumps({"embedder": {"provider": "hash"}}))
+    # a different pinned fingerprint: rewrite the pin to simulate a DB made with another model
+    import sqlite3
+
+    conn = sqlite3.connect(home / "memory.db")
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'",
+                 (json.dumps({"provider": "onnx", "model": "bge-small-en-v1.5", "dimensions": 384,
+                              "checksum": "abc"}, sort_keys=True),))
+    conn.commit()
+    conn.close()
+    proc = run(["remember", "second"], env, check=False)
+    assert proc.returncode == 1 and "reindex" in proc.stderr
+    run(["reindex"], env)
+    run(["remember", "second"], env)
+
+
+def test_forget_restore_list_get_link_stats(env):
+    a = run(["remember", "alpha fact", "--tag", "x"], env).stdout.strip()
+    b = run(["remember", "beta decision", "-k", "decision"], env).stdout.strip()
+    run(["link", a, b, "--relation", "depends-on"], env)
+    got = json.loads(run(["get", a, "--json"], env).stdout)
+    assert got["memories"][0]["links"][0]["relation"] == "depends-on"
+    listed = json.loads(run(["list", "--json"], env).stdout)
+    assert listed["total"] == 2 and "body" not in listed["items"][0]
+    run(["forget", a], env)
+    assert json.loads(run(["list", "--json"], env).stdout)["total"] == 1
+    run(["restore", a], env)
+    stats = json.loads(run(["stats", "--json"], env).stdout)
+    assert stats["memories"] == 2 and stats["by_kind"]["decision"] == 1
+
+
+def test_errors_are_one_line_with_exit_code_one(env):
+    proc = run(["get", "M999"], env, check=False)
+    assert proc.returncode == 1
+    proc = run(["update", "not-an-id", "--content", "x"], env, check=False)
+    assert proc.returncode == 1 and proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+
+
+def test_config_set_and_get_round_trip(env):
+    run(["config", "--set", "ranking.temperature=0.2"], env)
+    assert run(["config", "--get", "ranking.temperature"], env).stdout.strip() == "0.2"
+    proc = run(["config", "--set", "ranking.temprature=0.2"], env, check=False)
+    assert proc.returncode == 1 and "unknown setting" in proc.stderr
+
+
+def test_export_import_commands(env, tmp_path):
+    run(["remember", "portable memory"], env)
+    out = tmp_path / "dump.jsonl"
+    run(["export", str(out)], env)
+    other = dict(env)
+    other["SUPERMEMORY_HOME"] = str(tmp_path / "other")
+    assert "imported 1" in run(["import", str(out)], other).stdout
+    assert "imported 0" in run(["import", str(out)], other).stdout
+
+
+def test_help_runs_without_heavy_imports(env):
+    code = ("import sys, runpy; sys.argv=['supermemory','--help']\n"
+            "try:\n  runpy.run_module('supermemory', run_name='__main__')\nexcept SystemExit: pass\n"
+            "print('HEAVY', [m for m in ('numpy','onnxruntime','tokenizers') if m in sys.modules])")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert "HEAVY []" in proc.stdout
+
+
+def test_run_py_launcher_works_from_checkout(env):
+    proc = subprocess.run([sys.executable, str(ROOT / "run.py"), "remember", "via run.py"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("M")

@@ -1,0 +1,331 @@
+"""MemoryStore behaviour: writes, version chains, recall filters, namespaces, lifecycle, export."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from supermemory.config import Config
+from supermemory.core import MemoryStore, parse_id
+from supermemory.errors import InvalidInputError, ModelMismatchError, NamespaceError, NotFoundError
+
+from conftest import FakeEmbedder
+
+
+def ids(result):
+    return [r["id"] for r in result["results"]]
+
+
+def test_remember_returns_short_id_and_recall_finds_it(store):
+    out = store.remember("Retrieval uses BM25 and vector scores", kind="decision")
+    assert out["status"] == "created" and out["id"].startswith("M")
+    found = store.recall("BM25 retrieval")
+    assert ids(found)[0] == out["id"]
+    assert found["results"][0]["kind"] == "decision"
+
+
+def test_exact_repeat_returns_existing_id(store):
+    first = store.remember("Use pnpm, not npm", kind="decision")
+    again = store.remember("use pnpm, not npm  ", kind="decision")
+    assert again["status"] == "duplicate" and again["id"] == first["id"]
+    other_kind = store.remember("Use pnpm, not npm", kind="fact")
+    assert other_kind["id"] != first["id"]
+
+
+def test_near_duplicate_is_hinted_not_merged(store):
+    first = store.remember("Use pnpm for installs in the web workspace")
+    second = store.remember("Use pnpm for installs in the web workspace today")
+    assert second["status"] == "created" and second["id"] != first["id"]
+    assert [n["id"] for n in second["near_duplicates"]] == [first["id"]]
+
+
+def test_update_keeps_history_and_recall_sees_only_new_version(store):
+    old = store.remember("The API listens on port 8080")
+    new = store.update(old["id"], content="The API listens on port 9090")
+    assert new["previous"] == old["id"]
+    found = store.recall("which port does the API listen on", min_similarity=0)
+    assert ids(found) == [new["id"]]
+    history = store.history(new["id"])
+    assert [v["id"] for v in history["versions"]] == [old["id"], new["id"]]
+    assert history["versions"][0]["valid_to"] and history["versions"][0]["superseded_by"] == new["id"]
+    with pytest.raises(InvalidInputError, match="superseded"):
+        store.update(old["id"], content="again")
+
+
+def test_update_without_change_writes_nothing(store):
+    old = store.remember("Stable fact")
+    assert store.update(old["id"], content="Stable fact")["status"] == "unchanged"
+    assert len(store.history(old["id"])["versions"]) == 1
+
+
+def test_forget_is_soft_and_restore_brings_it_back(store):
+    m = store.remember("Temporary workaround: pin urllib3 below 2")
+    store.forget(m["id"])
+    assert store.recall("urllib3 workaround")["results"] == []
+    assert store.get(m["id"])["missing"] == [m["id"]]
+    store.restore(m["id"])
+    assert ids(store.recall("urllib3 workaround")) == [m["id"]]
+
+
+def test_hard_forget_removes_the_whole_chain(store):
+    m = store.remember("secret-ish note")
+    n = store.update(m["id"], content="secret-ish note v2")
+    store.forget(n["id"], hard=True)
+    assert store.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+    assert store.conn.execute("SELECT count(*) FROM fts").fetchone()[0] == 0
+    assert store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
+
+
+def test_unknown_ids_raise_not_found(store):
+    with pytest.raises(NotFoundError):
+        store.update("M999", content="x")
+    with pytest.raises(InvalidInputError):
+        store.get(["not-an-id"])
+    assert store.get(["M424242"])["missing"] == ["M424242"]
+
+
+@pytest.mark.parametrize("bad", [None, 12, "", "   ", ["list"]])
+def test_remember_rejects_bad_content(store, bad):
+    with pytest.raises(InvalidInputError):
+        store.remember(bad)
+
+
+@pytest.mark.parametrize("kwargs", [{"kind": "banana"}, {"importance": 2}, {"importance": "high"},
+                                    {"tags": "ok" * 0 or [1]}, {"pinned": "yes"}, {"ttl_days": -1}])
+def test_remember_rejects_bad_arguments(store, kwargs):
+    with pytest.raises(InvalidInputError):
+        store.remember("valid content", **kwargs)
+
+
+def test_nul_bytes_and_lone_surrogates_are_cleaned_not_fatal(store):
+    out = store.remember("null\x00byte and lone \ud800 surrogate")
+    body = store.get(out["id"])["memories"][0]["body"]
+    assert "\x00" not in body and "surrogate" in body
+
+
+def test_huge_content_is_refused_clearly(store):
+    with pytest.raises(InvalidInputError, match="too long"):
+        store.remember("x" * 2_000_001)
+
+
+def test_long_content_is_chunked_and_each_chunk_is_searchable(store):
+    paragraphs = [f"Paragraph {i} talks about topic{i} in detail. " * 12 for i in range(8)]
+    out = store.remember("\n\n".join(paragraphs))
+    assert out["chunks"] > 1
+    assert ids(store.recall("topic7", min_similarity=0)) == [out["id"]]
+
+
+@pytest.mark.parametrize("query", ['"unbalanced', "AND OR NOT", "NEAR(", "col:val", "*", "(", "^", "-", "'"])
+def test_fts_syntax_in_queries_never_errors(store, query):
+    store.remember("ordinary memory about deployments")
+    store.recall(query)
+
+
+def test_identifiers_and_cjk_are_findable(store):
+    a = store.remember("MemoryStore handles writes")
+    b = store.remember("Permission error E_ACCES when touching /etc/hosts")
+    c = store.remember("always pass --dry-run to the migration tool first")
+    d = store.remember("检索层使用BM25和向量")
+    for query, expected in [("memory store", a), ("memorystore", a), ("E_ACCES", b), ("/etc/hosts", b),
+                            ("--dry-run", c), ("检索", d)]:
+        assert ids(store.recall(query))[0] == expected["id"], query
+
+
+def test_namespaces_are_isolated_and_global_is_shared(db_path, config):
+    a = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="alpha")
+    b = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="beta")
+    secret = a.remember("alpha deploys with fabric")
+    shared = a.remember("company style guide says tabs", namespace="global")
+    assert secret["id"] not in ids(b.recall("alpha deploys with fabric", min_similarity=0))
+    assert ids(b.recall("style guide tabs")) == [shared["id"]]
+    assert b.get(secret["id"])["missing"] == [secret["id"]]
+    assert [i["id"] for i in b.list()["items"]] == [shared["id"]]
+    assert secret["id"] in ids(b.recall("alpha deploys with fabric", namespace="*"))
+    a.close()
+    b.close()
+
+
+def test_writing_to_a_new_namespace_needs_consent(store):
+    with pytest.raises(NamespaceError):
+        store.remember("typo namespace", namespace="porj")
+    out = store.remember("typo namespace", namespace="porj", create_namespace=True)
+    assert store.remember("second", namespace="porj")["namespace"] == "porj"
+    assert out["namespace"] == "porj"
+
+
+def test_recall_filters_by_kind_tag_and_time(store):
+    d = store.remember("Decision: use Postgres for jobs", kind="decision", tags=["db"])
+    store.remember("Fact: postgres runs on 5432", kind="fact", tags=["infra"])
+    assert ids(store.recall("postgres", kinds=["decision"])) == [d["id"]]
+    assert ids(store.recall("postgres", tags=["db"])) == [d["id"]]
+    assert store.recall("postgres", since="2999-01-01")["results"] == []
+    assert len(store.recall("postgres", since="7d")["results"]) == 2
+    with pytest.raises(InvalidInputError):
+        store.recall("postgres", since="next tuesday-ish")
+
+
+def test_recall_touches_hits_unless_told_not_to(store):
+    m = store.remember("cache invalidation uses redis pubsub")
+    store.recall("redis pubsub", touch=False)
+    assert store.get(m["id"])["memories"][0]["recall_count"] == 0
+    store.recall("redis pubsub")
+    assert store.get(m["id"])["memories"][0]["recall_count"] == 1
+
+
+def test_explain_reports_features_contributions_and_dropped(store):
+    store.remember("redis is the cache")
+    store.remember("the office plant needs water")
+    out = store.recall("redis cache", explain_all=True)
+    hit = out["results"][0]
+    assert set(hit["features"]) >= {"lexical", "vector", "importance", "recency", "reinforcement", "pinned"}
+    assert set(hit["contributions"]) >= {"lexical", "vector"}
+    assert "dropped" in out
+
+
+def test_ttl_expired_memories_leave_recall(db_path, config):
+    now = [1_000_000.0]
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", clock=lambda: now[0])
+    m = s.remember("short-lived feature flag note", ttl_days=1)
+    assert ids(s.recall("feature flag note")) == [m["id"]]
+    now[0] += 2 * 86400
+    assert s.recall("feature flag note")["results"] == []
+    assert s.maintenance()["expired"] == 1
+    s.close()
+
+
+def test_tasks_default_to_open_and_briefing_lists_them_after_pinned(store):
+    rule = store.remember("Never push to main directly", kind="preference", pinned=True)
+    task = store.remember("Finish the retry logic in the uploader", kind="task")
+    store.remember("We picked SQLite WAL for concurrency", kind="decision")
+    brief = store.briefing()
+    text = brief["text"]
+    assert rule["id"] in text and task["id"] in text
+    assert text.index("Pinned rules") < text.index("Open tasks") < text.index("Key decisions")
+    store.update(task["id"], status="done")
+    assert "Open tasks" not in store.briefing()["text"]
+
+
+def test_briefing_respects_its_token_budget(store):
+    for i in range(60):
+        store.remember(f"Decision number {i}: use library{i} for feature{i} because reasons", kind="decision")
+    brief = store.briefing(max_tokens=200)
+    assert brief["tokens"] <= 200 + 30
+    assert "more not shown" in brief["text"]
+
+
+def test_briefing_never_loads_the_embedder(db_path, config):
+    class Exploding(FakeEmbedder):
+        def embed_batch(self, texts):
+            raise AssertionError("briefing must not embed")
+
+    s = MemoryStore(db_path, config=config, embedder=Exploding(), namespace="p")
+    s.conn.execute("SELECT 1")
+    assert "no memories yet" in s.briefing(query="anything")["text"]
+    s.close()
+
+
+def test_model_pin_refuses_other_model_until_reindex(db_path, config):
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
+    s.remember("pinned to the fake model")
+    s.close()
+
+    class Other(FakeEmbedder):
+        model_id = "other-model"
+
+    t = MemoryStore(db_path, config=config, embedder=Other(), namespace="p")
+    with pytest.raises(ModelMismatchError, match="reindex"):
+        t.remember("second")
+    t.close()
+    u = MemoryStore(db_path, config=config, embedder=Other(), namespace="p")
+    assert u.reindex()["chunks"] == 1
+    u.remember("second")
+    assert u.pinned_model()["model"] == "other-model"
+    u.close()
+
+
+def test_db_file_is_private(db_path, config, store):
+    store.remember("x")
+    assert stat.S_IMODE(os.stat(db_path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(db_path.parent).st_mode) == 0o700
+
+
+def test_export_import_round_trip_is_identical_and_idempotent(tmp_path, store, config):
+    a = store.remember("first fact", tags=["x"])
+    b = store.remember("second fact", kind="decision")
+    store.update(a["id"], content="first fact, revised")
+    current_a = store.history(a["id"])["current"]
+    store.link(b["id"], current_a, relation="refines")
+    gone = store.remember("deleted one")
+    store.forget(gone["id"])
+    first = tmp_path / "one.jsonl"
+    store.export(first)
+    other = MemoryStore(tmp_path / "other.db", config=config, embedder=FakeEmbedder(), namespace="proj")
+    assert other.import_file(first)["imported"] == 3
+    assert other.import_file(first)["imported"] == 0
+    second = tmp_path / "two.jsonl"
+    other.export(second)
+    assert first.read_text() == second.read_text()
+    lines = {json.loads(x)["id"]: json.loads(x) for x in first.read_text().splitlines()}
+    assert [v["id"] for v in lines[current_a]["history"]] == [a["id"]]
+    assert lines[b["id"]]["links"][0]["dst"] == current_a
+    assert "embedding" not in lines[b["id"]] and lines[gone["id"]]["deleted_at"]
+    other.close()
+
+
+def test_sweep_dry_run_matches_apply_exactly(db_path, config):
+    now = [2_000_000_000.0]
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", clock=lambda: now[0])
+    items = []
+    for i in range(500):
+        items.append({"content": f"memory {i} about topic {i % 17}", "importance": (i % 10) / 10,
+                      "pinned": i % 7 == 0})
+    s.remember_many(items)
+    # age half of them by rewriting their timestamps (as if written long ago)
+    s.conn.execute("UPDATE memories SET updated_at = updated_at - 400 * 86400 WHERE id % 2 = 0")
+    dry = s.sweep(stale_days=180, importance_floor=0.3)
+    expected = s.conn.execute("SELECT count(*) FROM memories WHERE id % 2 = 0 AND pinned = 0 AND importance <= 0.3"
+                              ).fetchone()[0]
+    assert dry["matched"] == expected and dry["truncated"] and len(dry["sample"]) == 20
+    applied = s.sweep(stale_days=180, importance_floor=0.3, apply=True)
+    assert applied["matched"] == dry["matched"]
+    assert s.sweep(stale_days=180, importance_floor=0.3)["matched"] == 0
+    first = dry["sample"][0]["id"]
+    s.restore(first)
+    assert s.get(first)["memories"][0]["last_recalled_at"] is not None
+    s.close()
+
+
+def test_search_log_stays_bounded_and_stats_match_it(db_path, tmp_path):
+    cfg = Config(home=tmp_path, settings={**Config(home=tmp_path).settings})
+    cfg.settings["search_log"] = {"enabled": True, "max_rows": 50, "hash_queries": False}
+    s = MemoryStore(db_path, config=cfg, embedder=FakeEmbedder(), namespace="p")
+    s.remember("something to find")
+    for i in range(300):
+        s.recall(f"query {i}", touch=False)
+    rows = s.conn.execute("SELECT count(*) FROM search_log").fetchone()[0]
+    assert rows <= 150
+    stats = s.stats()
+    latencies = sorted(r[0] for r in s.conn.execute("SELECT latency_ms FROM search_log"))
+    assert stats["searches"] == rows
+    assert stats["latency_ms_p50"] == round(latencies[max(1, -(-50 * len(latencies) // 100)) - 1], 3)
+    s.close()
+
+
+def test_secrets_are_redacted_before_storage(store):
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    out = store.remember(f"CI uses token {token} for releases")
+    assert out["redacted"].get("github_token") == 1
+    row = store.conn.execute("SELECT body FROM memories").fetchone()[0]
+    fts = " ".join(r[0] for r in store.conn.execute("SELECT tokens FROM fts"))
+    assert token not in row and token.lower() not in fts
+    store.recall(f"where is {token}")
+    logged = " ".join(r[0] for r in store.conn.execute("SELECT query FROM search_log"))
+    assert token not in logged
+
+
+def test_private_spans_are_dropped(store):
+    out = store.remember("Keep this. <private>my home address</private> And this.")
+    body = store.get(out["id"])["memories"][0]["body"]
+    assert "address" not in body and "Keep this." in body

@@ -1,0 +1,861 @@
+"""Tests for the top-level install.py (stdlib-only installer).
+
+install.py runs in a subprocess against a throw-away home (tmp_path), with
+SUPERMEMORY_HOME pointing at a throw-away data dir and CODEX_HOME unset, so
+nothing here ever touches the real ~/.claude.json or ~/.codex.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    tomllib = None
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTALL = ROOT / "install.py"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "install"
+FAST = ["--python", sys.executable, "--no-pip", "--no-model", "--no-selfcheck"]
+MARKER = "-m supermemory hook"
+needs_tomllib = pytest.mark.skipif(tomllib is None, reason="tomllib needs Python 3.11+")
+
+_spec = importlib.util.spec_from_file_location("supermemory_install_under_test", INSTALL)
+inst = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(inst)
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+class Env:
+    def __init__(self, tmp_path: Path):
+        self.root = tmp_path
+        self.home = tmp_path / "home"
+        self.data = tmp_path / "data"
+        self.home.mkdir()
+
+    @property
+    def claude_json(self):
+        return self.home / ".claude.json"
+
+    @property
+    def settings(self):
+        return self.home / ".claude" / "settings.json"
+
+    @property
+    def claude_md(self):
+        return self.home / ".claude" / "CLAUDE.md"
+
+    @property
+    def codex(self):
+        return self.home / ".codex"
+
+    @property
+    def config_toml(self):
+        return self.codex / "config.toml"
+
+    @property
+    def hooks_json(self):
+        return self.codex / "hooks.json"
+
+    @property
+    def agents_md(self):
+        return self.codex / "AGENTS.md"
+
+    def environ(self, pythonpath=None, **extra):
+        env = dict(os.environ)
+        env["HOME"] = str(self.home)
+        env["USERPROFILE"] = str(self.home)
+        env["SUPERMEMORY_HOME"] = str(self.data)
+        env.pop("CODEX_HOME", None)
+        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (pythonpath or [ROOT]))
+        env.update(extra)
+        return env
+
+    def run(self, *args, fast=True, pythonpath=None, extra_env=None):
+        cmd = [sys.executable, str(INSTALL), "--home", str(self.home), *(FAST if fast else []), *args]
+        res = subprocess.run(
+            cmd, cwd=str(self.root), env=self.environ(pythonpath, **(extra_env or {})),
+            capture_output=True, text=True, timeout=300,
+        )
+        res.output = res.stdout + res.stderr
+        return res
+
+    def with_fixtures(self):
+        self.codex.mkdir()
+        (self.home / ".claude").mkdir()
+        shutil.copyfile(FIXTURES / "claude.json", self.claude_json)
+        shutil.copyfile(FIXTURES / "settings.json", self.settings)
+        shutil.copyfile(FIXTURES / "CLAUDE.md", self.claude_md)
+        shutil.copyfile(FIXTURES / "config.toml", self.config_toml)
+        shutil.copyfile(FIXTURES / "hooks.json", self.hooks_json)
+        return self
+
+
+def snapshot(root: Path) -> dict:
+    """Every file (bytes) and directory under root."""
+    snap = {}
+    if not root.exists():
+        return snap
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        snap[rel] = p.read_bytes() if p.is_file() else "<dir>"
+    return snap
+
+
+def load_json(path: Path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def our_hook_commands(obj: dict) -> dict:
+    out = {}
+    for event, groups in obj.get("hooks", {}).items():
+        for g in groups:
+            for h in g.get("hooks", []):
+                if MARKER in h.get("command", ""):
+                    out.setdefault(event, []).append(h["command"])
+    return out
+
+
+def assert_block(path: Path):
+    text = path.read_text(encoding="utf-8")
+    assert text.count(inst.BLOCK_BEGIN) == 1 and text.count(inst.BLOCK_END) == 1
+    body = text.split(inst.BLOCK_BEGIN, 1)[1].split(inst.BLOCK_END, 1)[0]
+    assert body.strip(), "instructions block is empty"
+    if "memory_recall" in body and "supermemory guide" in body:
+        return  # fallback block (or a guide that mentions both)
+    assert len(body.strip().splitlines()) >= 1  # text from `supermemory guide`
+
+
+FAKE_PACKAGE = r'''
+import json, os, sys
+
+mode = os.environ.get("FAKE_SM_MODE", "ok")
+args = sys.argv[1:]
+if args[:1] == ["guide"]:
+    if mode == "guide-fail":
+        sys.exit(5)
+    print("## Fake supermemory guide")
+    print("Use memory_recall first; memory_remember for durable facts.")
+    print("data dir: " + os.environ.get("SUPERMEMORY_HOME", "?"))
+elif args[:2] == ["model", "install"]:
+    print("fake model install")
+    sys.exit(3 if mode == "model-fail" else 0)
+elif args[:1] == ["doctor"]:
+    print("doctor: all good")
+elif args[:1] == ["mcp"]:
+    if mode == "mcp-dead":
+        print("boom: cannot open database", file=sys.stderr)
+        sys.exit(4)
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg.get("method") == "initialize":
+            reply = {"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {},
+                "serverInfo": {"name": "fake-supermemory", "version": "9.9"}}}
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
+else:
+    sys.exit(2)
+'''
+
+
+@pytest.fixture
+def env(tmp_path):
+    return Env(tmp_path)
+
+
+@pytest.fixture
+def fakepkg(tmp_path):
+    pkg = tmp_path / "fakepkg" / "supermemory"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "__main__.py").write_text(FAKE_PACKAGE, encoding="utf-8")
+    return pkg.parent
+
+
+def handshake(command: str, args: list, extra_env: dict, base_env: dict, cwd: Path, timeout=20.0):
+    """Spawn exactly command+args(+env), send initialize, return the first id=1 answer."""
+    full = dict(base_env)
+    full.update(extra_env)
+    proc = subprocess.Popen([command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=full, cwd=str(cwd))
+    lines: queue.Queue = queue.Queue()
+
+    def reader():
+        for raw in proc.stdout:
+            lines.put(raw)
+        lines.put(None)
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    try:
+        proc.stdin.write(inst.INITIALIZE_REQUEST.encode())
+        proc.stdin.flush()
+        while True:
+            raw = lines.get(timeout=timeout)
+            if raw is None:
+                return None
+            try:
+                msg = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(msg, dict) and msg.get("id") == 1:
+                return msg
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        t.join(timeout=10)
+        proc.stdout.close()
+
+
+# ---------------------------------------------------------------------------
+# CLI surface
+
+
+def test_help_lists_every_flag():
+    res = subprocess.run([sys.executable, str(INSTALL), "--help"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0
+    for flag in ["--dry-run", "--dev", "--uninstall", "--purge", "--no-hooks", "--claude-only", "--codex-only",
+                 "--project", "--no-instructions", "--no-model", "--no-selfcheck", "--python", "--no-pip",
+                 "--home", "--yes"]:
+        assert flag in res.stdout
+
+
+def test_claude_only_and_codex_only_are_exclusive(env):
+    res = env.run("--claude-only", "--codex-only")
+    assert res.returncode == 2
+    assert snapshot(env.home) == {}
+
+
+# ---------------------------------------------------------------------------
+# dry run
+
+
+@pytest.mark.parametrize("with_fixtures", [False, True])
+def test_dry_run_writes_nothing(env, with_fixtures):
+    if with_fixtures:
+        env.with_fixtures()
+    before = snapshot(env.root)
+    res = env.run("--dry-run")
+    assert res.returncode == 0, res.output
+    assert snapshot(env.root) == before
+    assert not env.data.exists()
+    for path in [env.claude_json, env.settings, env.claude_md, env.config_toml, env.hooks_json, env.agents_md]:
+        assert f"+++ {path}" in res.stdout
+    assert "+[mcp_servers.supermemory]" in res.stdout
+
+
+def test_dry_run_uninstall_writes_nothing(env):
+    env.with_fixtures()
+    assert env.run().returncode == 0
+    before = snapshot(env.root)
+    res = env.run("--uninstall", "--dry-run")
+    assert res.returncode == 0, res.output
+    assert snapshot(env.root) == before
+    assert "-[mcp_servers.supermemory]" in res.stdout
+
+
+# ---------------------------------------------------------------------------
+# a real run
+
+
+def test_fresh_install_writes_every_file(env):
+    res = env.run()
+    assert res.returncode == 0, res.output
+    entry = load_json(env.claude_json)["mcpServers"]["supermemory"]
+    assert entry == {"type": "stdio", "command": sys.executable, "args": ["-m", "supermemory", "mcp"],
+                     "env": {"SUPERMEMORY_HOME": str(env.data)}}
+    claude_hooks = our_hook_commands(load_json(env.settings))
+    assert set(claude_hooks) == {"SessionStart", "PreCompact", "SessionEnd"}
+    groups = load_json(env.settings)["hooks"]
+    assert groups["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    assert groups["PreCompact"][0].get("matcher", "") == ""
+    for event, sub in [("SessionStart", "session-start"), ("PreCompact", "pre-compact"), ("SessionEnd", "session-end")]:
+        (cmd,) = claude_hooks[event]
+        assert cmd.endswith(f'"{sys.executable}" -m supermemory hook {sub}')
+        assert groups[event][0]["hooks"][0]["timeout"] == 10
+    assert "[mcp_servers.supermemory]" in env.config_toml.read_text(encoding="utf-8")
+    assert set(our_hook_commands(load_json(env.hooks_json))) == {"SessionStart", "PreCompact", "Stop"}
+    assert_block(env.claude_md)
+    assert_block(env.agents_md)
+    state = load_json(env.data / "install-state.json")
+    assert all(rec["created"] for rec in state["files"].values())
+    assert len(state["files"]) == 6
+    assert "trust" in res.stdout and "/hooks" in res.stdout
+    assert env.data.stat().st_mode & 0o777 == 0o700
+
+
+def test_hooks_json_shape_is_what_codex_accepts(env):
+    env.with_fixtures()
+    assert env.run().returncode == 0
+    for path in [env.hooks_json, env.settings]:
+        obj = load_json(path)
+        if path == env.hooks_json:
+            assert set(obj) <= {"description", "hooks"}
+        for event, groups in obj["hooks"].items():
+            assert isinstance(groups, list)
+            for group in groups:
+                assert isinstance(group["hooks"], list) and group["hooks"]
+                if "matcher" in group:
+                    assert isinstance(group["matcher"], str)
+                for hook in group["hooks"]:
+                    assert hook["type"] == "command" and isinstance(hook["command"], str)
+                    if MARKER in hook["command"]:
+                        assert set(hook) == {"type", "command", "timeout"} and hook["timeout"] == 10
+    codex = load_json(env.hooks_json)
+    assert codex["description"] == "my own codex hooks"
+    start = codex["hooks"]["SessionStart"]
+    assert start[0]["hooks"][0]["command"] == "python3 ~/.codex/hooks/ctx.py"  # the user's group stays first
+    assert start[1]["matcher"] == "startup|resume|clear|compact"
+    assert our_hook_commands(codex)["Stop"][0].endswith("-m supermemory hook stop")
+    assert codex["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": [{"type": "command",
+                                                                           "command": "~/.codex/hooks/guard.sh"}]}]
+
+
+@needs_tomllib
+def test_config_toml_parses_and_has_our_table(env):
+    env.with_fixtures()
+    assert env.run().returncode == 0
+    cfg = tomllib.loads(env.config_toml.read_text(encoding="utf-8"))
+    ours = cfg["mcp_servers"]["supermemory"]
+    assert ours == {"command": sys.executable, "args": ["-m", "supermemory", "mcp"],
+                    "env": {"SUPERMEMORY_HOME": str(env.data)}, "startup_timeout_sec": 20}
+    original = tomllib.loads((FIXTURES / "config.toml").read_text(encoding="utf-8"))
+    del cfg["mcp_servers"]["supermemory"]
+    assert cfg == original
+
+
+def test_install_keeps_everything_else(env):
+    env.with_fixtures()
+    assert env.run().returncode == 0
+    claude = load_json(env.claude_json)
+    orig = load_json(FIXTURES / "claude.json")
+    assert list(claude["mcpServers"]) == ["github", "café", "supermemory"]
+    del claude["mcpServers"]["supermemory"]
+    assert claude == orig
+    settings = load_json(env.settings)
+    assert settings["hooks"]["SessionStart"][0] == {"matcher": "startup", "hooks": [
+        {"type": "command", "command": "echo hello from the user"}]}
+    assert settings["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+    assert settings["permissions"] == {"allow": ["Bash(git status)"]} and settings["model"] == "opus"
+    # config.toml: everything outside our table is byte-identical
+    text = env.config_toml.read_text(encoding="utf-8")
+    table = inst.render_codex_table(sys.executable, ["-m", "supermemory", "mcp"], {"SUPERMEMORY_HOME": str(env.data)})
+    assert text.count(table) == 1
+    assert text.replace("\n" + table, "", 1) == (FIXTURES / "config.toml").read_text(encoding="utf-8")
+    # placed right after the last [mcp_servers.*] table (and its trailing comment), before [features]
+    assert text.index('ZETA = "1"') < text.index("# trailing comment right") < text.index(table) < text.index("[features]")
+    md = env.claude_md.read_text(encoding="utf-8")
+    assert md.startswith((FIXTURES / "CLAUDE.md").read_text(encoding="utf-8") + "\n\n" + inst.BLOCK_BEGIN)
+
+
+def test_install_twice_is_byte_identical(env):
+    env.with_fixtures()
+    assert env.run().returncode == 0
+    first = snapshot(env.home)
+    backups = snapshot(env.data / "backups")
+    state = (env.data / "install-state.json").read_bytes()
+    res = env.run()
+    assert res.returncode == 0, res.output
+    assert snapshot(env.home) == first
+    assert snapshot(env.data / "backups") == backups  # nothing modified, so nothing backed up
+    assert (env.data / "install-state.json").read_bytes() == state
+    assert res.stdout.count("[--] unchanged") == 6
+
+
+def test_reinstall_replaces_our_entries_in_place(env):
+    env.with_fixtures()
+    assert env.run().returncode == 0
+    other = env.root / "other-data"
+    res = env.run(extra_env={"SUPERMEMORY_HOME": str(other)})
+    assert res.returncode == 0, res.output
+    settings = load_json(env.settings)
+    assert [len(v) for v in our_hook_commands(settings).values()] == [1, 1, 1]
+    assert all(str(other) in c for cmds in our_hook_commands(settings).values() for c in cmds)
+    assert settings["hooks"]["SessionStart"][0]["matcher"] == "startup"  # user's group still first
+    text = env.config_toml.read_text(encoding="utf-8")
+    assert text.count("[mcp_servers.supermemory]") == 2  # ours + the one inside the fixture's ''' string
+    assert str(other) in text and str(env.data) not in text
+    assert load_json(env.claude_json)["mcpServers"]["supermemory"]["env"] == {"SUPERMEMORY_HOME": str(other)}
+
+
+# ---------------------------------------------------------------------------
+# uninstall
+
+
+def test_uninstall_restores_user_files_byte_identical(env):
+    env.with_fixtures()
+    before = snapshot(env.home)
+    assert env.run().returncode == 0
+    assert env.agents_md.exists()  # created by us
+    assert snapshot(env.home) != before
+    res = env.run("--uninstall")
+    assert res.returncode == 0, res.output
+    assert snapshot(env.home) == before  # includes: AGENTS.md (ours) is gone
+    assert env.data.is_dir()  # data dir kept
+    assert not (env.data / "install-state.json").exists()
+
+
+def test_uninstall_of_fresh_install_removes_what_we_created(env):
+    assert env.run().returncode == 0
+    res = env.run("--uninstall")
+    assert res.returncode == 0, res.output
+    assert snapshot(env.home) == {}  # files and the .claude / .codex dirs we made
+    assert env.data.is_dir()
+
+
+def test_uninstall_keeps_later_user_edits(env):
+    env.with_fixtures()
+    assert env.run().returncode == 0
+    settings = load_json(env.settings)
+    settings["hooks"]["UserPromptSubmit"] = [{"hooks": [{"type": "command", "command": "echo later"}]}]
+    env.settings.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    extra = '\n[mcp_servers.later]\ncommand = "later"\n'
+    with env.config_toml.open("a", encoding="utf-8") as fh:
+        fh.write(extra)
+    codex_hooks = load_json(env.hooks_json)
+    codex_hooks["hooks"]["SessionStart"][1]["hooks"].append({"type": "command", "command": "echo mine", "timeout": 3})
+    env.hooks_json.write_text(json.dumps(codex_hooks), encoding="utf-8")
+
+    res = env.run("--uninstall")
+    assert res.returncode == 0, res.output
+    after = load_json(env.settings)
+    assert our_hook_commands(after) == {}
+    assert after["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] == "echo later"
+    expected = load_json(FIXTURES / "settings.json")
+    expected["hooks"]["UserPromptSubmit"] = after["hooks"]["UserPromptSubmit"]
+    assert after == expected
+    # text edit: our table removed exactly, the user's new table after it survives
+    assert env.config_toml.read_text(encoding="utf-8") == (FIXTURES / "config.toml").read_text(encoding="utf-8") + extra
+    # a user hook added into our matcher group is kept, ours removed
+    left = load_json(env.hooks_json)
+    assert our_hook_commands(left) == {}
+    assert left["hooks"]["SessionStart"][1] == {"matcher": "startup|resume|clear|compact",
+                                                "hooks": [{"type": "command", "command": "echo mine", "timeout": 3}]}
+    # untouched by the user since install: back to the original bytes
+    assert env.claude_json.read_bytes() == (FIXTURES / "claude.json").read_bytes()
+    assert env.claude_md.read_bytes() == (FIXTURES / "CLAUDE.md").read_bytes()
+
+
+def test_uninstall_without_state_still_removes_our_entries(env):
+    env.with_fixtures()
+    assert env.run().returncode == 0
+    (env.data / "install-state.json").unlink()
+    res = env.run("--uninstall")
+    assert res.returncode == 0, res.output
+    assert "supermemory" not in load_json(env.claude_json)["mcpServers"]
+    assert load_json(env.claude_json) == load_json(FIXTURES / "claude.json")
+    assert load_json(env.settings) == load_json(FIXTURES / "settings.json")
+    assert env.config_toml.read_bytes() == (FIXTURES / "config.toml").read_bytes()
+    assert inst.BLOCK_BEGIN not in env.claude_md.read_text(encoding="utf-8")
+    assert env.agents_md.exists() and not env.agents_md.read_text(encoding="utf-8").strip()  # never deleted blind
+
+
+def test_purge_removes_registrations_and_data_dir(env):
+    env.with_fixtures()
+    before = snapshot(env.home)
+    assert env.run().returncode == 0
+    res = env.run("--purge")
+    assert res.returncode == 0, res.output
+    assert snapshot(env.home) == before
+    assert not env.data.exists()
+
+
+def test_purge_refuses_to_delete_home(env):
+    assert env.run().returncode == 0
+    res = env.run("--purge", extra_env={"SUPERMEMORY_HOME": str(env.home)})
+    assert res.returncode == 2
+    assert "refusing" in res.stdout
+    assert env.home.is_dir()
+
+
+# ---------------------------------------------------------------------------
+# scopes
+
+
+def test_project_mode_writes_dot_mcp_json(env):
+    project = env.root / "proj"
+    project.mkdir()
+    res = env.run("--project", str(project), "--no-hooks", "--no-instructions", "--claude-only")
+    assert res.returncode == 0, res.output
+    assert load_json(project / ".mcp.json")["mcpServers"]["supermemory"]["type"] == "stdio"
+    assert not env.claude_json.exists()
+    assert snapshot(env.home) == {}
+    res = env.run("--uninstall", "--project", str(project), "--no-hooks", "--no-instructions", "--claude-only")
+    assert res.returncode == 0, res.output
+    assert not (project / ".mcp.json").exists()
+
+
+def test_plain_uninstall_also_cleans_recorded_project_files(env):
+    project = env.root / "proj"
+    project.mkdir()
+    (project / ".mcp.json").write_text('{"mcpServers": {"x": {"command": "x"}}}', encoding="utf-8")
+    assert env.run("--project", str(project)).returncode == 0
+    assert env.run().returncode == 0
+    res = env.run("--uninstall")
+    assert res.returncode == 0, res.output
+    assert (project / ".mcp.json").read_text(encoding="utf-8") == '{"mcpServers": {"x": {"command": "x"}}}'
+    assert snapshot(env.home) == {}
+
+
+@pytest.mark.parametrize(
+    "flags, present, absent",
+    [
+        (["--claude-only"], ["claude_json", "settings", "claude_md"], ["config_toml", "hooks_json", "agents_md"]),
+        (["--codex-only"], ["config_toml", "hooks_json", "agents_md"], ["claude_json", "settings", "claude_md"]),
+        (["--no-hooks"], ["claude_json", "config_toml", "claude_md", "agents_md"], ["settings", "hooks_json"]),
+        (["--no-instructions"], ["claude_json", "settings", "config_toml", "hooks_json"], ["claude_md", "agents_md"]),
+    ],
+)
+def test_scope_flags(env, flags, present, absent):
+    res = env.run(*flags)
+    assert res.returncode == 0, res.output
+    for name in present:
+        assert getattr(env, name).exists(), name
+    for name in absent:
+        assert not getattr(env, name).exists(), name
+
+
+def test_codex_home_is_respected(env):
+    codex_home = env.root / "custom-codex"
+    res = env.run("--codex-only", extra_env={"CODEX_HOME": str(codex_home)})
+    assert res.returncode == 0, res.output
+    assert (codex_home / "config.toml").exists() and (codex_home / "hooks.json").exists()
+    assert (codex_home / "AGENTS.md").exists()
+    assert not env.codex.exists()
+    assert env.run("--uninstall", extra_env={"CODEX_HOME": str(codex_home)}).returncode == 0
+    assert not codex_home.exists()
+
+
+# ---------------------------------------------------------------------------
+# robustness
+
+
+@pytest.mark.parametrize(
+    "attr, content, message",
+    [
+        ("claude_json", '{"mcpServers": {"x": 1},\n', "not valid JSON"),
+        ("claude_json", "[1, 2]\n", "not a JSON object"),
+        ("settings", '{"hooks": [1]}\n', '"hooks" is not a JSON object'),
+        ("hooks_json", "{nope}\n", "not valid JSON"),
+        ("config_toml", "[mcp_servers.alpha\ncommand = 1\n", "TOML"),
+        ("claude_md", "x\n" + "<!-- supermemory:begin -->\n", "supermemory:end"),
+    ],
+)
+def test_malformed_file_is_left_untouched_and_reported(env, attr, content, message):
+    path = getattr(env, attr)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content, encoding="utf-8")
+    res = env.run()
+    assert res.returncode == 2
+    assert path.read_text(encoding="utf-8") == content
+    assert f"{path}: " in res.stdout and message in res.stdout and "left untouched" in res.stdout
+    others = [a for a in ["claude_json", "settings", "config_toml", "hooks_json"] if a != attr]
+    for other in others:  # the rest is still registered
+        assert getattr(env, other).exists()
+    backups = env.data / "backups"
+    assert not backups.exists() or not [p for p in backups.rglob("*") if p.is_file()]
+
+
+def test_symlinked_config_is_written_through(env):
+    real = env.root / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text('{"model": "opus"}\n', encoding="utf-8")
+    (env.home / ".claude").mkdir()
+    env.settings.symlink_to(real)
+    assert env.run("--claude-only").returncode == 0
+    assert env.settings.is_symlink()
+    assert our_hook_commands(load_json(real))
+    assert env.run("--uninstall").returncode == 0
+    assert env.settings.is_symlink() and real.read_text(encoding="utf-8") == '{"model": "opus"}\n'
+
+
+def test_existing_file_mode_is_kept(env):
+    env.claude_json.write_text("{}\n", encoding="utf-8")
+    env.claude_json.chmod(0o640)
+    assert env.run("--claude-only").returncode == 0
+    assert env.claude_json.stat().st_mode & 0o777 == 0o640
+
+
+def test_backups_are_taken_before_modifying(env):
+    env.with_fixtures()
+    assert env.run().returncode == 0
+    state = load_json(env.data / "install-state.json")
+    rec = state["files"][str(env.claude_json)]
+    assert rec["created"] is False
+    backup = Path(rec["backup"])
+    assert backup.is_relative_to(env.data / "backups")
+    assert backup.read_bytes() == (FIXTURES / "claude.json").read_bytes()
+    assert state["files"][str(env.agents_md)] == {"kind": "codex_instructions", "created": True}
+
+
+# ---------------------------------------------------------------------------
+# package interaction (guide / model / doctor / MCP handshake) via a fake package
+
+
+def test_guide_output_becomes_the_block(env, fakepkg):
+    res = env.run(pythonpath=[fakepkg])
+    assert res.returncode == 0, res.output
+    for path in (env.claude_md, env.agents_md):
+        text = path.read_text(encoding="utf-8")
+        assert "## Fake supermemory guide" in text
+        assert f"data dir: {env.data}" in text  # guide ran with the explicit SUPERMEMORY_HOME
+        assert text.startswith(inst.BLOCK_BEGIN) and text.endswith(inst.BLOCK_END + "\n")
+
+
+def test_guide_failure_falls_back_to_minimal_block(env, fakepkg):
+    res = env.run(pythonpath=[fakepkg], extra_env={"FAKE_SM_MODE": "guide-fail"})
+    assert res.returncode == 0, res.output
+    text = env.claude_md.read_text(encoding="utf-8")
+    body = text.split(inst.BLOCK_BEGIN)[1].split(inst.BLOCK_END)[0].strip().splitlines()
+    assert len(body) == 3
+    assert "memory_recall" in text and "memory_remember" in text and "supermemory guide" in text
+
+
+def test_model_failure_is_reported_but_registration_continues(env, fakepkg):
+    args = ["--python", sys.executable, "--no-pip", "--no-selfcheck"]
+    res = env.run(*args, fast=False, pythonpath=[fakepkg], extra_env={"FAKE_SM_MODE": "model-fail"})
+    assert res.returncode == 0, res.output
+    assert "model install failed" in res.stdout and "-m supermemory model install" in res.stdout
+    assert env.claude_json.exists() and env.config_toml.exists()
+
+
+def test_selfcheck_ok_with_a_working_server(env, fakepkg):
+    args = ["--python", sys.executable, "--no-pip", "--no-model"]
+    res = env.run(*args, fast=False, pythonpath=[fakepkg])
+    assert res.returncode == 0, res.output
+    assert "supermemory doctor" in res.stdout
+    assert res.stdout.count("MCP server answers initialize (fake-supermemory 9.9)") >= 1
+
+
+def test_selfcheck_failure_warns_and_exits_1(env, fakepkg):
+    args = ["--python", sys.executable, "--no-pip", "--no-model"]
+    res = env.run(*args, fast=False, pythonpath=[fakepkg], extra_env={"FAKE_SM_MODE": "mcp-dead"})
+    assert res.returncode == 1, res.output
+    assert "MCP server check failed" in res.stdout and "cannot open database" in res.stdout
+    assert "Fix:" in res.stdout
+    assert env.claude_json.exists()  # registration stays
+
+
+def test_missing_python_is_an_error(env):
+    res = env.run("--python", str(env.root / "nope" / "python"), "--no-pip", "--no-model", "--no-selfcheck", fast=False)
+    assert res.returncode == 2
+    assert snapshot(env.home) == {}
+
+
+# ---------------------------------------------------------------------------
+# the real server (lands in parallel)
+
+
+REAL_SERVER = pytest.param(
+    "real", marks=pytest.mark.skipif(not (ROOT / "supermemory" / "mcp_server.py").exists(),
+                                     reason="supermemory/mcp_server.py is not there yet"))
+
+
+@pytest.mark.parametrize("server", ["fake", REAL_SERVER])
+def test_registered_commands_answer_initialize(env, fakepkg, server):
+    """Spawn exactly what ~/.claude.json and config.toml say, and speak MCP initialize to it."""
+    pythonpath = [fakepkg] if server == "fake" else [ROOT]
+    args = ["--python", sys.executable, "--no-pip", "--no-model"]
+    res = env.run(*args, fast=False, pythonpath=pythonpath)
+    assert res.returncode in (0, 1), res.output  # doctor may flag the missing model
+    assert "MCP server answers initialize" in res.stdout, res.output
+    base = env.environ(pythonpath)
+    entry = load_json(env.claude_json)["mcpServers"]["supermemory"]
+    assert entry["type"] == "stdio"
+    specs = [(entry["command"], entry["args"], entry["env"])]
+    if tomllib is not None:
+        table = tomllib.loads(env.config_toml.read_text(encoding="utf-8"))["mcp_servers"]["supermemory"]
+        specs.append((table["command"], table["args"], table.get("env", {})))
+    for command, cargs, cenv in specs:
+        msg = handshake(command, cargs, cenv, base, env.home)
+        assert msg is not None and "serverInfo" in msg["result"], msg
+
+
+# ---------------------------------------------------------------------------
+# unit: TOML escaping and editing
+
+
+TRICKY = [
+    r"C:\Users\Me\AppData\Local\Programs\Python\Python312\python.exe",
+    r"\\server\share\python.exe",
+    "/home/o'brien/\"quoted\"/bin/python",
+    "tab\there\nnewline\rcr",
+    "ctl\x00\x01\x1f\x7f\b\f",
+    "unicode: ü 日本語 ✓ 🐍",
+    "#not a comment = [x] {y}",
+    '"""triple""" \'\'\'',
+    "trailing backslash\\",
+    "",
+]
+
+
+@pytest.mark.parametrize("value", TRICKY)
+def test_toml_string_round_trips(value):
+    quoted = inst.toml_string(value)
+    assert "\n" not in quoted
+    decoded, end = inst._parse_basic(quoted, 0)
+    assert decoded == value and end == len(quoted)
+    if tomllib is not None:
+        assert tomllib.loads(f"k = {quoted}\n")["k"] == value
+        table = inst.render_codex_table(value or "python", [value, "-m"], {"SUPERMEMORY_HOME": value, "odd key": value})
+        parsed = tomllib.loads(table)["mcp_servers"]["supermemory"]
+        assert parsed["command"] == (value or "python") and parsed["args"] == [value, "-m"]
+        assert parsed["env"] == {"SUPERMEMORY_HOME": value, "odd key": value}
+
+
+def test_toml_string_rejects_lone_surrogates():
+    with pytest.raises(ValueError):
+        inst.toml_string("bad\udcff")
+
+
+def test_render_table_omits_empty_env():
+    table = inst.render_codex_table("/usr/bin/python3", ["-m", "supermemory", "mcp"], {})
+    assert table == ('[mcp_servers.supermemory]\ncommand = "/usr/bin/python3"\n'
+                     'args = ["-m", "supermemory", "mcp"]\nstartup_timeout_sec = 20\n')
+
+
+OURS_BETWEEN = """\
+# top
+[mcp_servers.alpha]
+command = "a"
+
+[mcp_servers.supermemory]   # old, hand written
+command = "old"
+# a comment inside our table
+args = [
+  "x",
+]
+
+[mcp_servers.supermemory_extra]
+command = "not ours"
+
+[mcp_servers.supermemory.env]
+SUPERMEMORY_HOME = "/old"
+
+[mcp_servers.zeta]
+command = "z"
+"""
+
+
+def test_toml_replace_in_place_between_other_servers():
+    table = inst.render_codex_table("/new/python", ["-m", "supermemory", "mcp"], {})
+    new = inst.toml_upsert_table(OURS_BETWEEN, table)
+    assert new == (
+        '# top\n[mcp_servers.alpha]\ncommand = "a"\n\n' + table
+        + '\n[mcp_servers.supermemory_extra]\ncommand = "not ours"\n\n[mcp_servers.zeta]\ncommand = "z"\n'
+    )
+    assert inst.toml_upsert_table(new, table) == new
+    stripped = inst.toml_remove_table(new)
+    assert stripped == ('# top\n[mcp_servers.alpha]\ncommand = "a"\n'
+                        '\n[mcp_servers.supermemory_extra]\ncommand = "not ours"\n\n[mcp_servers.zeta]\ncommand = "z"\n')
+    if tomllib is not None:
+        parsed = tomllib.loads(new)["mcp_servers"]
+        assert parsed["supermemory"] == {"command": "/new/python", "args": ["-m", "supermemory", "mcp"],
+                                         "startup_timeout_sec": 20}
+        assert set(parsed) == {"alpha", "supermemory", "supermemory_extra", "zeta"}
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        "",
+        "# only a comment",
+        "# only a comment\n",
+        'model = "o3"\n',
+        'model = "o3"',
+        '[mcp_servers.a]\ncommand = "a"\n\n[tui]\nx = 1\n\n\n',
+        '[mcp_servers.a]\r\ncommand = "a"\r\n\r\n[tui]\r\nx = 1\r\n',
+        'a = """\n[mcp_servers.supermemory]\n"""\n[b]\nc = [\n  "[x]",\n  { d = "]" },\n]\n',
+        "[ 'mcp_servers' . \"q\" ]\nk = 'v'\n",
+    ],
+)
+def test_toml_insert_then_remove_is_identity(original):
+    table = inst.render_codex_table("/p/python", ["-m", "supermemory", "mcp"], {"SUPERMEMORY_HOME": "/d"})
+    new = inst.toml_upsert_table(original, table)
+    assert inst.toml_has_table(new)
+    assert inst.toml_upsert_table(new, table) == new
+    removed = inst.toml_remove_table(new)
+    if original.endswith("\n") or not original.strip():
+        assert removed == original or (original and not original.strip("\r\n "))
+    else:  # we had to add a final newline to the user's last line
+        assert removed == original + "\n"
+    if "\r\n" in original:
+        assert "\r\n[mcp_servers.supermemory]\r\n" in new
+    if tomllib is not None:
+        assert tomllib.loads(new)["mcp_servers"]["supermemory"]["startup_timeout_sec"] == 20
+        assert tomllib.loads(removed) == tomllib.loads(original)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'mcp_servers = { other = { command = "x" } }\n',
+        'mcp_servers.supermemory.command = "x"\n',
+        '[mcp_servers]\nsupermemory.command = "x"\n',
+        "[[mcp_servers]]\nname = 'x'\n",
+    ],
+)
+def test_toml_conflicting_definitions_are_refused(text):
+    table = inst.render_codex_table("/p/python", ["-m", "supermemory", "mcp"], {})
+    with pytest.raises(inst.ConfigError):
+        inst.toml_upsert_table(text, table)
+
+
+# ---------------------------------------------------------------------------
+# unit: Markdown block and JSON hook merging
+
+
+def test_md_block_insert_replace_remove():
+    block1 = inst.make_block("one\ntwo\n")
+    block2 = inst.make_block("<!-- supermemory:begin -->\nthree\n<!-- supermemory:end -->\n")
+    assert block2 == "<!-- supermemory:begin -->\nthree\n<!-- supermemory:end -->\n"
+    original = "# Rules\n\n- a\n"
+    new = inst.md_upsert_block(original, block1)
+    assert new == original + "\n" + block1
+    user_after = new + "\n## later user section\n"
+    replaced = inst.md_upsert_block(user_after, block2)
+    assert replaced == original + "\n" + block2 + "\n## later user section\n"
+    assert inst.md_remove_block(replaced) == original + "\n## later user section\n"
+    assert inst.md_remove_block(inst.md_upsert_block("", block1)) == ""
+
+
+def test_json_hooks_merge_keeps_user_hooks_in_shared_group():
+    editor = inst.HooksJsonEditor(inst.hook_groups(inst.CODEX_HOOKS, "/py", {}))
+    ours_cmd = '"/py" -m supermemory hook stop'
+    text = json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": "user-a"}]},
+        {"hooks": [{"type": "command", "command": '"/old" -m supermemory hook stop'},
+                   {"type": "command", "command": "user-b"}]},
+        {"hooks": [{"type": "command", "command": "user-c"}]},
+    ], "Empty": []}})
+    out = json.loads(editor.apply(text))
+    stop = out["hooks"]["Stop"]
+    assert [g["hooks"][0]["command"] for g in stop] == ["user-a", ours_cmd, "user-b", "user-c"]
+    assert out["hooks"]["Empty"] == []  # a user's empty list is not ours to prune
+    assert editor.apply(editor.apply(text)) == editor.apply(text)
+    stripped = json.loads(editor.strip(editor.apply(text)))
+    assert [g["hooks"][0]["command"] for g in stripped["hooks"]["Stop"]] == ["user-a", "user-b", "user-c"]
+
+
+def test_unchanged_json_is_not_reformatted():
+    editor = inst.McpJsonEditor({"type": "stdio", "command": "/py", "args": ["-m", "supermemory", "mcp"], "env": {}})
+    compact = '{"mcpServers":{"supermemory":{"type":"stdio","command":"/py","args":["-m","supermemory","mcp"],"env":{}}}}'
+    assert editor.apply(compact) == compact

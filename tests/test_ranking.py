@@ -1,0 +1,124 @@
+"""The pure ranker: features, gates, softmax, MMR, relative cutoff, budget."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from supermemory import ranking
+from supermemory.ranking import Candidate, RankConfig
+
+
+def unit(v):
+    v = np.asarray(v, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+@pytest.mark.parametrize("age, half_life, expected", [(0, 45, 1.0), (45, 45, 0.5), (90, 45, 0.25), (10, 0, 0.0)])
+def test_recency_halves_every_half_life(age, half_life, expected):
+    assert ranking.recency(age, half_life) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("count, expected", [(0, 0.0), (10, 1.0), (1000, 1.0)])
+def test_reinforcement_is_log_scaled_and_capped(count, expected):
+    assert ranking.reinforcement(count) == pytest.approx(expected)
+
+
+def test_softmax_sums_to_one_and_sharpens_with_low_temperature():
+    flat = ranking.softmax([1.0, 0.9], 10.0)
+    sharp = ranking.softmax([1.0, 0.9], 0.01)
+    assert sum(flat) == pytest.approx(1.0) and sum(sharp) == pytest.approx(1.0)
+    assert sharp[0] > flat[0]
+
+
+def test_bm25_normalised_within_candidates():
+    assert ranking.normalise_bm25([-4.0, -2.0, None]) == [1.0, 0.5, 0.0]
+
+
+def test_mmr_keeps_five_rephrasings_from_filling_the_top_five():
+    base = unit(np.ones(8))
+    cands = []
+    for i in range(5):  # five rephrasings of one memory: near-identical vectors, top scores
+        v = unit(base + 0.01 * np.eye(8)[i])
+        cands.append(Candidate(id=i, cosine=0.9 - 0.001 * i, vector=v, coverage=1.0, bm25=-5.0))
+    for j in range(5, 10):  # distinct memories, a little less relevant
+        v = unit(np.eye(8)[j - 5] * 3 + 0.1)
+        cands.append(Candidate(id=j, cosine=0.8 - 0.001 * j, vector=v, coverage=0.8, bm25=-4.0))
+    cfg = RankConfig(vector_floor=0.5, relative_cutoff=0.0, mmr_lambda=0.5)
+    selected, _ = ranking.rank(cands, cfg, limit=5, cosine_fn=lambda a, b: float(np.dot(a, b)))
+    top_ids = [r.candidate.id for r in selected]
+    assert top_ids[0] == 0
+    assert sum(1 for i in top_ids if i < 5) <= 2
+    without, _ = ranking.rank(cands, RankConfig(vector_floor=0.5, relative_cutoff=0.0, mmr_lambda=0.0), limit=5)
+    assert [r.candidate.id for r in without] == [0, 1, 2, 3, 4]
+
+
+def test_relative_cutoff_trims_weak_tail_but_exact_error_code_survives():
+    cands = [
+        Candidate(id=1, bm25=-9.0, coverage=1.0, cosine=0.55),   # exact token hit: E_ACCES
+        Candidate(id=2, bm25=None, coverage=0.0, cosine=0.61),   # weak semantic neighbours
+        Candidate(id=3, bm25=None, coverage=0.0, cosine=0.60),
+        Candidate(id=4, bm25=None, coverage=0.0, cosine=0.605),
+    ]
+    cfg = RankConfig(vector_floor=0.6, relative_cutoff=0.2, temperature=0.1, mmr_lambda=0.0)
+    selected, dropped = ranking.rank(cands, cfg, limit=10)
+    assert [r.candidate.id for r in selected] == [1]
+    assert all(r.gated for r in dropped)
+    off, _ = ranking.rank(cands, RankConfig(vector_floor=0.6, relative_cutoff=0.0, mmr_lambda=0.0), limit=10)
+    assert len(off) == 4
+
+
+def test_relative_cutoff_does_nothing_when_results_are_flat():
+    cands = [Candidate(id=i, bm25=-5.0, coverage=1.0, cosine=0.7) for i in range(6)]
+    selected, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.5, mmr_lambda=0.0), limit=10)
+    assert len(selected) == 6
+
+
+def test_cosine_floor_gates_non_lexical_candidates_and_zero_disables_it():
+    cands = [Candidate(id=1, cosine=0.4), Candidate(id=2, cosine=0.7)]
+    selected, dropped = ranking.rank(cands, RankConfig(vector_floor=0.6, relative_cutoff=0.0), limit=10)
+    assert [r.candidate.id for r in selected] == [2]
+    assert "below floor" in dropped[0].gated
+    selected, _ = ranking.rank(cands, RankConfig(vector_floor=0.0, lexical_floor=0.0, relative_cutoff=0.0), limit=10)
+    assert len(selected) == 2
+
+
+def test_cjk_queries_ignore_meaningless_cosines():
+    cands = [Candidate(id=1, cosine=0.95), Candidate(id=2, bm25=-3.0, coverage=0.9, cosine=0.3)]
+    cfg = RankConfig(vector_floor=0.6, relative_cutoff=0.0, cjk_share=1.0)
+    selected, _ = ranking.rank(cands, cfg, limit=10)
+    assert [r.candidate.id for r in selected] == [2]
+
+
+def test_query_gate_returns_nothing_when_no_candidate_stands_out():
+    flat = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(20)]
+    cfg = RankConfig(vector_floor=0.5, vector_margin=0.05, query_coverage=0.5, relative_cutoff=0.0)
+    selected, dropped = ranking.rank(flat, cfg, limit=10)
+    assert selected == [] and "no evidence" in dropped[0].gated
+    standout = flat + [Candidate(id=99, cosine=0.75)]
+    selected, _ = ranking.rank(standout, cfg, limit=10)
+    assert selected[0].candidate.id == 99
+
+
+def test_adaptive_weights_follow_lexical_evidence():
+    cfg = RankConfig()
+    low = ranking.effective_weights(cfg, 0.0)
+    high = ranking.effective_weights(cfg, 1.0)
+    assert high["lexical"] > low["lexical"] and high["vector"] == low["vector"]
+
+
+def test_token_budget_keeps_first_and_stops_when_spent():
+    cands = [Candidate(id=i, bm25=-5.0 + i * 0.1, coverage=1.0, cosine=0.8, tokens=100) for i in range(5)]
+    selected, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.0, mmr_lambda=0.0), limit=10, max_tokens=250)
+    assert len(selected) == 2
+    one, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.0), limit=10, max_tokens=10)
+    assert len(one) == 1
+
+
+def test_scores_are_finite_and_attention_sums_to_one():
+    cands = [Candidate(id=i, bm25=-float(i + 1), coverage=0.5, cosine=0.7, importance=0.9, pinned=i == 0,
+                       age_days=i * 10, recall_count=i) for i in range(5)]
+    selected, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.0, mmr_lambda=0.0), limit=5)
+    assert all(math.isfinite(r.score) for r in selected)
+    assert sum(r.attention for r in selected) == pytest.approx(1.0)

@@ -1,0 +1,71 @@
+"""The one tokenizer, summaries, token estimates and chunking."""
+from __future__ import annotations
+
+import pytest
+
+from supermemory.text import chunk, estimate_tokens, fts_match, query_terms, summarize, tokenize
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("检索层", ["检", "索", "层", "检索", "索层"]),
+    ("MemoryStore", ["memorystore", "memory", "store"]),
+    ("E_ACCES", ["e_acces"]),
+    ("--dry-run", ["--dry-run", "dry", "run"]),
+    ("/etc/hosts", ["/etc/hosts", "etc"]),
+    ("v1.2.3", ["v1.2.3"]),
+    ("c++", ["c++"]),
+    ("ERR_CONNECTION_REFUSED", ["err_connection_refused", "connection"]),
+    ("parseJSON", ["parsejson", "parse", "json"]),
+    ("ＡＢＣ", ["abc"]),
+])
+def test_tokenize_keeps_whole_forms_and_parts(text, expected):
+    tokens = tokenize(text)
+    for token in expected:
+        assert token in tokens, (text, token, tokens)
+
+
+def test_mixed_cjk_and_latin_split_into_runs():
+    tokens = tokenize("检索层使用BM25和向量")
+    assert "bm25" in tokens and "检索" in tokens and "向量" in tokens
+
+
+def test_trailing_punctuation_does_not_stick_to_tokens():
+    assert "hosts" not in tokenize("edit /etc/hosts.") and "/etc/hosts" in tokenize("edit /etc/hosts.")
+    assert "(c++)" not in tokenize("(c++)")
+
+
+def test_query_terms_drop_stop_words_unless_nothing_else_remains():
+    assert query_terms("how does the retrieval work") == ["retrieval", "work"]
+    assert query_terms("what is it") != []
+
+
+@pytest.mark.parametrize("query", ['"unbalanced', "AND OR NOT", "NEAR(", "col:val", "*", 'a"b'])
+def test_fts_match_quotes_every_term(query):
+    expr = fts_match(query_terms(query))
+    for part in filter(None, expr.split(" OR ")):
+        assert part.startswith('"') and part.endswith('"')
+
+
+def test_summary_is_first_sentence_and_capped():
+    assert summarize("First sentence. Second one.") == "First sentence."
+    assert summarize("第一句。第二句。") == "第一句。"
+    assert len(summarize("x" * 500, max_chars=100)) == 100
+
+
+def test_token_estimate_counts_cjk_per_character():
+    assert estimate_tokens("检索层") == 3
+    assert estimate_tokens("abcd" * 10) == 10
+    assert estimate_tokens("") == 0
+
+
+def test_chunking_respects_budget_and_overlaps():
+    text = "\n\n".join(f"Paragraph {i}. " + "word " * 120 for i in range(6))
+    chunks = chunk(text, max_tokens=260, overlap_tokens=48)
+    assert len(chunks) > 1
+    assert all(estimate_tokens(c) <= 260 + 5 for c in chunks)
+    assert chunk("short text") == ["short text"]
+
+
+def test_chunking_hard_splits_one_giant_line():
+    chunks = chunk("x" * 20000, max_tokens=100, overlap_tokens=0)
+    assert len(chunks) > 10 and all(estimate_tokens(c) <= 105 for c in chunks)
