@@ -260,7 +260,7 @@ def _keep_value(value: str, *, quoted: bool, family: str) -> bool:
     if low in _NOT_A_SECRET:
         return True
     first = v[0]
-    if first in "<{([":  # <your password>, {{ vault }}, (expr), [list], [PAD]
+    if first in "<{([&":  # <your password>, {{ vault }}, (expr), [list], [PAD], &ref
         return True
     if low.startswith("arn:"):  # an AWS resource name, not a credential
         return True
@@ -307,7 +307,9 @@ def _keep_value(value: str, *, quoted: bool, family: str) -> bool:
             return True
         if _SPACE.search(v) and low.split(None, 1)[0] not in ("bearer", "basic", "token"):
             return True
-        if _is_wordy(v) and (len(v) < 8 or ("_" in v and not has_keyword) or _is_camel_words(v)):
+        if _is_wordy(v) and (
+            len(v) < 8 or ("_" in v and not has_keyword) or _is_camel_words(v) or _CAMEL_IDENT.fullmatch(v)
+        ):
             return True
     return False
 
@@ -323,7 +325,7 @@ def _keep_assignment(m: "re.Match[str]", value: str) -> bool:
     kw = m.group("kw").lower()
     family = _family(kw)
     start = _key_start(s, m.start("kw"))
-    key = s[start : m.end("kw")].lower()
+    key = s[start : m.end("kw")].lower().lstrip("-")
     if ":" in key:  # AWS::ApiGateway::ApiKey, arn:aws:...:secret:name
         return True
     sep = m.group("sep")

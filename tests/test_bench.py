@@ -1,0 +1,84 @@
+"""The retrieval benchmark: metrics are computed right and the gates fail CI."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from supermemory.bench import load_cases, summarise
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_summarise_computes_recall_mrr_ndcg_and_negatives():
+    rows = [
+        {"id": "a", "category": "x", "hits": 3, "relevant": ["d1"], "ranked": ["d2", "d1", "d3"],
+         "recall@1": 0.0, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.5, "ndcg@10": 0.63},
+        {"id": "b", "category": "negative", "hits": 0, "relevant": [], "ranked": []},
+        {"id": "c", "category": "negative", "hits": 2, "relevant": [], "ranked": ["d1", "d2"]},
+    ]
+    out = summarise(rows, [1.0, 2.0, 3.0], [10, 20, 30], mode="full", n_docs=3)
+    assert out["n"] == 1 and out["recall@5"] == 1.0 and out["mrr@10"] == 0.5
+    assert out["negative_empty_rate"] == 0.5 and out["negative_mean_hits"] == 1.0
+    assert out["categories"]["negative"]["empty_rate"] == 0.5
+    assert out["latency_ms_p50"] == 2.0 and out["tokens_per_page"] == 20
+
+
+def test_cases_file_is_well_formed():
+    docs, queries = load_cases(ROOT / "bench" / "cases.jsonl")
+    ids = {d["id"] for d in docs}
+    assert len(queries) >= 150
+    assert all(set(q["relevant"]) <= ids for q in queries)
+    negatives = [q for q in queries if not q["relevant"]]
+    assert len(negatives) >= 20
+    cats = {q["meta"]["category_name"] for q in queries}
+    assert {"paraphrase", "identifier", "chinese", "mixed", "negation", "negative"} <= cats
+
+
+def _bench(args, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUPERMEMORY")}
+    env.update({"SUPERMEMORY_HOME": str(tmp_path / "h"), "SUPERMEMORY_EMBED_PROVIDER": "hash",
+                "PYTHONPATH": str(ROOT)})
+    return subprocess.run([sys.executable, "-m", "supermemory", "bench", *args], env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.fixture
+def small_set(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    queries = tmp_path / "queries.jsonl"
+    docs = [("d1", "postgres connection pool size is 20"), ("d2", "redis is used for the session cache"),
+            ("d3", "deploys happen on tuesday mornings"), ("d4", "the linter is ruff with line length 100")]
+    corpus.write_text("".join(json.dumps({"id": i, "text": t, "meta": {"scope": "s1"}}) + "\n" for i, t in docs))
+    qs = [("q1", "postgres pool size", ["d1"]), ("q2", "session cache redis", ["d2"]),
+          ("q3", "when do deploys happen", ["d3"]), ("q4", "ruff line length", ["d4"])]
+    queries.write_text("".join(json.dumps({"id": i, "query": q, "relevant": r,
+                                           "meta": {"scope": "s1", "category_name": "c"}}) + "\n" for i, q, r in qs))
+    return corpus, queries
+
+
+def test_shared_format_bench_reports_json_metrics(small_set, tmp_path):
+    corpus, queries = small_set
+    proc = _bench(["--corpus", str(corpus), "--queries", str(queries), "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert {"recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "n"} <= set(out)
+    assert out["n"] == 4 and out["recall@5"] == 1.0 and "c" in out["categories"]
+
+
+def test_gates_fail_the_run(small_set, tmp_path):
+    corpus, queries = small_set
+    proc = _bench(["--corpus", str(corpus), "--queries", str(queries), "--fail-under-recall", "1.01"], tmp_path)
+    assert proc.returncode == 1 and "bench gate failed" in proc.stderr
+
+
+@pytest.mark.parametrize("mode", ["lexical", "vector"])
+def test_baseline_modes_run(small_set, tmp_path, mode):
+    corpus, queries = small_set
+    proc = _bench(["--corpus", str(corpus), "--queries", str(queries), "--mode", mode, "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["mode"] == mode

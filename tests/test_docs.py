@@ -1,0 +1,53 @@
+"""Documentation is tested: commands have help and are in README; tools have descriptions."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from supermemory.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _subcommands():
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    raise AssertionError("no subcommands")
+
+
+def test_every_subcommand_has_help_and_is_in_both_readmes():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme_zh = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    sub = _subcommands()
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name in sub.choices:
+        assert helps.get(name), f"{name} has no help"
+        assert f"supermemory {name}" in readme, f"README.md does not mention `supermemory {name}`"
+        assert f"supermemory {name}" in readme_zh, f"README.zh-CN.md does not mention `supermemory {name}`"
+
+
+def test_every_mcp_tool_has_a_description_and_is_in_the_readme():
+    from supermemory.mcp_server import TOOLS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for tool in TOOLS:
+        name = tool["name"] if isinstance(tool, dict) else tool.name
+        description = tool["description"] if isinstance(tool, dict) else tool.description
+        assert description and len(description) > 20
+        assert name in readme
+
+
+def test_chinese_readme_covers_every_section():
+    en = [l for l in (ROOT / "README.md").read_text(encoding="utf-8").splitlines() if l.startswith("## ")]
+    zh = [l for l in (ROOT / "README.zh-CN.md").read_text(encoding="utf-8").splitlines() if l.startswith("## ")]
+    assert len(zh) == len(en), (en, zh)
+
+
+def test_public_store_methods_have_docstrings():
+    from supermemory.core import MemoryStore
+
+    for name in dir(MemoryStore):
+        if not name.startswith("_") and callable(getattr(MemoryStore, name)):
+            assert getattr(MemoryStore, name).__doc__, name
