@@ -47,12 +47,13 @@ DEFAULTS: dict[str, Any] = {
         "half_life_days": 45.0,
         "mmr_lambda": 0.4,
         "vector_floor": 0.0,        # 0 → calibrated per-embedder floor (MemoryStore._default_floor)
-        "lexical_floor": 0.0,       # query coverage a lexical hit needs to bypass the cosine floor
+        "lexical_floor": 0.15,      # query coverage a lexical hit needs to bypass the cosine floor
         "vector_base": -1,          # cosine the vector feature maps to 0; -1 = this query's background
         "coverage_mix": 1.0,        # lexical feature = bm25 share x query coverage
         "relative_cutoff": 0.02,    # drop hits below this share of the best attention
-        "vector_margin": 0.0,       # query gate: best cosine must beat the background by this much
-        "query_coverage": 0.0,      # query gate: …or the best lexical hit covers this share of the query
+        "vector_margin": 0.045,     # query gate: best cosine must beat the background by this much
+        "query_coverage": 0.3,      # query gate: …or the best lexical hit covers this share of the query
+        "query_coverage_cjk": 0.2,  # query gate coverage for all-CJK queries (cosines carry no meaning)
         "confident_cosine": 0.8,    # query gate: …or some cosine is at least this high
         "candidates": 60,
     },

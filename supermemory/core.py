@@ -1170,66 +1170,163 @@ class MemoryStore:
     # --- session capture ----------------------------------------------------------------------
 
     def capture_session(self, path: str | None, *, session_id: str | None = None, platform: str | None = None,
-                        model: str | None = None, cwd: str | None = None, namespace: str | None = None) -> dict:
+                        model: str | None = None, cwd: str | None = None, namespace: str | None = None,
+                        deadline: float | None = None) -> dict:
         """Fold new transcript lines into the session's digest and store it as one `session` memory.
 
         Reads incrementally (a byte offset per transcript, complete lines only); a repeat capture of
-        the same session writes a new version of the same memory, never a duplicate.
+        the same session writes a new version of the same memory, never a duplicate, and a capture
+        with nothing new writes nothing. Sessions are keyed by platform + session id, so a Claude
+        Code and a Codex session that share an id stay apart. Transcript lines are redacted before
+        they are parsed (the digest clips long texts, which would otherwise keep half a secret).
+
+        :param platform: 'claude-code' or 'codex' as the caller sees it; the transcript's own lines win.
+        :param deadline: a `time.monotonic()` value after which no further chunk is read (the next
+            capture continues from there); None reads to the end.
+        :returns: {"status": created|updated|unchanged|empty|disabled|"no transcript", "id", "lines", ...}
         """
         from supermemory import transcripts
+        from supermemory.redact import redact
 
-        if not self.config.get("capture.enabled", True):
+        def flag(value) -> bool:
+            if isinstance(value, str):
+                return value.strip().lower() not in ("0", "false", "no", "off", "")
+            return value is None or bool(value)
+
+        def same_file(a, b) -> bool:
+            try:
+                return a == b or os.path.realpath(a) == os.path.realpath(b)
+            except (TypeError, ValueError, OSError):
+                return False
+
+        def strings(node, out: list) -> list:
+            if isinstance(node, str):
+                out.append(node)
+            elif isinstance(node, list):
+                for item in node:
+                    strings(item, out)
+            elif isinstance(node, dict):
+                for item in node.values():
+                    strings(item, out)
+            return out
+
+        def redact_lines(objs: list, batch: int = 64) -> list:
+            # One redact() call per batch of lines (their strings joined by newlines; no rule
+            # matches across a newline, and any change falls back to string-by-string), which is
+            # ~40x faster than redacting every string of a multi-megabyte transcript separately.
+            out = []
+            for start in range(0, len(objs), batch):
+                group = objs[start:start + batch]
+                texts = ["\n".join(strings(obj, [])) for obj in group]
+                joined = "\n".join(texts)
+                clean, counts = redact(joined)
+                if clean == joined and not counts:
+                    out.extend(group)
+                    continue
+                for obj, text in zip(group, texts):
+                    clean, counts = redact(text)
+                    out.append(obj if clean == text and not counts else _redact_tree(obj))
+            return out
+
+        if not flag(self.config.get("capture.enabled", True)):
             return {"status": "disabled"}
-        if not path:
+        if not path or not isinstance(path, (str, os.PathLike)):
             return {"status": "no transcript"}
-        key_id = session_id or os.path.basename(str(path))
-        rows = self._q("SELECT offset, digest, memory_id, path FROM capture_state WHERE session_key = ?", (key_id,))
+        path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+        if not os.path.isfile(path):
+            return {"status": "no transcript", "path": path}
+        known = ("claude-code", "codex")
+        sniffed = transcripts.detect_platform(transcripts.read_new_lines(path, 0, max_bytes=256 * 1024)[0])
+        plat = sniffed if sniffed in known else (platform if platform in known else None)
+        session = session_id.strip() if isinstance(session_id, str) and session_id.strip() else None
+        key_id = f"{plat or 'unknown'}:{session or 'file:' + path}"
+
+        query = "SELECT offset, digest, memory_id, path FROM capture_state WHERE session_key = ?"
+        rows = self._q(query, (key_id,))
+        legacy_key = None
+        if not rows:  # state written before keys carried the platform: adopt it for the same file
+            old = session or os.path.basename(path)
+            legacy = self._q(query, (old,))
+            if legacy and same_file(legacy[0][3], path):
+                rows, legacy_key = legacy, old
         offset, digest, memory_id = 0, None, None
         if rows:
             offset, raw, memory_id, old_path = rows[0]
-            digest = transcripts.digest_from_dict(json.loads(raw))
-            if old_path != str(path):
-                offset = 0
-        if offset and os.path.exists(path) and os.path.getsize(path) < offset:
-            offset, digest = 0, None  # truncated or rotated: start over
-        lines, new_offset = transcripts.read_new_lines(str(path), offset)
+            try:
+                digest = transcripts.digest_from_dict(json.loads(raw))
+            except (TypeError, ValueError):
+                offset, digest = 0, None
+            if not same_file(old_path, path):
+                offset = 0  # the session moved to another file: read it all; the digest dedupes repeats
+        try:
+            offset = max(0, int(offset or 0))
+            if offset > os.path.getsize(path):
+                offset, digest = 0, None  # truncated or rotated: start over
+        except (TypeError, ValueError, OSError):
+            offset, digest = 0, None
+
+        n_lines, new_offset, drained = 0, offset, False
+        step = 4 * 1024 * 1024 if deadline is not None else 16 * 1024 * 1024
         while True:
-            more, further = transcripts.read_new_lines(str(path), new_offset)
-            if further == new_offset:
+            more, further = transcripts.read_new_lines(path, new_offset, max_bytes=step)
+            if further <= new_offset:
+                drained = True
                 break
-            lines.extend(more)
             new_offset = further
-        if not lines and digest is not None:
-            return {"status": "unchanged", "id": format_id(memory_id) if memory_id else None}
-        digest = transcripts.parse(lines, digest, platform=platform if platform in ("claude-code", "codex") else None)
+            if more:
+                n_lines += len(more)
+                digest = transcripts.parse(redact_lines(more), digest, platform=plat)
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+        if n_lines == 0 and digest is not None and new_offset == offset:
+            return {"status": "unchanged", "id": format_id(memory_id) if memory_id else None, "lines": 0}
+        if digest is None:
+            digest = transcripts.parse([], None, platform=plat)
         digest = transcripts.digest_from_dict(_redact_tree(transcripts.digest_to_dict(digest)))
-        if digest.platform == "unknown" and platform:
-            digest.platform = platform
+        if digest.platform == "unknown" and plat:
+            digest.platform = plat
         model = model or digest.model
         title, body = transcripts.render_digest(digest, max_chars=int(self.config.get("capture.max_chars", 6000)))
+        if memory_id is None:  # state lost (e.g. the hook was killed between the two writes)
+            found = self._q(f"SELECT m.id FROM memories m WHERE m.external_key = ? AND m.kind = 'session' AND {LIVE} "
+                            f"ORDER BY m.id DESC LIMIT 1", (key_id,))
+            memory_id = found[0][0] if found else None
         if not digest.requests and not digest.files and not digest.commands:
-            self._save_capture(key_id, path, new_offset, digest, memory_id)
-            return {"status": "empty"}
-        source = {"platform": digest.platform, "model": model, "cwd": cwd or digest.cwd, "session": session_id}
+            self._save_capture(key_id, path, new_offset, digest, memory_id, drop_key=legacy_key)
+            return {"status": "empty", "id": format_id(memory_id) if memory_id else None, "lines": n_lines}
+        source = {"platform": digest.platform, "model": model, "cwd": cwd or digest.cwd, "session": session}
         source = {k: v for k, v in source.items() if v}
         result = None
         if memory_id:
-            rec = self._fetch(memory_id)
-            if rec is not None and rec["deleted_at"] is None:
-                head = self._head(memory_id)
-                result = self.update(head, content=body, title=title, source=source, namespace="*")
-                memory_id = parse_id(result["id"])
+            for _attempt in range(2):  # a concurrent capture may have just written a newer version
+                rec = self._fetch(self._head(memory_id))
+                if rec is None or rec["deleted_at"] is not None:
+                    break
+                try:
+                    result = self.update(rec["id"], content=body, title=title, source=source, namespace="*")
+                    break
+                except (InvalidInputError, NotFoundError):
+                    if _attempt:
+                        raise
         if result is None:
-            result = self.remember(body, title=title, kind="session", source=source, namespace=namespace,
-                                   external_key=key_id, importance=0.4, create_namespace=True)
-            memory_id = parse_id(result["id"])
-        self._save_capture(key_id, path, new_offset, digest, memory_id)
-        return {"status": result["status"], "id": format_id(memory_id), "lines": len(lines)}
+            ns = namespace
+            if ns is None and self.namespace == ALL_NAMESPACES:
+                from supermemory.config import namespace_for_dir
 
-    def _save_capture(self, key, path, offset, digest, memory_id) -> None:
+                ns = namespace_for_dir(cwd or digest.cwd or os.getcwd())
+            result = self.remember(body, title=title, kind="session", source=source, namespace=ns,
+                                   external_key=key_id, importance=0.4, create_namespace=True)
+        memory_id = parse_id(result["id"])
+        self._save_capture(key_id, path, new_offset, digest, memory_id, drop_key=legacy_key)
+        return {"status": result["status"], "id": format_id(memory_id), "lines": n_lines,
+                "platform": digest.platform, "complete": drained}
+
+    def _save_capture(self, key, path, offset, digest, memory_id, *, drop_key: str | None = None) -> None:
         from supermemory import transcripts
 
         with self._txn():
+            if drop_key and drop_key != key:
+                self.conn.execute("DELETE FROM capture_state WHERE session_key = ?", (drop_key,))
             self.conn.execute(
                 "INSERT INTO capture_state(session_key, path, offset, digest, memory_id, updated_at) "
                 "VALUES (?,?,?,?,?,?) ON CONFLICT(session_key) DO UPDATE SET path = excluded.path, "

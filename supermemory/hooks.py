@@ -1,139 +1,470 @@
 """Claude Code / Codex hook entry points. They fail open: errors go to stderr, exit code 0.
 
+`supermemory hook <event>` reads the hook's JSON payload on stdin:
+
+* `session-start` prints exactly one JSON object,
+  `{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": <briefing>}}`,
+  for every `source` (startup, resume, clear, compact) and for Claude Code and Codex alike. The
+  briefing never loads the embedding model (nor numpy).
+* `pre-compact`, `stop` and `session-end` fold the new transcript lines into the session's one
+  `session` memory (a new version of it when something changed); `session-end` also runs
+  `MemoryStore.maintenance()`.
+
 A watchdog enforces the hard time budget (`hooks.budget_seconds`, 2 s by default): when it
-fires the process exits 0 with nothing more on stdout, so a slow disk never stalls a session.
-SQLite rolls back any transaction the exit interrupts.
+fires the process exits 0 with nothing more on stdout (the SessionStart answer is written under
+a lock, so stdout holds either the whole JSON object or nothing). SQLite rolls back any
+transaction the exit interrupts, and a capture whose memory row committed before its
+bookkeeping did is found again by its external key. The embedding model is used for the
+session memory when it can be loaded and run inside the budget; otherwise the digest is stored
+for lexical recall only, and the database is never pinned to the `hash` fallback by a hook.
+
+A database file that is visibly damaged (not SQLite, or shorter than its header says) is left
+untouched: the hook reports it on stderr and does nothing else.
 """
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
 EVENTS = ("session-start", "pre-compact", "session-end", "stop")
+PLATFORMS = ("claude-code", "codex")
+DEFAULT_BUDGET = 2.0
 
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_OUTPUT_LOCK = threading.Lock()
+# Set when a bounded worker thread (model load / embedding) was left running past its time:
+# the process then ends with os._exit so interpreter teardown never races native code.
+_ABANDONED = threading.Event()
+
+
+class DamagedDatabase(Exception):
+    """The database file is visibly damaged; the hook leaves it untouched."""
+
+
+# --- payload -----------------------------------------------------------------------------------
 
 def _read_payload(stream) -> dict:
+    if stream is None:
+        return {}
     try:
         raw = stream.read(4 * 1024 * 1024)
-    except (OSError, ValueError):
+    except Exception as exc:  # noqa: BLE001 - closed, binary garbage, decode errors: all "no payload"
+        sys.stderr.write(f"supermemory hook: cannot read stdin ({type(exc).__name__}); continuing with defaults\n")
         return {}
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8", "replace")
+    if not isinstance(raw, str) or not raw.strip():
+        return {}
     try:
-        data = json.loads(raw) if raw and raw.strip() else {}
-    except ValueError:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
         sys.stderr.write("supermemory hook: stdin was not JSON; continuing with defaults\n")
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        sys.stderr.write("supermemory hook: stdin JSON was not an object; continuing with defaults\n")
+        return {}
+    return data
+
+
+def _text(payload: dict, key: str) -> str | None:
+    value = payload.get(key)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _project_dir(payload: dict, env=os.environ) -> str:
+    """The project the hook runs for: payload `cwd`, SUPERMEMORY_PROJECT_CWD, CLAUDE_PROJECT_DIR, cwd."""
+    for candidate in (payload.get("cwd"), env.get("SUPERMEMORY_PROJECT_CWD"), env.get("CLAUDE_PROJECT_DIR")):
+        if isinstance(candidate, str) and candidate.strip():
+            return candidate.strip()
+    return os.getcwd()
+
+
+def _transcript_path(payload: dict) -> str | None:
+    path = _text(payload, "transcript_path")
+    if path is None:
+        return None
+    path = os.path.expanduser(path)
+    if not os.path.isabs(path):
+        path = os.path.join(_project_dir(payload), path)
+    return os.path.normpath(path)
+
+
+def _sniff(path: str) -> str | None:
+    """The platform that wrote a transcript, from its first lines (None when unknown/unreadable)."""
+    from supermemory import transcripts
+
+    lines, _ = transcripts.read_new_lines(path, 0, max_bytes=256 * 1024)
+    found = transcripts.detect_platform(lines)
+    return found if found in PLATFORMS else None
+
+
+def _under(path: str, folder: str | None) -> bool:
+    if not folder:
+        return False
+    folder = os.path.normpath(os.path.expanduser(folder)).replace("\\", "/").rstrip("/")
+    return bool(folder) and path.replace("\\", "/").startswith(folder + "/")
 
 
 def detect_platform(payload: dict, env=os.environ) -> str:
-    """`codex` or `claude-code`, from the transcript location and the payload's shape."""
-    path = str(payload.get("transcript_path") or "")
-    if "/.codex/" in path or os.path.basename(path).startswith("rollout-") or env.get("SUPERMEMORY_PLATFORM") == "codex":
+    """`codex` or `claude-code`.
+
+    Order: an explicit SUPERMEMORY_PLATFORM; what the transcript's own lines say; where the
+    transcript lives (`$CODEX_HOME`, `~/.codex/`, `rollout-*.jsonl` vs `~/.claude/`,
+    `$CLAUDE_CONFIG_DIR`); the payload's shape (Codex may send `transcript_path: null`,
+    Claude Code always sends a path); CLAUDE_PROJECT_DIR; else `claude-code`.
+    """
+    explicit = str(env.get("SUPERMEMORY_PLATFORM") or "").strip().lower()
+    if explicit in ("codex", "openai-codex"):
         return "codex"
-    if "/.claude/" in path or env.get("CLAUDE_PROJECT_DIR") or env.get("SUPERMEMORY_PLATFORM") == "claude-code":
+    if explicit in ("claude-code", "claude", "claude_code"):
         return "claude-code"
-    if "model" in payload and "permission_mode" in payload and payload.get("transcript_path") is None:
+    path = _transcript_path(payload)
+    if path:
+        sniffed = _sniff(path)
+        if sniffed:
+            return sniffed
+        norm = path.replace("\\", "/")
+        if ("/.codex/" in norm or os.path.basename(norm).startswith("rollout-")
+                or _under(norm, env.get("CODEX_HOME"))):
+            return "codex"
+        if "/.claude/" in norm or _under(norm, env.get("CLAUDE_CONFIG_DIR")):
+            return "claude-code"
+        return "claude-code"
+    if "transcript_path" in payload:  # present but null/empty: only Codex does that
+        return "codex"
+    if "model" in payload and "permission_mode" in payload and not env.get("CLAUDE_PROJECT_DIR"):
         return "codex"
     return "claude-code"
 
 
-def _project_dir(payload: dict, env=os.environ) -> str:
-    for candidate in (payload.get("cwd"), env.get("SUPERMEMORY_PROJECT_CWD"), env.get("CLAUDE_PROJECT_DIR")):
-        if isinstance(candidate, str) and candidate.strip():
-            return candidate
-    return os.getcwd()
+# --- config and store ------------------------------------------------------------------------------
+
+def _load_config(payload: dict | None = None):
+    """The process config for the payload's project; a broken config file falls back to defaults."""
+    from supermemory.config import Config, data_dir, load_config
+    from supermemory.errors import InvalidInputError
+
+    cwd = _project_dir(payload or {})
+    try:
+        return load_config(cwd=cwd)
+    except InvalidInputError as exc:
+        sys.stderr.write(f"supermemory hook: {exc}; using the built-in defaults\n")
+        import copy
+
+        from supermemory.config import DEFAULTS
+
+        settings = copy.deepcopy(DEFAULTS)
+        if os.environ.get("SUPERMEMORY_EMBED_PROVIDER"):
+            settings["embedder"]["provider"] = os.environ["SUPERMEMORY_EMBED_PROVIDER"]
+        model_dir = os.environ.get("SUPERMEMORY_MODEL_DIR")
+        return Config(home=data_dir(), settings=settings,
+                      model_dir_override=Path(model_dir).expanduser() if model_dir else None,
+                      explicit_namespace=os.environ.get("SUPERMEMORY_NAMESPACE") or None,
+                      project_dir=Path(cwd))
 
 
-def _open_store(payload: dict):
-    from supermemory.config import load_config
+def _flag(value, default: bool = True) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() not in ("0", "false", "no", "off", "")
+    return default if value is None else bool(value)
+
+
+def _number(value, default: float, lo: float, hi: float) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return default
+    if math.isnan(number) or number <= 0:
+        return default
+    return min(max(number, lo), hi)
+
+
+def check_db_file(path) -> None:
+    """Refuse a database file that is visibly damaged, before SQLite (or we) write to it.
+
+    Checks the 100-byte header: the SQLite magic, a sane page size, a whole number of pages,
+    and (when no WAL holds newer pages) a file at least as long as the header's page count.
+    A missing or empty file is fine (it becomes a new database).
+    Raises:
+        DamagedDatabase: with a message naming what is wrong.
+    """
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # let the real open report it
+    if not path.is_file():
+        raise DamagedDatabase(f"{path} is not a regular file")
+    if size == 0:
+        return
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+    except OSError:
+        return
+    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+        raise DamagedDatabase(f"{path} is not an SQLite database (bad header)")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    if page_size < 512 or page_size > 65536 or page_size & (page_size - 1):
+        raise DamagedDatabase(f"{path} has an invalid page size ({page_size})")
+    for suffix in ("-wal", "-journal"):
+        try:
+            pending = os.path.getsize(str(path) + suffix)
+        except OSError:
+            pending = 0
+        if pending:
+            return  # a checkpoint or rollback in progress may legitimately leave the main file short
+    if size % page_size:
+        raise DamagedDatabase(f"{path} is truncated ({size} bytes is not a whole number of "
+                              f"{page_size}-byte pages)")
+    pages = int.from_bytes(header[28:32], "big")
+    if pages and header[24:28] == header[92:96] and pages * page_size > size:
+        raise DamagedDatabase(f"{path} is truncated (its header counts {pages} pages, the file holds "
+                              f"{size // page_size})")
+
+
+def _open_store(config, *, embedder=None):
     from supermemory.core import MemoryStore
 
-    config = load_config(cwd=_project_dir(payload))
-    return MemoryStore(config.db_path, config=config), config
+    try:
+        check_db_file(config.db_path)
+    except DamagedDatabase as exc:
+        raise DamagedDatabase(
+            f"{exc}. It was left untouched; move it aside (or restore a backup / `supermemory import` an "
+            "export), and see `supermemory doctor`") from None
+    return MemoryStore(config.db_path, config=config, embedder=embedder)
 
+
+class _HookEmbedder:
+    """The configured embedder, resolved lazily and bounded by the hook's deadline.
+
+    Anything that keeps it from producing vectors in time (model missing, provider unknown,
+    a DB pinned to another model, the budget running out) surfaces as
+    `EmbeddingUnavailableError`, which `MemoryStore` turns into a lexical-only write. The
+    `hash` fallback is used only when the database is already pinned to it, so a hook never
+    pins a fresh database to the fallback behind the user's back.
+    """
+
+    def __init__(self, config, deadline: float | None = None):
+        self.config = config
+        self.deadline = deadline
+        self.pinned = lambda: None
+        self._provider = None
+        self._error: Exception | None = None
+
+    def _bounded(self, what: str, fn):
+        from supermemory.errors import EmbeddingUnavailableError
+
+        if self.deadline is None:
+            return fn()
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise EmbeddingUnavailableError(f"no time left in the hook budget to {what}")
+        box: dict = {}
+
+        def work() -> None:
+            try:
+                box["value"] = fn()
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=work, name="supermemory-hook-embed", daemon=True)
+        worker.start()
+        worker.join(remaining)
+        if worker.is_alive():
+            _ABANDONED.set()
+            raise EmbeddingUnavailableError(f"could not {what} within the hook's time budget")
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def _resolve(self):
+        from supermemory.embed import HashProvider, get_provider
+        from supermemory.errors import EmbeddingUnavailableError, SupermemoryError
+
+        if self._provider is not None:
+            return self._provider
+        if self._error is not None:
+            raise self._error
+        try:
+            try:
+                provider = self._bounded("load the embedder", lambda: get_provider(self.config))
+            except SupermemoryError as exc:
+                pinned = self.pinned()
+                if (pinned and pinned.get("provider") == HashProvider.provider_id
+                        and _flag(self.config.get("embedder.allow_hash_fallback", True))):
+                    provider = HashProvider()
+                else:
+                    raise EmbeddingUnavailableError(
+                        f"{exc} (this session is stored for lexical recall only; the hook does not pin the "
+                        "database to the fallback embedder)") from exc
+            pinned = self.pinned()
+            if pinned is not None and pinned != provider.fingerprint():
+                raise EmbeddingUnavailableError(
+                    f"the database is pinned to {pinned.get('provider')}/{pinned.get('model')} but the configured "
+                    f"embedder is {provider.provider_id}/{provider.model_id}; this session is stored for lexical "
+                    "recall only (run `supermemory reindex`)")
+        except EmbeddingUnavailableError as exc:
+            self._error = exc
+            raise
+        self._provider = provider
+        return provider
+
+    def fingerprint(self) -> dict:
+        return self._resolve().fingerprint()
+
+    def embed_multi(self, texts, progress=None):
+        return self._bounded("embed the session digest", lambda: self._resolve().embed_multi(texts, progress=progress))
+
+    def embed_batch(self, texts):
+        return self._bounded("embed", lambda: self._resolve().embed_batch(texts))
+
+    def embed_query(self, text):
+        return self._bounded("embed the query", lambda: self._resolve().embed_query(text))
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._resolve(), name)
+
+
+# --- the events ------------------------------------------------------------------------------------
 
 def session_start(payload: dict) -> dict:
-    """The SessionStart answer: the briefing as additionalContext (no model load)."""
-    store, config = _open_store(payload)
+    """The SessionStart answer: the briefing as additionalContext (no model load, no numpy)."""
+    config = _load_config(payload)
+    store = _open_store(config)
     try:
-        briefing = store.briefing(max_tokens=int(config.get("hooks.briefing_tokens", 900)))
+        tokens = int(_number(config.get("hooks.briefing_tokens", 900), 900, 50, 100_000))
+        briefing = store.briefing(max_tokens=tokens)
     finally:
         store.close()
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": briefing["text"]}}
 
 
-def capture(payload: dict, *, housekeeping: bool = False) -> dict:
-    """PreCompact / SessionEnd / Stop: store the session digest; SessionEnd also tidies up."""
+def capture(payload: dict, *, housekeeping: bool = False, deadline: float | None = None) -> dict:
+    """PreCompact / SessionEnd / Stop: store the session digest; SessionEnd also tidies up.
+
+    :param deadline: `time.monotonic()` value by which the work should be done (the hook's
+        budget); reading and embedding stop early so the writes fit, None for no limit.
+    """
+    config = _load_config(payload)
+    enabled = _flag(config.get("capture.enabled", True))
+    if not enabled and not housekeeping:
+        return {"status": "disabled"}
     platform = detect_platform(payload)
-    path = payload.get("transcript_path")
-    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    if not path and platform == "codex" and session_id:
+    session_id = _text(payload, "session_id")
+    path = _transcript_path(payload)
+    if enabled and not path and platform == "codex" and session_id:
         from supermemory.transcripts import find_codex_rollout
 
         path = find_codex_rollout(session_id)
-    store, config = _open_store(payload)
+    read_deadline = embed_deadline = None
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        read_deadline = time.monotonic() + left * 0.4
+        embed_deadline = deadline - min(0.5, left * 0.25)
+    embedder = _HookEmbedder(config, embed_deadline)
+    store = _open_store(config, embedder=embedder)
+    embedder.pinned = store.pinned_model
     try:
-        result = store.capture_session(path if isinstance(path, str) else None, session_id=session_id,
-                                       platform=platform, model=payload.get("model") if isinstance(
-                                           payload.get("model"), str) else None,
-                                       cwd=_project_dir(payload))
+        if enabled:
+            result = store.capture_session(path, session_id=session_id, platform=platform,
+                                           model=_text(payload, "model"), cwd=_project_dir(payload),
+                                           deadline=read_deadline)
+        else:
+            result = {"status": "disabled"}
         if housekeeping:
             result["maintenance"] = store.maintenance(
-                sweep=bool(config.get("lifecycle.sweep_on_session_end", False)))
+                sweep=_flag(config.get("lifecycle.sweep_on_session_end", False), False))
     finally:
         store.close()
     return result
 
 
-def run_hook(event: str, *, stdin=None, stdout=None) -> int:
-    """Entry point of `supermemory hook <event>`: always exit 0."""
-    stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
-    budget = 2.0
+def _budget() -> float:
     try:
-        from supermemory.config import load_config
-
-        budget = float(load_config().get("hooks.budget_seconds", 2.0))
+        return _number(_load_config().get("hooks.budget_seconds", DEFAULT_BUDGET), DEFAULT_BUDGET, 0.05, 600)
     except Exception as exc:  # noqa: BLE001 - fail open: a broken config must not block the agent
         sys.stderr.write(f"supermemory hook: config problem ignored: {exc}\n")
+        return DEFAULT_BUDGET
+
+
+def _emit(stdout, text: str) -> None:
+    """Write the whole answer or nothing: the watchdog cannot exit halfway through it."""
+    with _OUTPUT_LOCK:
+        stdout.write(text)
+        stdout.flush()
+
+
+def run_hook(event: str, *, stdin=None, stdout=None, budget: float | None = None) -> int:
+    """Entry point of `supermemory hook <event>`: always returns 0.
+
+    :param budget: seconds before the watchdog ends the process (default `hooks.budget_seconds`).
+    """
+    started = time.monotonic()
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    budget = _budget() if budget is None else _number(budget, DEFAULT_BUDGET, 0.05, 3600)
     timer = threading.Timer(budget, _timeout, args=(event, budget))
     timer.daemon = True
     timer.start()
     try:
+        if event not in EVENTS:
+            sys.stderr.write(f"supermemory hook: unknown event {event!r} (expected one of {', '.join(EVENTS)})\n")
+            return 0
         payload = _read_payload(stdin)
         if event == "session-start":
-            output = session_start(payload)
-            stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
-            stdout.flush()
-        elif event in ("pre-compact", "stop", "session-end"):
-            result = capture(payload, housekeeping=event == "session-end")
-            logger.info("captured: %s", result)
+            text = json.dumps(session_start(payload), ensure_ascii=False) + "\n"
+            _emit(stdout, text)
         else:
-            sys.stderr.write(f"supermemory hook: unknown event {event!r}\n")
+            result = capture(payload, housekeeping=event == "session-end", deadline=started + budget)
+            logger.info("captured: %s", result)
+    except DamagedDatabase as exc:
+        sys.stderr.write(f"supermemory hook {event}: {exc} (session continues)\n")
     except Exception as exc:  # noqa: BLE001 - hooks fail open by contract
         logger.debug("hook failed", exc_info=True)
         sys.stderr.write(f"supermemory hook {event}: {type(exc).__name__}: {exc} (session continues)\n")
     finally:
         timer.cancel()
+        if _ABANDONED.is_set():
+            _hard_exit()
     return 0
 
 
+def _hard_exit() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001
+            pass
+    os._exit(0)
+
+
 def _timeout(event: str, budget: float) -> None:
+    # Taking the output lock (never released: the process ends here) means a SessionStart
+    # answer is either fully written or not at all; a stdout nobody reads cannot hold us past 1 s.
+    _OUTPUT_LOCK.acquire(timeout=1.0)
     try:
-        sys.stderr.write(f"supermemory hook {event}: time budget {budget}s exceeded; skipped (session continues)\n")
+        sys.stderr.write(f"supermemory hook {event}: time budget {budget:g}s exceeded; skipped (session continues)\n")
         sys.stderr.flush()
+    except Exception:  # noqa: BLE001
+        pass
     finally:
         os._exit(0)
 
 
 def default_transcript_dir() -> Path:
     """Where Claude Code keeps transcripts (for docs and diagnostics)."""
-    return Path.home() / ".claude" / "projects"
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"

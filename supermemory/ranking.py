@@ -54,6 +54,7 @@ class RankConfig:
     vector_margin: float = 0.0         # query gate: best cosine must beat the background by this much
     query_coverage: float = 0.0        # query gate: …or the best lexical hit must cover this share
     confident_cosine: float = 0.8      # query gate: …or one cosine is at least this high
+    query_coverage_cjk: float = 0.0    # query gate coverage for all-CJK queries (interpolated by CJK share)
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
 
     @classmethod
@@ -169,11 +170,12 @@ def query_has_evidence(ranked: list[Ranked], cfg: RankConfig) -> tuple[bool, str
     coverage = max((r.candidate.coverage for r in ranked if r.candidate.bm25 is not None), default=0.0)
     if vector_meaningful and top is not None and (top - bg >= cfg.vector_margin or top >= cfg.confident_cosine):
         return True, ""
-    if cfg.query_coverage > 0 and coverage >= cfg.query_coverage:
+    needed = cfg.query_coverage * (1 - cfg.cjk_share) + cfg.query_coverage_cjk * cfg.cjk_share
+    if coverage >= needed:
         return True, ""
     top_text = f"{top:.3f}" if top is not None else "n/a"
     return False, (f"no evidence for this query: best cosine {top_text} vs background {bg:.3f} (needs +"
-                   f"{cfg.vector_margin}), best lexical coverage {coverage:.2f} (needs {cfg.query_coverage})")
+                   f"{cfg.vector_margin}), best lexical coverage {coverage:.2f} (needs {needed:.2f})")
 
 
 def gate(ranked: list[Ranked], cfg: RankConfig) -> None:
