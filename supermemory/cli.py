@@ -288,6 +288,62 @@ def cmd_maintenance(args) -> int:
     return 0
 
 
+def cmd_health(args) -> int:
+    with _store(args) as store:
+        result = store.health(namespace=_ns(args))
+    if args.json:
+        _print_json(result)
+        return 0
+    print(f"schema {result['schema_version']} · model pin: {result['model_pin_status']}")
+    print(f"near-duplicate pairs: {result['near_duplicate_pairs']}")
+    for pair in result["near_duplicates"]:
+        print(f"  {pair['a']} ~ {pair['b']} ({pair['similarity']:.2f}); keep {pair['canonical']}: {pair['merge']}")
+    print(f"contradictions: {len(result['contradictions'])}")
+    for c in result["contradictions"]:
+        print(f"  {c['src']} contradicts {c['dst']}: {c['titles'][0]} / {c['titles'][1]}")
+    print("orphans: " + ", ".join(f"{k} {v}" for k, v in result["orphans"].items()))
+    print(f"stale (sweep candidates): {result['stale']} · expired: {result['expired']}")
+    print("clean" if result["clean"] else "needs attention")
+    return 0
+
+
+def cmd_graph(args) -> int:
+    from supermemory.render import render_mermaid
+
+    with _store(args) as store:
+        result = store.graph(id=args.id, depth=args.depth, namespace=_ns(args))
+    if args.json:
+        _print_json(result)
+    elif args.mermaid:
+        print(render_mermaid(result))
+    else:
+        titles = {n["id"]: n["title"] for n in result["nodes"]}
+        for edge in result["edges"]:
+            print(f"{edge['src']} --{edge['relation']}--> {edge['dst']}   ({titles.get(edge['src'], '')} → "
+                  f"{titles.get(edge['dst'], '')})")
+        if not result["edges"]:
+            print("no links")
+    return 0
+
+
+def cmd_merge(args) -> int:
+    with _store(args) as store:
+        result = store.merge(args.keep, args.other, content=args.content, namespace=_ns(args))
+    _print_json(result) if args.json else print(f"{result['merged']} merged into {result['kept']} → {result['id']}")
+    return 0
+
+
+def cmd_index(args) -> int:
+    with _store(args) as store:
+        result = store.index(max_lines=args.max_lines, namespace=_ns(args))
+    if args.out:
+        Path(args.out).write_text(result["text"], encoding="utf-8")
+        print(f"wrote {result['lines']} lines to {args.out}")
+    else:
+        sys.stdout.write(result["text"])
+    return 0
+
+
 def cmd_guide(args) -> int:
     from supermemory.guide import usage_guide
 
@@ -402,6 +458,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, help="token budget (default 900)")
 
     add("stats", cmd_stats, "counts, size, embedder, search figures")
+    add("health", cmd_health, "near-duplicates, contradictions, orphans, stale and expired counts, pins")
+
+    p = add("graph", cmd_graph, "typed links between memories")
+    p.add_argument("--id", help="start from this memory")
+    p.add_argument("--depth", type=int, default=2, help="hops from --id")
+    p.add_argument("--mermaid", action="store_true", help="print a Mermaid diagram")
+
+    p = add("merge", cmd_merge, "close OTHER into KEEP as a new version (explicit, never automatic)")
+    p.add_argument("keep", help="memory id to keep")
+    p.add_argument("other", help="memory id to merge into it")
+    p.add_argument("--content", help="text of the merged version (default: KEEP's text)")
+
+    p = add("index", cmd_index, "write a MEMORY.md-style one-line-per-memory index")
+    p.add_argument("--out", help="output file (default stdout)")
+    p.add_argument("--max-lines", type=int, default=200, help="line budget")
     add("doctor", cmd_doctor, "check the installation and say how to fix problems", ns=False)
     add("init", cmd_init, "create the data dir and database", ns=False)
     add("reindex", cmd_reindex, "re-embed every memory with the configured model", ns=False)

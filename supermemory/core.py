@@ -581,8 +581,11 @@ class MemoryStore:
     def update(self, id: Any, *, content: str | None = None, title: str | None = None,
                kind: str | None = None, tags: Sequence[str] | None = None, importance: float | None = None,
                confidence: float | None = None, pinned: bool | None = None, status: str | None = None,
-               ttl_days: Any = _UNSET, namespace: str | None = None, source: dict | None = None) -> dict:
+               ttl_days: Any = _UNSET, namespace: str | None = None, source: dict | None = None,
+               force: bool = False) -> dict:
         """Revise a memory: a new row supersedes the old one (history kept, never overwritten).
+
+        :param force: write a new version even when nothing changed (used by merge).
 
         Raises:
             NotFoundError: unknown id. InvalidInputError: bad arguments or nothing changed.
@@ -622,7 +625,7 @@ class MemoryStore:
         same = (digest == old["content_hash"] and new_tags == json.loads(old["tags"]) and
                 new_importance == old["importance"] and new_confidence == old["confidence"] and
                 new_pinned == bool(old["pinned"]) and new_status == old["status"] and new_ttl == old["ttl_days"])
-        if same:
+        if same and not force:
             return {"id": format_id(old["id"]), "previous": None, "status": "unchanged", "redacted": redacted}
         if digest == old["content_hash"]:
             pieces = [r[0] for r in self._q("SELECT text FROM chunks WHERE memory_id = ? ORDER BY seq", (old["id"],))]
@@ -793,7 +796,16 @@ class MemoryStore:
         root = rec["root_id"] or rec["id"]
         rows = self._q(f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id = ? OR root_id = ? ORDER BY valid_from, id",
                        (root, root))
+        chain = [r[0] for r in rows]
+        marks = ",".join("?" * len(chain))
+        merged = self._q(f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE superseded_by IN ({marks}) AND id NOT IN "
+                         f"({marks}) ORDER BY valid_from, id", chain + chain)
         versions = [self._public(self._row(r)) for r in rows]
+        for row in merged:
+            item = self._public(self._row(row))
+            item["merged_into"] = item["superseded_by"]
+            versions.append(item)
+        versions.sort(key=lambda v: (v["valid_from"] or "", int(v["id"][1:])))
         return {"id": format_id(memory_id), "current": format_id(self._head(root)), "versions": versions}
 
     def _filters(self, *, kinds=None, tags=None, since=None, until=None, platform=None,
@@ -1432,6 +1444,152 @@ class MemoryStore:
             with contextlib.suppress(self.driver.Error):
                 self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         return {"expired": len(expired), "purged": len(old), "log_trimmed": max(0, trimmed), "swept": swept}
+
+    # --- health, graph, merge, index -----------------------------------------------------------
+
+    def health(self, *, namespace: str | None = None, duplicate_similarity: float = 0.9, max_pairs: int = 50) -> dict:
+        """Near-duplicate pairs, contradictions, orphans, stale/expired counts, schema and model pin."""
+        import numpy as np
+
+        now = self.clock()
+        namespaces = self._read_namespaces(namespace)
+        ns_sql, ns_params = self._ns_clause(namespaces)
+        rows = self._q(f"SELECT m.id, v.embedding, m.importance, m.recall_count, m.updated_at, m.title FROM memories m "
+                       f"JOIN chunks c ON c.memory_id = m.id AND c.seq = 0 JOIN vectors v ON v.chunk_id = c.id "
+                       f"WHERE {LIVE} AND {ns_sql} ORDER BY m.id", ns_params)
+        pairs = []
+        if len(rows) > 1:
+            matrix = np.vstack([_unblob(r[1]) for r in rows])
+            for start in range(0, len(rows), 1024):
+                block = matrix[start:start + 1024] @ matrix.T
+                for i, j in zip(*np.nonzero(block >= duplicate_similarity)):
+                    a, b = start + int(i), int(j)
+                    if b <= a:
+                        continue
+                    ra, rb = rows[a], rows[b]
+                    keep, other = (ra, rb) if (ra[2], ra[3], ra[4]) >= (rb[2], rb[3], rb[4]) else (rb, ra)
+                    pairs.append({"a": format_id(ra[0]), "b": format_id(rb[0]), "similarity": round(float(block[i, j]), 4),
+                                  "canonical": format_id(keep[0]), "merge": f"supermemory merge {format_id(keep[0])} "
+                                                                            f"{format_id(other[0])}",
+                                  "titles": [ra[5], rb[5]]})
+            pairs.sort(key=lambda p: -p["similarity"])
+        contradictions = [{"src": format_id(a), "dst": format_id(b), "titles": [ta, tb]} for a, b, ta, tb in self._q(
+            f"SELECT l.src, l.dst, m.title, n.title FROM links l JOIN memories m ON m.id = l.src "
+            f"JOIN memories n ON n.id = l.dst WHERE l.relation = 'contradicts' AND {LIVE} "
+            f"AND n.superseded_by IS NULL AND n.deleted_at IS NULL AND {ns_sql}", ns_params)]
+        orphans = {
+            "chunks_without_memory": self._q("SELECT count(*) FROM chunks c LEFT JOIN memories m ON m.id = c.memory_id "
+                                             "WHERE m.id IS NULL")[0][0],
+            "fts_without_live_chunk": self._q(f"SELECT count(*) FROM fts f LEFT JOIN chunks c ON c.id = f.rowid "
+                                              f"LEFT JOIN memories m ON m.id = c.memory_id WHERE m.id IS NULL OR NOT ({LIVE})")[0][0],
+            "live_chunks_without_fts": self._q(f"SELECT count(*) FROM chunks c JOIN memories m ON m.id = c.memory_id "
+                                               f"WHERE {LIVE} AND c.id NOT IN (SELECT rowid FROM fts)")[0][0],
+            "live_chunks_without_vector": self._q(f"SELECT count(*) FROM chunks c JOIN memories m ON m.id = c.memory_id "
+                                                  f"LEFT JOIN vectors v ON v.chunk_id = c.id WHERE {LIVE} AND v.chunk_id IS NULL")[0][0],
+        }
+        stale = self.sweep(namespace=namespace, sample=0)["matched"]
+        expired = self._q(f"SELECT count(*) FROM memories m WHERE {LIVE} AND {ns_sql} AND m.expires_at IS NOT NULL "
+                          f"AND m.expires_at <= ?", ns_params + [now])[0][0]
+        pin = self.pinned_model()
+        pin_status = "not pinned yet"
+        if pin is not None:
+            try:
+                from supermemory.embed import get_provider
+
+                configured = (self._embedder or get_provider(self.config)).fingerprint()
+                pin_status = "ok" if configured == pin else "mismatch: run `supermemory reindex`"
+            except SupermemoryError as exc:
+                pin_status = f"configured embedder unavailable: {exc}"
+        problems = len(pairs) + len(contradictions) + sum(orphans.values())
+        return {"near_duplicates": pairs[:max_pairs], "near_duplicate_pairs": len(pairs),
+                "contradictions": contradictions, "orphans": orphans, "stale": stale, "expired": expired,
+                "schema_version": dbm.schema_version(self.conn), "model_pin": pin, "model_pin_status": pin_status,
+                "clean": problems == 0}
+
+    def graph(self, *, id: Any = None, depth: int = 2, namespace: str | None = None, limit: int = 500) -> dict:
+        """Nodes and typed edges: the neighbourhood of `id` up to `depth` hops, or all live links."""
+        depth = _int(depth, "depth", 0, 10)
+        namespaces = self._read_namespaces(namespace)
+        edges: dict[tuple, dict] = {}
+        if id is None:
+            ns_sql, ns_params = self._ns_clause(namespaces)
+            for src, dst, rel, w in self._q(f"SELECT l.src, l.dst, l.relation, l.weight FROM links l JOIN memories m "
+                                            f"ON m.id = l.src WHERE {LIVE} AND {ns_sql} LIMIT ?", ns_params + [limit]):
+                edges[(src, dst, rel)] = {"src": src, "dst": dst, "relation": rel, "weight": w}
+            node_ids = {e["src"] for e in edges.values()} | {e["dst"] for e in edges.values()}
+        else:
+            start = self._live(parse_id(id), namespaces)["id"]
+            node_ids, frontier = {start}, {start}
+            for _ in range(depth):
+                nxt = set()
+                for node in frontier:
+                    for src, dst, rel, w in self._q("SELECT src, dst, relation, weight FROM links WHERE src = ? OR dst = ?",
+                                                    (node, node)):
+                        edges[(src, dst, rel)] = {"src": src, "dst": dst, "relation": rel, "weight": w}
+                        nxt.update((src, dst))
+                frontier = nxt - node_ids
+                node_ids |= nxt
+                if len(node_ids) > limit:
+                    break
+        nodes = []
+        for node in sorted(node_ids):
+            rec = self._fetch(node)
+            if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
+                continue
+            nodes.append({"id": format_id(node), "kind": rec["kind"], "title": rec["title"],
+                          "live": rec["superseded_by"] is None and rec["deleted_at"] is None})
+        shown = {n["id"] for n in nodes}
+        out_edges = [{"src": format_id(e["src"]), "dst": format_id(e["dst"]), "relation": e["relation"],
+                      "weight": e["weight"]} for e in edges.values()
+                     if format_id(e["src"]) in shown and format_id(e["dst"]) in shown]
+        return {"nodes": nodes, "edges": out_edges}
+
+    def merge(self, keep: Any, other: Any, *, content: str | None = None, namespace: str | None = None) -> dict:
+        """Close OTHER into KEEP: KEEP gets a new version (tags unioned, links moved, optional new text);
+        OTHER is superseded by it, so both bodies stay in history. Never automatic.
+
+        Raises:
+            InvalidInputError: same id twice. NotFoundError: unknown ids.
+        """
+        namespaces = self._read_namespaces(namespace)
+        a = self._live(parse_id(keep), namespaces)
+        b = self._live(parse_id(other), namespaces)
+        if a["id"] == b["id"]:
+            raise InvalidInputError("cannot merge a memory into itself")
+        tags = json.loads(a["tags"]) + [t for t in json.loads(b["tags"]) if t not in json.loads(a["tags"])]
+        result = self.update(a["id"], content=content, tags=tags, importance=max(a["importance"], b["importance"]),
+                             pinned=bool(a["pinned"] or b["pinned"]), namespace="*", force=True)
+        new_id = parse_id(result["id"])
+        now = self.clock()
+        with self._txn():
+            self._unindex(b["id"])
+            self.conn.execute("UPDATE memories SET superseded_by = ?, valid_to = ? WHERE id = ?", (new_id, now, b["id"]))
+            self.conn.execute("UPDATE OR IGNORE links SET src = ? WHERE src = ?", (new_id, b["id"]))
+            self.conn.execute("UPDATE OR IGNORE links SET dst = ? WHERE dst = ?", (new_id, b["id"]))
+            self.conn.execute("DELETE FROM links WHERE src = dst")
+            self.conn.execute("DELETE FROM links WHERE src = ? OR dst = ?", (b["id"], b["id"]))
+            self.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) VALUES (?,?,?,?,?)",
+                              (new_id, b["id"], "supersedes", 1.0, now))
+        return {"id": format_id(new_id), "kept": format_id(a["id"]), "merged": format_id(b["id"])}
+
+    def index(self, *, max_lines: int = 200, namespace: str | None = None) -> dict:
+        """A MEMORY.md-style index: one line per memory, pinned and preference/gotcha first."""
+        max_lines = _int(max_lines, "max_lines", 1, 100_000)
+        now = self.clock()
+        ns_sql, ns_params = self._ns_clause(self._read_namespaces(namespace))
+        cols = ", ".join("m." + c.strip() for c in _MEMORY_COLUMNS.split(","))
+        rows = self._q(f"SELECT {cols} FROM memories m WHERE {LIVE} AND {ns_sql} AND "
+                       f"(m.expires_at IS NULL OR m.expires_at > ?) AND m.kind != 'session' ORDER BY m.pinned DESC, "
+                       f"CASE m.kind WHEN 'preference' THEN 0 WHEN 'gotcha' THEN 0 ELSE 1 END, m.importance DESC, "
+                       f"m.updated_at DESC", ns_params + [now])
+        from supermemory.render import memory_line
+
+        items = [self._public(self._row(r), body=False) for r in rows]
+        lines = [memory_line(i, max_chars=160) for i in items[:max_lines]]
+        more = max(0, len(items) - max_lines)
+        if more:
+            lines.append(f"…and {more} more — use memory_recall / `supermemory recall`")
+        return {"text": "\n".join(lines) + "\n", "lines": len(lines), "total": len(items), "more": more}
 
     # --- export / import ------------------------------------------------------------------------
 

@@ -55,6 +55,11 @@ def _read_payload(stream) -> dict:
     if stream is None:
         return {}
     try:
+        if stream.isatty():  # run by hand in a terminal: no payload is coming
+            return {}
+    except (AttributeError, ValueError, OSError):
+        pass
+    try:
         raw = stream.read(4 * 1024 * 1024)
     except Exception as exc:  # noqa: BLE001 - closed, binary garbage, decode errors: all "no payload"
         sys.stderr.write(f"supermemory hook: cannot read stdin ({type(exc).__name__}); continuing with defaults\n")

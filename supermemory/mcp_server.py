@@ -255,6 +255,14 @@ def _call_list(session: "Session", store, args: dict) -> dict:
                             "namespace"))
 
 
+def _call_merge(session: "Session", store, args: dict) -> dict:
+    return store.merge(args["keep"], args["other"], **_kw(args, "content", "namespace"))
+
+
+def _render_merge(result: dict, args: dict) -> str:
+    return f"{result['merged']} merged into {result['kept']}; current version {result['id']}"
+
+
 def _call_update(session: "Session", store, args: dict) -> dict:
     return store.update(args["id"], **_kw(args, "content", "title", "kind", "tags", "importance", "pinned",
                                           "status", "namespace"))
@@ -711,6 +719,22 @@ TOOLS: list[Tool] = [
                            ("src", "dst", "relation")),
         annotations=_annotations(False, False, True),
         call=_call_link, render=_render_link,
+    ),
+    Tool(
+        name="memory_merge",
+        summary="fold a duplicate into the memory to keep (explicit; history kept)",
+        title="Merge two memories",
+        description=("Use when two memories say the same thing (e.g. a near-duplicate hint from memory_remember): "
+                     "closes OTHER into KEEP as a new version of KEEP — tags unioned, links moved, both texts kept "
+                     "in history. Never merge memories that disagree; link them as contradicts instead."),
+        input_schema=_obj({"keep": _ID, "other": _ID,
+                           "content": {"type": "string", "minLength": 1,
+                                       "maxLength": DEFAULTS["store"]["max_content_chars"],
+                                       "description": "text of the merged version (default: KEEP's text)"},
+                           "namespace": _NS}, ("keep", "other")),
+        output_schema=_out({"id": _STR, "kept": _STR, "merged": _STR}, ("id", "kept", "merged")),
+        annotations=_annotations(False, False, False),
+        call=_call_merge, render=_render_merge,
     ),
     Tool(
         name="memory_stats",

@@ -119,3 +119,16 @@ def fit_bytes(text: str, max_bytes: int, pointer: str = "") -> str:
     if "\n" in cut:
         cut = cut[: cut.rfind("\n")]
     return cut + note
+
+
+def render_mermaid(graph: dict) -> str:
+    """A Mermaid flowchart of memory links."""
+    def label(text: str) -> str:
+        return (text or "").replace('"', "'").replace("\n", " ")[:60]
+
+    lines = ["graph LR"]
+    for node in graph["nodes"]:
+        lines.append(f'  {node["id"]}["{node["id"]} {label(node["title"])}"]')
+    for edge in graph["edges"]:
+        lines.append(f"  {edge['src']} -- {edge['relation']} --> {edge['dst']}")
+    return "\n".join(lines)

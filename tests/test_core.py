@@ -329,3 +329,61 @@ def test_private_spans_are_dropped(store):
     out = store.remember("Keep this. <private>my home address</private> And this.")
     body = store.get(out["id"])["memories"][0]["body"]
     assert "address" not in body and "Keep this." in body
+
+
+def test_health_finds_planted_near_duplicates_and_contradictions(store):
+    a = store.remember("Use pnpm for installs in the web workspace")
+    b = store.remember("Use pnpm for installs in the web workspace today")
+    c = store.remember("Never use pnpm in the web workspace")
+    store.remember("Redis holds the session cache")
+    store.link(c["id"], a["id"], relation="contradicts")
+    report = store.health()
+    pairs = {(p["a"], p["b"]) for p in report["near_duplicates"]}
+    assert (a["id"], b["id"]) in pairs
+    assert report["contradictions"][0]["src"] == c["id"]
+    assert not report["clean"] and sum(report["orphans"].values()) == 0
+
+
+def test_health_of_a_clean_store_reports_nothing(store):
+    store.remember("Redis holds the session cache")
+    store.remember("Deploys happen on Tuesday mornings")
+    report = store.health()
+    assert report["near_duplicates"] == [] and report["contradictions"] == [] and report["clean"]
+    assert report["model_pin_status"] == "ok"
+
+
+def test_merge_closes_other_into_keep_with_history_tags_and_links(store):
+    keep = store.remember("Use pnpm for installs", tags=["js"])
+    other = store.remember("pnpm is the package manager", tags=["tooling"])
+    third = store.remember("The lockfile is pnpm-lock.yaml")
+    store.link(third["id"], other["id"], relation="depends-on")
+    result = store.merge(keep["id"], other["id"])
+    current = store.get(result["id"])["memories"][0]
+    assert set(current["tags"]) == {"js", "tooling"}
+    assert any(l["dst"] == result["id"] and l["relation"] == "depends-on" for l in current["links"])
+    assert store.get(other["id"])["memories"][0]["superseded_by"] == result["id"]
+    history = [v["id"] for v in store.history(result["id"])["versions"]]
+    assert keep["id"] in history and other["id"] in history
+    assert [r["id"] for r in store.recall("package manager pnpm", min_similarity=0)["results"]].count(other["id"]) == 0
+
+
+def test_graph_walks_links_to_the_given_depth(store):
+    a, b, c = (store.remember(t) for t in ("alpha service", "beta service", "gamma service"))
+    store.link(a["id"], b["id"], relation="depends-on")
+    store.link(b["id"], c["id"], relation="refines")
+    one = store.graph(id=a["id"], depth=1)
+    assert {n["id"] for n in one["nodes"]} == {a["id"], b["id"]}
+    two = store.graph(id=a["id"], depth=2)
+    assert {n["id"] for n in two["nodes"]} == {a["id"], b["id"], c["id"]} and len(two["edges"]) == 2
+
+
+def test_index_lists_pinned_and_gotchas_first_with_a_footer(store):
+    store.remember("a plain note about builds")
+    pin = store.remember("Never commit secrets", kind="preference", pinned=True)
+    gotcha = store.remember("psql needs PGSSLMODE=disable locally", kind="gotcha")
+    for i in range(5):
+        store.remember(f"filler fact number {i}", kind="fact")
+    out = store.index(max_lines=3)
+    lines = out["text"].splitlines()
+    assert pin["id"] in lines[0] and gotcha["id"] in lines[1]
+    assert lines[-1].startswith("…and 5 more")

@@ -772,3 +772,59 @@ def test_broken_config_file_still_briefs(tmp_path, home):
     assert proc.returncode == 0
     parse_session_start(proc.stdout)
     assert "config" in proc.stderr
+
+
+# --- the time budget ------------------------------------------------------------------------------------------
+
+def test_stuck_embedder_is_abandoned_and_the_session_still_stored(tmp_path, home):
+    transcript = claude_copy(tmp_path)
+    payload = json.dumps(claude_payload(transcript, project(tmp_path)))
+    code = ("import io, threading\n"
+            "from supermemory import hooks\n"
+            "from supermemory.embed import HashProvider\n"
+            "class Stuck(HashProvider):\n"
+            "    def embed_multi(self, texts, progress=None):\n"
+            "        threading.Event().wait()\n"
+            "hooks._HookEmbedder._resolve = lambda self: Stuck()\n"
+            f"hooks.run_hook('pre-compact', stdin=io.StringIO({payload!r}), budget=2.0)\n"
+            "print('not reached: the abandoned worker makes the hook end with os._exit(0)')\n")
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", code], env=proc_env(home), capture_output=True, text=True,
+                          timeout=60, cwd=str(tmp_path))
+    assert time.monotonic() - started < 10
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert "time budget" in proc.stderr and "lexical" in proc.stderr
+    rows = session_rows(home)
+    assert len(rows) == 1 and "flaky login" in rows[0]["body"]
+    conn = sqlite3.connect(home / "memory.db")
+    try:
+        assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
+def test_a_huge_transcript_is_read_in_steps_under_a_deadline(tmp_path, home, hash_env):
+    transcript = claude_copy(tmp_path)
+    filler = "output line that nobody needs to remember\n" * 2000  # ~86 kB per tool result
+    lines = []
+    for i in range(60):
+        lines.append(claude_line(100 + 2 * i, "assistant", [{"type": "tool_use", "id": f"toolu_f{i}", "name": "Bash",
+                                                              "input": {"command": f"cat big_{i}.log"}}]))
+        lines.append(claude_line(101 + 2 * i, "user", [{"type": "tool_result", "tool_use_id": f"toolu_f{i}",
+                                                        "content": filler}]))
+    lines.append(claude_line(999, "user", "Finally, summarise the logs in NOTES.md."))
+    append_lines(transcript, lines, prefix="\n")
+    assert transcript.stat().st_size > 4 * 1024 * 1024 + 500_000  # more than one 4 MiB step
+    config = load_config(cwd=str(project(tmp_path)))
+    with MemoryStore(home / "memory.db", config=config, embedder=HashProvider()) as store:
+        first = store.capture_session(str(transcript), session_id=CLAUDE_SESSION, platform="claude-code",
+                                      deadline=time.monotonic() - 1)
+        assert first["complete"] is False  # one step read, the rest left for the next capture
+        second = store.capture_session(str(transcript), session_id=CLAUDE_SESSION, platform="claude-code")
+        assert second["complete"] is True and second["status"] == "updated"
+    rows = session_rows(home)
+    assert len(rows) == 1
+    assert "summarise the logs in NOTES.md" in rows[0]["body"]
+    assert "summarise the logs" not in session_rows(home, live_only=False)[0]["body"]  # the first step's version
+    assert history_len(home, rows[0]["id"]) == 2

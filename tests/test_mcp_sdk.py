@@ -103,6 +103,10 @@ async def _every_tool(home: Path, cwd: Path, errlog, version: str) -> dict:
             assert restored["restored"] == [second["id"]]
             briefing_text, _ = await tool("memory_briefing", {"max_tokens": 400})
             assert "canaries" in briefing_text
+            _, dup = await tool("memory_remember", {"content": "Blue-green deploys need a /ready health check",
+                                                    "kind": "gotcha"})
+            _, merged = await tool("memory_merge", {"keep": second["id"], "other": dup["id"]})
+            assert merged["merged"] == dup["id"] and merged["kept"] == second["id"]
             _, stats = await tool("memory_stats", {})
             assert stats["memories"] == 2
             _, exported = await tool("memory_export", {"path": "sdk-backup.jsonl"})
