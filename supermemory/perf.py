@@ -1,0 +1,250 @@
+"""Performance benchmark (`supermemory bench --perf [--quick] [--json]`): medians and p95s.
+
+Scale stores get realistic generated text and synthetic unit vectors inserted through the
+store's internal insert path (search cost does not depend on what the vectors mean); latency
+paths that involve the model (first recall, warm recall/remember, import, reindex) use the
+configured embedder.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TOPICS = ["postgres", "redis", "docker", "pytest", "auth", "jwt", "deploy", "ci", "lint", "ruff", "pnpm",
+          "react", "webpack", "vite", "alembic", "migrations", "kafka", "s3", "terraform", "nginx", "caddy",
+          "grpc", "graphql", "celery", "cron", "logging", "metrics", "sentry", "oauth", "cache", "retry",
+          "timeout", "rate-limit", "uploads", "billing", "invoices", "search", "embeddings", "sqlite", "wal"]
+VERBS = ["uses", "needs", "breaks without", "must not use", "was switched to", "depends on", "times out on",
+         "is configured by", "is tested with", "replaced"]
+FILES = ["src/app.py", "src/db/pool.py", "web/src/App.tsx", "infra/main.tf", "Dockerfile", ".github/workflows/ci.yml",
+         "pyproject.toml", "config/settings.yaml", "scripts/deploy.sh", "tests/test_api.py"]
+KINDS = ["fact", "decision", "gotcha", "preference", "note", "task"]
+
+
+def fake_memory(rng: random.Random, i: int) -> dict:
+    a, b = rng.sample(TOPICS, 2)
+    text = (f"The {a} layer {rng.choice(VERBS)} {b}; see {rng.choice(FILES)} (case {i}). "
+            f"{rng.choice(['Decided after an outage.', 'Watch out in CI.', 'Keep it this way.', 'Open question.'])}")
+    return {"content": text, "kind": rng.choice(KINDS), "title": f"{a} and {b} #{i}"}
+
+
+def fake_query(rng: random.Random) -> str:
+    a, b = rng.sample(TOPICS, 2)
+    return rng.choice([f"how does {a} work with {b}", f"{a} {b} gotcha", f"why did we pick {a}",
+                       f"what breaks {a}", f"{a} configuration"])
+
+
+def _summary(values: list[float]) -> dict:
+    ordered = sorted(values)
+    p95 = ordered[max(0, int(round(0.95 * len(ordered))) - 1)]
+    return {"p50": round(statistics.median(ordered), 2), "p95": round(p95, 2), "n": len(ordered)}
+
+
+def synthetic_embedder():
+    """Query vectors for scale stores: the hash provider under its own pin (no model needed)."""
+    from supermemory.embed import HashProvider
+
+    class SyntheticEmbedder(HashProvider):
+        provider_id = "synthetic"
+        model_id = "unit-vectors"
+
+    return SyntheticEmbedder()
+
+
+def build_store(path: Path, config, n: int, *, seed: int = 1, dims: int = 384, namespace: str = "perf"):
+    """A store of `n` memories: generated text, synthetic unit vectors (no model needed)."""
+    import numpy as np
+
+    from supermemory.core import MemoryStore, _hash
+
+    store = MemoryStore(path, config=config, embedder=synthetic_embedder(), namespace=namespace)
+    store.embedder  # noqa: B018 - pins the DB and creates the vector index
+    rng = random.Random(seed)
+    nprng = np.random.default_rng(seed)
+    now = time.time()
+    batch = 2000
+    for start in range(0, n, batch):
+        with store._txn():
+            for i in range(start, min(n, start + batch)):
+                item = fake_memory(rng, i)
+                vec = nprng.standard_normal(dims).astype(np.float32)
+                vec /= np.linalg.norm(vec)
+                memory_id = store._insert(
+                    namespace=namespace, kind=item["kind"], title=item["title"], body=item["content"], tags=[],
+                    source={}, importance=0.5, confidence=1.0, pinned=i % 500 == 0,
+                    status="open" if item["kind"] == "task" else None, ttl_days=None, now=now - rng.random() * 8e6,
+                    root_id=None, external_key=None, created_at=None,
+                    content_hash=_hash(item["kind"], item["title"], item["content"]),
+                    pieces=[item["content"]], vectors=vec[None, :])
+                store._index_live(memory_id)
+    return store
+
+
+def _spawn_initialize(env: dict) -> float:
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "supermemory", "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+                     b'"capabilities":{},"clientInfo":{"name":"perf","version":"0"}}}\n')
+    proc.stdin.flush()
+    proc.stdout.readline()
+    elapsed = (time.perf_counter() - started) * 1000
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    return elapsed
+
+
+def _first_recall(env: dict) -> tuple[float, float | None]:
+    """Spawn → first memory_recall answered (model load included); also the server's RSS after it."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "supermemory", "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "perf", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "memory_recall", "arguments": {"query": "how does postgres work with redis"}}},
+    ]
+    for frame in frames:
+        proc.stdin.write((json.dumps(frame) + "\n").encode())
+    proc.stdin.flush()
+    proc.stdout.readline()
+    proc.stdout.readline()
+    elapsed = (time.perf_counter() - started) * 1000
+    rss = None
+    try:
+        for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    return elapsed, rss
+
+
+def _hook(env: dict, cwd: str) -> float:
+    payload = json.dumps({"session_id": "perf", "transcript_path": None, "cwd": cwd,
+                          "hook_event_name": "SessionStart", "source": "startup"}).encode()
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "supermemory", "hook", "session-start"], input=payload, env=env,
+                   capture_output=True, timeout=60)
+    return (time.perf_counter() - started) * 1000
+
+
+def run_perf(args) -> int:
+    """Measure everything, print JSON or a table."""
+    from supermemory.config import Config, load_config
+    from supermemory.core import MemoryStore
+
+    quick = bool(getattr(args, "quick", False))
+    sizes = [1000] if quick else [1000, 10_000, 100_000]
+    repeats = 5 if quick else 15
+    base = load_config()
+    results: dict = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+                     "quick": quick, "sizes": {}}
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory(prefix="supermemory-perf-") as tmp:
+        tmp = Path(tmp)
+        for n in sizes:
+            home = tmp / f"home-{n}"
+            home.mkdir()
+            config = Config(home=home, settings=base.settings, model_dir_override=base.model_dir,
+                            explicit_namespace="perf")
+            sys.stderr.write(f"building a {n}-memory store…\n")
+            t0 = time.perf_counter()
+            store = build_store(config.db_path, config, n)
+            build_s = time.perf_counter() - t0
+            store.close()
+            env = {**os.environ, "SUPERMEMORY_HOME": str(home), "SUPERMEMORY_NAMESPACE": "perf"}
+            if base.model_dir_override:
+                env["SUPERMEMORY_MODEL_DIR"] = str(base.model_dir_override)
+            else:
+                env["SUPERMEMORY_MODEL_DIR"] = str(base.model_dir)
+            entry: dict = {"build_seconds": round(build_s, 1)}
+            db_bytes = sum(os.path.getsize(str(config.db_path) + s) for s in ("", "-wal")
+                           if os.path.exists(str(config.db_path) + s))
+            entry["db_mb_per_10k"] = round(db_bytes / 1e6 * 10_000 / n, 1)
+            entry["initialize_ms"] = _summary([_spawn_initialize(env) for _ in range(repeats)])
+            entry["session_start_hook_ms"] = _summary([_hook(env, str(tmp)) for _ in range(repeats)])
+            store = MemoryStore(config.db_path, config=config, embedder=synthetic_embedder(), namespace="perf")
+            queries = [fake_query(rng) for _ in range(60)]
+            for q in queries[:5]:
+                store.recall(q, touch=False)
+            timings = []
+            for q in queries:
+                t = time.perf_counter()
+                store.recall(q, touch=False)
+                timings.append((time.perf_counter() - t) * 1000)
+            entry["warm_recall_ms"] = _summary(timings)
+            store.close()
+            results["sizes"][str(n)] = entry
+        # model-dependent figures on a real-embedder store
+        home = tmp / "home-model"
+        home.mkdir()
+        config = Config(home=home, settings=base.settings, model_dir_override=base.model_dir, explicit_namespace="perf")
+        store = MemoryStore(config.db_path, config=config, namespace="perf")
+        items = [fake_memory(rng, i) for i in range(300 if quick else 1000)]
+        t = time.perf_counter()
+        store.remember_many(items)
+        import_s = time.perf_counter() - t
+        results["bulk_import_per_s"] = round(len(items) / import_s, 1)
+        writes = []
+        for i in range(30):
+            item = fake_memory(rng, 10_000 + i)
+            t = time.perf_counter()
+            store.remember(item["content"], kind=item["kind"])
+            writes.append((time.perf_counter() - t) * 1000)
+        results["warm_remember_ms"] = _summary(writes)
+        timings = []
+        for q in [fake_query(rng) for _ in range(40)]:
+            t = time.perf_counter()
+            store.recall(q, touch=False)
+            timings.append((time.perf_counter() - t) * 1000)
+        results["warm_recall_real_model_ms"] = _summary(timings)
+        t = time.perf_counter()
+        chunks = store.reindex()["chunks"]
+        results["reindex_chunks_per_s"] = round(chunks / (time.perf_counter() - t), 1)
+        store.close()
+        env = {**os.environ, "SUPERMEMORY_HOME": str(home), "SUPERMEMORY_NAMESPACE": "perf",
+               "SUPERMEMORY_MODEL_DIR": str(base.model_dir)}
+        firsts, rss = [], []
+        for _ in range(3):
+            ms, mb = _first_recall(env)
+            firsts.append(ms)
+            if mb:
+                rss.append(mb)
+        results["first_recall_after_spawn_ms"] = _summary(firsts)
+        results["server_rss_mb"] = round(max(rss), 1) if rss else None
+    targets = {"initialize_ms_p50": 150, "session_start_hook_ms_p50_10k": 300, "warm_recall_ms_p50_10k": 15,
+               "warm_recall_ms_p50_100k": 40, "warm_remember_ms_p50": 25, "server_rss_mb": 250,
+               "first_recall_after_spawn_ms_p50": 1500}
+    results["targets"] = targets
+    if getattr(args, "json", False):
+        print(json.dumps(results, indent=2))
+    else:
+        print(render(results))
+    return 0
+
+
+def render(results: dict) -> str:
+    lines = [f"perf ({'quick' if results['quick'] else 'full'}), {results['machine']['cpus']} cpus, "
+             f"python {results['machine']['python']}"]
+    for n, entry in results["sizes"].items():
+        lines.append(f"  {n:>7} memories: initialize p50 {entry['initialize_ms']['p50']} ms · hook p50 "
+                     f"{entry['session_start_hook_ms']['p50']} ms · warm recall p50 {entry['warm_recall_ms']['p50']} ms "
+                     f"p95 {entry['warm_recall_ms']['p95']} ms · {entry['db_mb_per_10k']} MB/10k")
+    lines.append(f"  warm remember p50 {results['warm_remember_ms']['p50']} ms · recall with model p50 "
+                 f"{results['warm_recall_real_model_ms']['p50']} ms · import {results['bulk_import_per_s']}/s · reindex "
+                 f"{results['reindex_chunks_per_s']} chunks/s")
+    lines.append(f"  first recall after spawn p50 {results['first_recall_after_spawn_ms']['p50']} ms · server RSS "
+                 f"{results['server_rss_mb']} MB")
+    return "\n".join(lines)
