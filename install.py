@@ -55,14 +55,14 @@ MCP_ARGS = ["-m", "supermemory", "mcp"]
 
 # (event, matcher or None to omit, hook subcommand)
 CLAUDE_HOOKS = [
-    ("SessionStart", SESSION_START_MATCHER, "session-start"),
-    ("PreCompact", None, "pre-compact"),
-    ("SessionEnd", None, "session-end"),
+    ("SessionStart", SESSION_START_MATCHER, "session-start --platform claude-code"),
+    ("PreCompact", None, "pre-compact --platform claude-code"),
+    ("SessionEnd", None, "session-end --platform claude-code"),
 ]
 CODEX_HOOKS = [
-    ("SessionStart", SESSION_START_MATCHER, "session-start"),
-    ("PreCompact", None, "pre-compact"),
-    ("Stop", None, "stop"),
+    ("SessionStart", SESSION_START_MATCHER, "session-start --platform codex"),
+    ("PreCompact", None, "pre-compact --platform codex"),
+    ("Stop", None, "stop --platform codex"),
 ]
 
 FALLBACK_GUIDE = (

@@ -366,6 +366,8 @@ def cmd_mcp(args) -> int:
 def cmd_hook(args) -> int:
     from supermemory.hooks import run_hook
 
+    if args.platform:
+        os.environ["SUPERMEMORY_PLATFORM"] = args.platform
     return run_hook(args.event)
 
 
@@ -502,6 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("mcp", cmd_mcp, "run the MCP stdio server", json_flag=False, ns=False)
     p = add("hook", cmd_hook, "Claude Code / Codex hook entry point (JSON on stdin)", json_flag=False, ns=False)
     p.add_argument("event", choices=("session-start", "pre-compact", "session-end", "stop"), help="hook event")
+    p.add_argument("--platform", choices=("claude-code", "codex"), help="which agent runs this hook (recorded on memories)")
     add("guide", cmd_guide, "print the usage instructions block for CLAUDE.md / AGENTS.md", json_flag=False, ns=False)
     return parser
 

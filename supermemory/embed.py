@@ -61,17 +61,23 @@ class EmbeddingProvider(ABC):
         return self.embed_batch([text])[0]
 
     def embed_multi(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> "np.ndarray":
-        """Embed any number of documents in batches of `batch_size`."""
+        """Embed any number of documents in batches of `batch_size`.
+
+        Texts are batched in length order (less padding: several times faster on mixed lengths)
+        and returned in the caller's order.
+        """
         import numpy as np
 
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        parts = []
-        for start in range(0, len(texts), self.batch_size):
-            parts.append(self.embed_batch(texts[start:start + self.batch_size]))
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            index = order[start:start + self.batch_size]
+            out[index] = self.embed_batch([texts[i] for i in index])
             if progress:
                 progress(min(start + self.batch_size, len(texts)), len(texts))
-        return np.vstack(parts).astype(np.float32, copy=False)
+        return out
 
     def fingerprint(self) -> dict:
         """What gets pinned in the database on first use."""

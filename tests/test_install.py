@@ -289,7 +289,7 @@ def test_fresh_install_writes_every_file(env):
     assert groups["PreCompact"][0].get("matcher", "") == ""
     for event, sub in [("SessionStart", "session-start"), ("PreCompact", "pre-compact"), ("SessionEnd", "session-end")]:
         (cmd,) = claude_hooks[event]
-        assert cmd.endswith(f'"{sys.executable}" -m supermemory hook {sub}')
+        assert cmd.endswith(f'"{sys.executable}" -m supermemory hook {sub} --platform claude-code')
         assert groups[event][0]["hooks"][0]["timeout"] == 10
     assert "[mcp_servers.supermemory]" in env.config_toml.read_text(encoding="utf-8")
     assert set(our_hook_commands(load_json(env.hooks_json))) == {"SessionStart", "PreCompact", "Stop"}
@@ -324,7 +324,7 @@ def test_hooks_json_shape_is_what_codex_accepts(env):
     start = codex["hooks"]["SessionStart"]
     assert start[0]["hooks"][0]["command"] == "python3 ~/.codex/hooks/ctx.py"  # the user's group stays first
     assert start[1]["matcher"] == "startup|resume|clear|compact"
-    assert our_hook_commands(codex)["Stop"][0].endswith("-m supermemory hook stop")
+    assert our_hook_commands(codex)["Stop"][0].endswith("-m supermemory hook stop --platform codex")
     assert codex["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": [{"type": "command",
                                                                            "command": "~/.codex/hooks/guard.sh"}]}]
 
@@ -839,7 +839,7 @@ def test_md_block_insert_replace_remove():
 
 def test_json_hooks_merge_keeps_user_hooks_in_shared_group():
     editor = inst.HooksJsonEditor(inst.hook_groups(inst.CODEX_HOOKS, "/py", {}))
-    ours_cmd = '"/py" -m supermemory hook stop'
+    ours_cmd = '"/py" -m supermemory hook stop --platform codex'
     text = json.dumps({"hooks": {"Stop": [
         {"hooks": [{"type": "command", "command": "user-a"}]},
         {"hooks": [{"type": "command", "command": '"/old" -m supermemory hook stop'},
