@@ -72,6 +72,7 @@ DEFAULTS: dict[str, Any] = {
         "importance_floor": 0.3,
         "purge_after_days": 30,
         "sweep_on_session_end": False,
+        "session_versions_kept": 2,  # older versions of captured session memories are pruned
     },
     "search_log": {"enabled": True, "max_rows": 5000, "hash_queries": False},
     "capture": {"enabled": True, "max_chars": 6000},

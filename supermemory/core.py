@@ -699,7 +699,10 @@ class MemoryStore:
                         self.conn.execute("DELETE FROM memories WHERE id = ?", (row_id,))
                     done.append(format_id(memory_id))
                     continue
-                if rec["deleted_at"] is None and rec["superseded_by"] is None:
+                if rec["superseded_by"] is not None:
+                    raise InvalidInputError(f"{format_id(memory_id)} is an old version; forget the current one, "
+                                            f"{format_id(self._head(memory_id))}")
+                if rec["deleted_at"] is None:
                     self._unindex(memory_id)
                 if rec["deleted_at"] is None:
                     self.conn.execute("UPDATE memories SET deleted_at = ?, delete_reason = ? WHERE id = ?",
@@ -1434,6 +1437,7 @@ class MemoryStore:
                                      (now - retention,))]
         if old:
             self.forget(old, hard=True, namespace="*")
+        pruned = self._prune_session_versions(keep=int(self.config.get("lifecycle.session_versions_kept", 2)))
         cap = int(self.config.get("search_log.max_rows", 5000))
         with self._txn():
             last = self.conn.execute("SELECT max(id) FROM search_log").fetchone()[0] or 0
@@ -1443,7 +1447,24 @@ class MemoryStore:
         if self.path != ":memory:":
             with contextlib.suppress(self.driver.Error):
                 self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-        return {"expired": len(expired), "purged": len(old), "log_trimmed": max(0, trimmed), "swept": swept}
+        return {"expired": len(expired), "purged": len(old), "log_trimmed": max(0, trimmed), "swept": swept,
+                "session_versions_pruned": pruned}
+
+    def _prune_session_versions(self, *, keep: int) -> int:
+        """Session memories get a new version at every capture (Codex: every turn); keep only the
+        newest `keep` superseded versions of each session chain."""
+        with self._txn():
+            doomed = [r[0] for r in self.conn.execute(
+                "SELECT m.id FROM memories m WHERE m.kind = 'session' AND m.superseded_by IS NOT NULL AND "
+                "(SELECT count(*) FROM memories n WHERE coalesce(n.root_id, n.id) = coalesce(m.root_id, m.id) "
+                "AND n.superseded_by IS NOT NULL AND n.id > m.id) >= ?", (keep,))]
+            for row_id in doomed:
+                self.conn.execute("DELETE FROM links WHERE src = ? OR dst = ?", (row_id, row_id))
+                self.conn.execute("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE memory_id = ?)",
+                                  (row_id,))
+                self.conn.execute("DELETE FROM chunks WHERE memory_id = ?", (row_id,))
+                self.conn.execute("DELETE FROM memories WHERE id = ?", (row_id,))
+        return len(doomed)
 
     # --- health, graph, merge, index -----------------------------------------------------------
 

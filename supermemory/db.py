@@ -184,6 +184,10 @@ def write_txn(conn, driver: Driver) -> Iterator[None]:
         raise StorageError(f"database is busy or read-only: {exc}") from exc
     try:
         yield
+    except driver.Error as exc:  # e.g. SQLITE_FULL mid-write: a StorageError, never a raw driver error
+        with contextlib.suppress(Exception):
+            conn.execute("ROLLBACK")
+        raise StorageError(_write_failed(exc)) from exc
     except BaseException:
         with contextlib.suppress(Exception):
             conn.execute("ROLLBACK")
@@ -193,7 +197,14 @@ def write_txn(conn, driver: Driver) -> Iterator[None]:
     except driver.Error as exc:
         with contextlib.suppress(Exception):
             conn.execute("ROLLBACK")
-        raise StorageError(f"commit failed: {exc}") from exc
+        raise StorageError(f"commit failed: {_write_failed(exc)}") from exc
+
+
+def _write_failed(exc: BaseException) -> str:
+    if "full" in str(exc).lower():
+        return (f"the disk is full (or the database reached its size limit): {exc}; nothing was written. "
+                "Free some disk space and try again")
+    return f"database write failed and was rolled back: {exc}"
 
 
 # --- migrations: named, applied in registration order, only ever appended ------------------
@@ -355,7 +366,7 @@ def migrate(conn, driver: Driver) -> list[str]:
             else:
                 mig.fn(conn)
                 conn.execute("INSERT OR IGNORE INTO _supermemory_migrations VALUES (?, ?)", (mig.name, time.time()))
-        except driver.Error as exc:
+        except (driver.Error, StorageError) as exc:
             raise MigrationError(f"migration {mig.name} failed: {exc}") from exc
         done.append(mig.name)
     return done

@@ -797,6 +797,10 @@ def resolve_export_path(config: Config, path: str) -> str:
     """
     if not isinstance(path, str) or not path.strip() or "\x00" in path:
         raise InvalidInputError("path must be a non-empty file name")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError("path must be valid Unicode text (it holds a lone surrogate)") from None
     raw = Path(os.path.expanduser(path) if path.startswith("~") else path)
     if ".." in raw.parts:
         raise InvalidInputError("path must not contain '..'")

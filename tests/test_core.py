@@ -387,3 +387,22 @@ def test_index_lists_pinned_and_gotchas_first_with_a_footer(store):
     lines = out["text"].splitlines()
     assert pin["id"] in lines[0] and gotcha["id"] in lines[1]
     assert lines[-1].startswith("…and 5 more")
+
+
+def test_maintenance_prunes_old_session_versions_but_keeps_the_current_one(store):
+    m = store.remember("session v0", kind="session")
+    current = m["id"]
+    for i in range(1, 6):
+        current = store.update(current, content=f"session v{i}")["id"]
+    out = store.maintenance()
+    assert out["session_versions_pruned"] == 3
+    versions = store.history(current)["versions"]
+    assert [v["id"] for v in versions][-1] == current and len(versions) == 3
+    assert store.get(current)["memories"][0]["body"] == "session v5"
+
+
+def test_forgetting_an_old_version_points_to_the_current_one(store):
+    m = store.remember("v1 text")
+    new = store.update(m["id"], content="v2 text")
+    with pytest.raises(InvalidInputError, match=new["id"]):
+        store.forget(m["id"])
