@@ -920,18 +920,23 @@ class MemoryStore:
         self._matrix_cache[key] = (version, ids, matrix)
         return ids, matrix
 
-    def _idf(self, terms: list[str]) -> tuple[dict[str, float], int]:
-        total = self._q("SELECT count(*) FROM fts")[0][0] or 1
-        idf = {}
+    def _idf(self, terms: list[str]) -> tuple[dict[str, float], dict[str, int], int]:
+        """IDF of each query term over live chunks, plus document frequencies and the chunk count.
+
+        The chunk count comes from the namespace column's vocabulary (every chunk has exactly one
+        `ns_` token), which is O(namespaces) instead of a full scan of the FTS table.
+        """
+        total = self._q("SELECT coalesce(sum(doc), 0) FROM fts_vocab WHERE term >= 'ns_' AND term < 'ns`' "
+                        "AND col = 'ns'")[0][0] or 1
+        counts: dict[str, int] = {}
         if terms:
             marks = ",".join("?" * len(terms))
             counts = dict(self._q(f"SELECT term, doc FROM fts_vocab WHERE col = 'tokens' AND term IN ({marks})", terms))
-        else:
-            counts = {}
+        idf = {}
         for term in terms:
             n = counts.get(term, 0)
             idf[term] = math.log(1 + (total - n + 0.5) / (n + 0.5))
-        return idf, total
+        return idf, counts, total
 
     def recall(self, query: str, *, limit: int | None = None, namespace: str | None = None,
                kinds: Sequence[str] | None = None, tags: Sequence[str] | None = None,
@@ -997,12 +1002,17 @@ class MemoryStore:
         terms = query_terms(query)
         cands: dict[int, ranking.Candidate] = {}
         term_sets: dict[int, set] = {}
+        idf, doc_freq, total = self._idf(terms)
+        # Terms found in most chunks cost a scan of most postings and barely move bm25: leave them out
+        # of MATCH (they still count for coverage), unless nothing else would be left.
+        common = max(50, int(0.2 * total))
+        match_terms = [t for t in terms if doc_freq.get(t, 0) <= common] or sorted(terms, key=lambda t: doc_freq.get(t, 0))[:3]
         # lexical candidates
         if terms and "lexical" in channels:
             ns_match = ""
             if namespaces is not None:
                 ns_match = "ns : (" + " OR ".join('"ns_' + n + '"' for n in namespaces) + ") AND "
-            match = ns_match + "tokens : (" + fts_match(terms) + ")"
+            match = ns_match + "tokens : (" + fts_match(match_terms) + ")"
             lex_rows = self._q(
                 f"SELECT c.memory_id, f.bm25, f.tokens FROM (SELECT rowid, bm25(fts, 1.0, 0.0) AS bm25, tokens FROM fts "
                 f"WHERE fts MATCH ? ORDER BY bm25 LIMIT ?) f JOIN chunks c ON c.id = f.rowid "
@@ -1040,7 +1050,6 @@ class MemoryStore:
             for memory_id, tokens in self._q(f"SELECT c.memory_id, f.tokens FROM chunks c JOIN fts f ON f.rowid = c.id "
                                              f"WHERE c.memory_id IN ({m2})", missing_terms):
                 term_sets.setdefault(memory_id, set()).update(tokens.split())
-        idf, _total = self._idf(terms)
         idf_mass = sum(idf.values()) or 1.0
         vectors: dict[int, Any] = {}
         if query_vec is not None:

@@ -102,10 +102,12 @@ class OnnxProvider(EmbeddingProvider):
     dimensions = 384
     batch_size = 32
 
-    def __init__(self, model_dir: Path, *, threads: int = 2, query_instruction: str = ""):
+    def __init__(self, model_dir: Path, *, threads: int = 2, query_instruction: str = "",
+                 query_blend: bool = False):
         self.model_dir = Path(model_dir)
         self.threads = max(1, int(threads))
         self.query_instruction = query_instruction
+        self.query_blend = query_blend
         self._session = None
         self._tokenizer = None
         self._lock = threading.Lock()
@@ -164,6 +166,11 @@ class OnnxProvider(EmbeddingProvider):
         return _normalise(hidden[:, 0, :])
 
     def embed_query(self, text: str) -> "np.ndarray":
+        """The query vector; with `query_blend`, the mean of the plain and the instructed query
+        (bge's retrieval instruction helps paraphrases, the plain form helps keyword-like queries)."""
+        if self.query_instruction and self.query_blend:
+            both = self.embed_batch([text, self.query_instruction + text])
+            return _normalise(both.mean(axis=0, keepdims=True))[0]
         return self.embed_batch([self.query_instruction + text])[0]
 
 
@@ -240,7 +247,8 @@ def get_provider(config: "Config", name: str | None = None) -> EmbeddingProvider
     name = name or settings.get("provider", "onnx")
     if name == "onnx":
         return OnnxProvider(config.model_dir, threads=settings.get("threads", 2),
-                            query_instruction=settings.get("query_instruction", ""))
+                            query_instruction=settings.get("query_instruction", ""),
+                            query_blend=bool(settings.get("query_blend", False)))
     if name == "hash":
         return HashProvider()
     if name == "openai":
