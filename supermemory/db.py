@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import logging
 import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,15 +123,19 @@ def choose_driver(prefer: str | None = None, *, vectors: str = "auto") -> Driver
 
 
 def _secure_file(path: Path) -> None:
-    """Create the data dir 0700 and the DB file 0600 before SQLite touches them."""
+    """Create the data dir 0700 and the DB file 0600 before SQLite touches them.
+
+    Existing modes are only ever narrowed (group/other bits dropped), never widened: a folder
+    the user made read-only stays read-only.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
-        os.chmod(path.parent, 0o700)
+        os.chmod(path.parent, stat.S_IMODE(os.stat(path.parent).st_mode) & 0o700)
     if not path.exists():
         fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
     with contextlib.suppress(OSError):
-        os.chmod(path, 0o600)
+        os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) & 0o600)
 
 
 def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
@@ -151,7 +156,8 @@ def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
             conn = driver.module.connect(str(path), isolation_level=None,
                                          check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
     except OSError as exc:
-        raise StorageError(f"cannot create the database at {path}: {exc}") from exc
+        raise StorageError(f"cannot create the database at {path}: {exc}; make that folder writable or point "
+                           "SUPERMEMORY_HOME at one that is") from exc
     except driver.Error as exc:
         raise StorageError(f"cannot open the database at {path}: {exc}") from exc
     try:
@@ -163,6 +169,10 @@ def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except driver.Error as exc:
         conn.close()
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise StorageError(f"the data folder {folder} is not writable ({exc}); make it writable "
+                               f"(chmod u+w) or point SUPERMEMORY_HOME at one that is") from exc
         raise StorageError(
             f"{path} is not a usable supermemory database ({exc}). It was left untouched: move it "
             "aside (or restore a backup / `supermemory import` an export) and run again") from exc
