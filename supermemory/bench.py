@@ -95,6 +95,8 @@ def _dcg(gains: list[int]) -> float:
 
 def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, details=None) -> dict:
     """Run each query and aggregate the metrics (overall, per category, negatives)."""
+    from supermemory.errors import InvalidInputError
+
     doc_to_mem = seed(store, docs, progress=_progress("seeding") if sys.stderr.isatty() else None)
     mem_to_doc = {v: k for k, v in doc_to_mem.items()}
     overrides = {}
@@ -107,9 +109,13 @@ def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, detai
         scope = (q.get("meta") or {}).get("scope")
         namespace = _scope_ns(scope) if scope is not None else "bench"
         started = time.perf_counter()
-        result = store.recall(q["query"], limit=limit, namespace=namespace, touch=False,
-                              channels=("lexical",) if mode == "lexical" else ("vector",) if mode == "vector"
-                              else ("lexical", "vector"), origin="bench", **overrides)
+        try:
+            result = store.recall(q["query"], limit=limit, namespace=namespace, touch=False,
+                                  channels=("lexical",) if mode == "lexical" else ("vector",) if mode == "vector"
+                                  else ("lexical", "vector"), origin="bench", **overrides)
+        except InvalidInputError as exc:  # e.g. an empty query in third-party data: counts as a miss
+            sys.stderr.write(f"query {q['id']}: {exc}\n")
+            result = {"results": [], "tokens": 0}
         latencies.append((time.perf_counter() - started) * 1000)
         tokens.append(result["tokens"])
         ranked = [mem_to_doc.get(r["id"]) for r in result["results"]]
@@ -243,6 +249,11 @@ def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, de
     if provider:
         settings["embedder"]["provider"] = provider
     settings["search_log"]["enabled"] = False
+    if mode != "full":  # a baseline is one signal alone: no other features, no gates
+        settings["ranking"]["weights"] = {name: (1.0 if name == mode else 0.0) for name in settings["ranking"]["weights"]}
+        settings["ranking"].update({"adaptive_lexical": False, "lexical_floor": 0.0, "vector_margin": 0.0,
+                                    "query_coverage": 0.0, "query_coverage_cjk": 0.0, "mmr_lambda": 0.0,
+                                    "relative_cutoff": 0.0, "vector_base": 0.0, "coverage_mix": 0.0})
     with tempfile.TemporaryDirectory(prefix="supermemory-bench-") as tmp:
         config = Config(home=Path(tmp), settings=settings, model_dir_override=base.model_dir,
                         explicit_namespace="bench")
