@@ -828,3 +828,23 @@ def test_a_huge_transcript_is_read_in_steps_under_a_deadline(tmp_path, home, has
     assert "summarise the logs in NOTES.md" in rows[0]["body"]
     assert "summarise the logs" not in session_rows(home, live_only=False)[0]["body"]  # the first step's version
     assert history_len(home, rows[0]["id"]) == 2
+
+
+@pytest.mark.parametrize("source", ["startup", "compact"])
+def test_session_start_context_holds_the_pinned_rule_and_the_open_task(tmp_path, home, source):
+    cwd = project(tmp_path, "shop")
+    with MemoryStore(home / "memory.db", config=load_config(), embedder=HashProvider(), namespace="shop") as store:
+        store.remember("Never run migrations against prod by hand", kind="preference", pinned=True)
+        store.remember("Finish the retry logic in the uploader", kind="task")
+        done = store.remember("Old task that was finished", kind="task")
+        store.update(done["id"], status="done")
+    payload = {"session_id": "3f2c", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(cwd),
+               "hook_event_name": "SessionStart", "source": source}
+    proc, elapsed = run_proc("session-start", payload, proc_env(home), cwd)
+    assert proc.returncode == 0 and elapsed < 10
+    context = parse_session_start(proc.stdout)
+    assert "Never run migrations against prod by hand" in context
+    assert "Finish the retry logic in the uploader" in context
+    open_tasks = context.split("## Open tasks", 1)[1].split("\n## ", 1)[0]
+    assert "Finish the retry logic" in open_tasks and "Old task that was finished" not in open_tasks
+    assert context.index("Pinned rules") < context.index("Open tasks")
