@@ -257,7 +257,7 @@ def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, de
     with tempfile.TemporaryDirectory(prefix="supermemory-bench-") as tmp:
         config = Config(home=Path(tmp), settings=settings, model_dir_override=base.model_dir,
                         explicit_namespace="bench")
-        store = MemoryStore(Path(tmp) / "bench.db", config=config, namespace="bench")
+        store = MemoryStore(Path(tmp) / "bench.db", config=config, namespace="bench", cache_vectors=True)
         try:
             handle = open(details_path, "w", encoding="utf-8") if details_path else None
             try:

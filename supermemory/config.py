@@ -57,7 +57,8 @@ DEFAULTS: dict[str, Any] = {
         "confident_cosine": 0.8,    # query gate: …or some cosine is at least this high
         "candidates": 60,
     },
-    "recall": {"default_limit": 8, "max_limit": 100, "max_tokens": 1500},
+    "recall": {"default_limit": 8, "max_limit": 100, "max_tokens": 1500,
+               "ram_vector_limit": 250_000},  # long-lived servers search up to this many chunks in RAM
     "briefing": {"max_tokens": 900, "recent_days": 14},
     "store": {
         "chunk_max_tokens": 260,

@@ -336,6 +336,19 @@ def m002_search_log(conn) -> None:
     )
 
 
+@migration()
+def m003_briefing_indexes(conn) -> None:
+    """Briefing and list read the newest / most important live rows per namespace and kind."""
+    _script(conn, """
+        CREATE INDEX memories_live_rank ON memories(namespace, kind, importance DESC, updated_at DESC)
+            WHERE superseded_by IS NULL AND deleted_at IS NULL;
+        CREATE INDEX memories_live_recent ON memories(namespace, updated_at DESC)
+            WHERE superseded_by IS NULL AND deleted_at IS NULL;
+        CREATE INDEX memories_live_pinned ON memories(namespace, importance DESC)
+            WHERE pinned = 1 AND superseded_by IS NULL AND deleted_at IS NULL
+        """)
+
+
 def _applied(conn) -> list[str]:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS _supermemory_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")

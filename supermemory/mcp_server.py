@@ -899,7 +899,7 @@ class Session:
     def _open_default(self, namespace: str):
         from supermemory.core import MemoryStore
 
-        return MemoryStore(self.config.db_path, config=self.config, namespace=namespace)
+        return MemoryStore(self.config.db_path, config=self.config, namespace=namespace, cache_vectors=True)
 
     @property
     def store(self):

@@ -26,19 +26,37 @@ VERBS = ["uses", "needs", "breaks without", "must not use", "was switched to", "
 FILES = ["src/app.py", "src/db/pool.py", "web/src/App.tsx", "infra/main.tf", "Dockerfile", ".github/workflows/ci.yml",
          "pyproject.toml", "config/settings.yaml", "scripts/deploy.sh", "tests/test_api.py"]
 KINDS = ["fact", "decision", "gotcha", "preference", "note", "task"]
+_SYLLABLES = ["ka", "lo", "mi", "ver", "dan", "tor", "sel", "qui", "bra", "nex", "pol", "ur", "fen", "zo", "tal",
+              "rim", "gus", "ope", "lin", "cor"]
+
+
+def _identifiers(n: int = 3000) -> list[str]:
+    """Project-specific names (services, functions, flags) as real stores are full of them."""
+    rng = random.Random(99)
+    out = set()
+    while len(out) < n:
+        word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3)))
+        out.add(rng.choice([word, word + "_" + rng.choice(TOPICS).replace("-", "_"), word.capitalize() + "Service",
+                            "--" + word, word + ".py"]))
+    return sorted(out)
+
+
+IDENTIFIERS = _identifiers()
 
 
 def fake_memory(rng: random.Random, i: int) -> dict:
     a, b = rng.sample(TOPICS, 2)
-    text = (f"The {a} layer {rng.choice(VERBS)} {b}; see {rng.choice(FILES)} (case {i}). "
+    x, y = rng.sample(IDENTIFIERS, 2)
+    text = (f"The {a} layer {rng.choice(VERBS)} {b} in {x}; see {rng.choice(FILES)} and {y} (case {i}). "
             f"{rng.choice(['Decided after an outage.', 'Watch out in CI.', 'Keep it this way.', 'Open question.'])}")
-    return {"content": text, "kind": rng.choice(KINDS), "title": f"{a} and {b} #{i}"}
+    return {"content": text, "kind": rng.choice(KINDS), "title": f"{x}: {a} and {b}"}
 
 
 def fake_query(rng: random.Random) -> str:
     a, b = rng.sample(TOPICS, 2)
-    return rng.choice([f"how does {a} work with {b}", f"{a} {b} gotcha", f"why did we pick {a}",
-                       f"what breaks {a}", f"{a} configuration"])
+    x = rng.choice(IDENTIFIERS)
+    return rng.choice([f"how does {a} work with {b} in {x}", f"{x} {a} gotcha", f"why did we pick {a} for {x}",
+                       f"what breaks {x}", f"{a} configuration of {x}"])
 
 
 def _summary(values: list[float]) -> dict:
@@ -175,7 +193,8 @@ def run_perf(args) -> int:
             entry["db_mb_per_10k"] = round(db_bytes / 1e6 * 10_000 / n, 1)
             entry["initialize_ms"] = _summary([_spawn_initialize(env) for _ in range(repeats)])
             entry["session_start_hook_ms"] = _summary([_hook(env, str(tmp)) for _ in range(repeats)])
-            store = MemoryStore(config.db_path, config=config, embedder=synthetic_embedder(), namespace="perf")
+            store = MemoryStore(config.db_path, config=config, embedder=synthetic_embedder(), namespace="perf",
+                                cache_vectors=True)  # as the MCP server runs it
             queries = [fake_query(rng) for _ in range(60)]
             for q in queries[:5]:
                 store.recall(q, touch=False)
@@ -191,7 +210,7 @@ def run_perf(args) -> int:
         home = tmp / "home-model"
         home.mkdir()
         config = Config(home=home, settings=base.settings, model_dir_override=base.model_dir, explicit_namespace="perf")
-        store = MemoryStore(config.db_path, config=config, namespace="perf")
+        store = MemoryStore(config.db_path, config=config, namespace="perf", cache_vectors=True)
         items = [fake_memory(rng, i) for i in range(300 if quick else 1000)]
         t = time.perf_counter()
         store.remember_many(items)
