@@ -82,3 +82,19 @@ def test_baseline_modes_run(small_set, tmp_path, mode):
     proc = _bench(["--corpus", str(corpus), "--queries", str(queries), "--mode", mode, "--json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["mode"] == mode
+
+
+def test_perf_scale_store_holds_searchable_generated_memories(tmp_path):
+    from supermemory.config import Config
+    from supermemory.core import MemoryStore
+    from supermemory.perf import build_store, synthetic_embedder
+
+    config = Config(home=tmp_path, explicit_namespace="perf")
+    build_store(tmp_path / "p.db", config, 60).close()
+    store = MemoryStore(tmp_path / "p.db", config=config, embedder=synthetic_embedder(), namespace="perf",
+                        cache_vectors=True)
+    assert store.stats()["memories"] == 60
+    hits = store.recall("postgres redis", touch=False, min_similarity=0)["results"]
+    assert hits
+    assert store.health()["orphans"] == {k: 0 for k in store.health()["orphans"]}
+    store.close()
