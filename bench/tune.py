@@ -106,7 +106,7 @@ def main():
             for p in parts[:-1]:
                 node = node[p]
             node[parts[-1]] = v
-        settings["vector_floor"] = settings.get("vector_floor") or 0.62
+        settings["vector_floor"] = settings.get("vector_floor") or 0.6  # the store default for onnx
         print(dict(zip(keys, combo)), score(gathered, mem_to_doc, settings), flush=True)
 
 

@@ -56,6 +56,7 @@ DEFAULTS: dict[str, Any] = {
         "query_coverage_cjk": 0.2,  # query gate coverage for all-CJK queries (cosines carry no meaning)
         "confident_cosine": 0.8,    # query gate: …or some cosine is at least this high
         "candidates": 60,
+        "match_max_df": 0.2,        # terms in more than this share of chunks are left out of FTS MATCH
     },
     "recall": {"default_limit": 8, "max_limit": 100, "max_tokens": 1500,
                "ram_vector_limit": 250_000},  # long-lived servers search up to this many chunks in RAM

@@ -1026,7 +1026,7 @@ class MemoryStore:
         idf, doc_freq, total = self._idf(terms)
         # Terms found in most chunks cost a scan of most postings and barely move bm25: leave them out
         # of MATCH (they still count for coverage), unless nothing else would be left.
-        common = max(50, int(0.2 * total))
+        common = max(50, int(float(self.config.get("ranking.match_max_df", 0.2)) * total))
         match_terms = [t for t in terms if doc_freq.get(t, 0) <= common] or sorted(terms, key=lambda t: doc_freq.get(t, 0))[:3]
         # lexical candidates
         if terms and "lexical" in channels:

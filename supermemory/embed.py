@@ -100,7 +100,10 @@ class OnnxProvider(EmbeddingProvider):
     provider_id = "onnx"
     model_id = MODEL_ID
     dimensions = 384
-    batch_size = 32
+    # One text per run: the INT8 export quantises activations per batch, so a batch-mate changes a
+    # vector (cos ≈ 0.997). Alone, a bulk-imported memory gets exactly the vector `remember` gives it,
+    # and there is no padding waste (measured: 12% slower on short texts, 25% faster on long ones).
+    batch_size = 1
 
     def __init__(self, model_dir: Path, *, threads: int = 2, query_instruction: str = "",
                  query_blend: bool = False):
