@@ -297,19 +297,32 @@ def test_sweep_dry_run_matches_apply_exactly(db_path, config):
     s.close()
 
 
-def test_search_log_stays_bounded_and_stats_match_it(db_path, tmp_path):
-    cfg = Config(home=tmp_path, settings={**Config(home=tmp_path).settings})
-    cfg.settings["search_log"] = {"enabled": True, "max_rows": 50, "hash_queries": False}
+def test_search_log_stays_under_its_cap_after_10k_recalls_and_stats_match_it(db_path, tmp_path):
+    cfg = Config(home=tmp_path)
+    cfg.settings["search_log"] = {"enabled": True, "max_rows": 500, "hash_queries": False}
     s = MemoryStore(db_path, config=cfg, embedder=FakeEmbedder(), namespace="p")
     s.remember("something to find")
-    for i in range(300):
-        s.recall(f"query {i}", touch=False)
+    for i in range(10_000):
+        s.recall(f"query {i % 97}", touch=False, lexical_only=True)
     rows = s.conn.execute("SELECT count(*) FROM search_log").fetchone()[0]
-    assert rows <= 150
+    assert rows == 500
     stats = s.stats()
     latencies = sorted(r[0] for r in s.conn.execute("SELECT latency_ms FROM search_log"))
     assert stats["searches"] == rows
     assert stats["latency_ms_p50"] == round(latencies[max(1, -(-50 * len(latencies) // 100)) - 1], 3)
+    assert stats["latency_ms_p95"] == round(latencies[max(1, -(-95 * len(latencies) // 100)) - 1], 3)
+    s.close()
+
+
+def test_search_log_can_be_disabled_or_hash_its_queries(db_path, tmp_path):
+    cfg = Config(home=tmp_path)
+    cfg.settings["search_log"] = {"enabled": True, "max_rows": 50, "hash_queries": True}
+    s = MemoryStore(db_path, config=cfg, embedder=FakeEmbedder(), namespace="p")
+    s.recall("my private query")
+    assert s.conn.execute("SELECT query FROM search_log").fetchone()[0].startswith("sha256:")
+    cfg.settings["search_log"]["enabled"] = False
+    s.recall("another query")
+    assert s.conn.execute("SELECT count(*) FROM search_log").fetchone()[0] == 1
     s.close()
 
 
