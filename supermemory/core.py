@@ -136,6 +136,11 @@ def _unblob(data: bytes):
     return np.frombuffer(data, dtype="<f4")
 
 
+def _embed_text(title: str, piece: str) -> str:
+    """What a chunk's vector is computed from: its memory's title, then the chunk."""
+    return (title + "\n" + piece).strip() if title else piece
+
+
 def _dot(a, b) -> float:
     import numpy as np
 
@@ -371,9 +376,13 @@ class MemoryStore:
             self._mark_vec_dirty()
         self._matrix_cache.clear()
 
+    def _chunk(self, body: str) -> list[str]:
+        return chunk(body, max_tokens=int(self.config.get("store.chunk_max_tokens", 260)),
+                     overlap_tokens=int(self.config.get("store.chunk_overlap_tokens", 48)))
+
     def _embed_chunks(self, title: str, pieces: list[str]):
         """Vectors for chunk texts, or None when no embedder can run (lexical-only, loudly)."""
-        texts = [(title + "\n" + p).strip() if title else p for p in pieces]
+        texts = [_embed_text(title, p) for p in pieces]
         try:
             return self.embedder.embed_multi(texts)
         except EmbeddingUnavailableError as exc:
@@ -465,8 +474,7 @@ class MemoryStore:
             return {"id": format_id(existing[0][0]), "status": "duplicate", "namespace": ns,
                     "duplicate_of": format_id(existing[0][0]), "near_duplicates": [], "chunks": 0,
                     "redacted": redacted}
-        pieces = chunk(body, max_tokens=int(self.config.get("store.chunk_max_tokens", 260)),
-                       overlap_tokens=int(self.config.get("store.chunk_overlap_tokens", 48)))
+        pieces = self._chunk(body)
         vectors = self._embed_chunks(title, pieces)
         near = self._near_duplicates(vectors[0], [ns]) if vectors is not None else []
         now = self.clock()
@@ -511,13 +519,12 @@ class MemoryStore:
             importance = item.get("importance")
             importance = _num(self.config.get("store.default_importance", 0.5) if importance is None else importance,
                               "importance", 0, 1)
-            pieces = chunk(body, max_tokens=int(self.config.get("store.chunk_max_tokens", 260)),
-                           overlap_tokens=int(self.config.get("store.chunk_overlap_tokens", 48)))
+            pieces = self._chunk(body)
             prepared.append({"ns": ns, "kind": kind, "title": title, "body": body,
                              "tags": _str_list(item.get("tags"), "tags"), "importance": importance,
                              "pinned": bool(item.get("pinned", False)), "pieces": pieces,
                              "hash": _hash(kind, title, body), "source": dict(item.get("source") or {})})
-        texts = [(p["title"] + "\n" + piece).strip() for p in prepared for piece in p["pieces"]]
+        texts = [_embed_text(p["title"], piece) for p in prepared for piece in p["pieces"]]
         try:
             matrix = self.embedder.embed_multi(texts, progress=progress)
         except EmbeddingUnavailableError as exc:
@@ -638,8 +645,7 @@ class MemoryStore:
             pieces = [r[0] for r in self._q("SELECT text FROM chunks WHERE memory_id = ? ORDER BY seq", (old["id"],))]
             vectors = self._stored_vectors(old["id"])
         else:
-            pieces = chunk(body, max_tokens=int(self.config.get("store.chunk_max_tokens", 260)),
-                           overlap_tokens=int(self.config.get("store.chunk_overlap_tokens", 48)))
+            pieces = self._chunk(body)
             vectors = self._embed_chunks(new_title, pieces)
         now = self.clock()
         with self._txn():
@@ -1717,10 +1723,9 @@ class MemoryStore:
         texts, slots = [], []
         for line, versions in todo:
             for version in versions:
-                pieces = chunk(version["body"], max_tokens=int(self.config.get("store.chunk_max_tokens", 260)),
-                               overlap_tokens=int(self.config.get("store.chunk_overlap_tokens", 48)))
+                pieces = self._chunk(version["body"])
                 slots.append((version["id"], pieces))
-                texts.extend((version.get("title", "") + "\n" + p).strip() for p in pieces)
+                texts.extend(_embed_text(version.get("title", ""), p) for p in pieces)
         try:
             matrix = self.embedder.embed_multi(texts, progress=progress) if texts else None
         except EmbeddingUnavailableError as exc:
@@ -1778,7 +1783,7 @@ class MemoryStore:
 
         embedder = self._embedder or get_provider(self.config)
         rows = self._q("SELECT c.id, m.title, c.text FROM chunks c JOIN memories m ON m.id = c.memory_id ORDER BY c.id")
-        texts = [(title + "\n" + text).strip() if title else text for _, title, text in rows]
+        texts = [_embed_text(title, text) for _, title, text in rows]
         vectors = embedder.embed_multi(texts, progress=progress)
         fingerprint = embedder.fingerprint()
         with self._txn():
