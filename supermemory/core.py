@@ -1059,7 +1059,7 @@ class MemoryStore:
             except (EmbeddingUnavailableError, ModelMismatchError) as exc:
                 vector_error = str(exc)
                 logger.warning("recall without vectors: %s", exc)
-        if query_vec is not None and not any(float(x) != 0.0 for x in query_vec[:8]) and not query_vec.any():
+        if query_vec is not None and not query_vec.any():  # e.g. a query of punctuation only
             query_vec = None
         if query_vec is not None:
             for memory_id, _cos in self._vector_search(query_vec, namespaces, n_cand, live_chunks=total):

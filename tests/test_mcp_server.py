@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from helpers.common import LineReader
 
 from supermemory import mcp_server
 from supermemory.config import Config, DEFAULTS, _deep_merge
@@ -775,23 +776,6 @@ def _spawn(tmp_path: Path, **popen) -> subprocess.Popen:
     env.pop("SUPERMEMORY_NAMESPACE", None)
     return subprocess.Popen([sys.executable, "-m", "supermemory", "mcp"], stdin=popen.pop("stdin", subprocess.PIPE),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path, **popen)
-
-
-class LineReader:
-    """Reads a pipe on a thread so the test can wait for lines with a timeout."""
-
-    def __init__(self, pipe):
-        self.lines: queue.Queue = queue.Queue()
-        self.thread = threading.Thread(target=self._pump, args=(pipe,), daemon=True)
-        self.thread.start()
-
-    def _pump(self, pipe) -> None:
-        for line in iter(pipe.readline, b""):
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def next(self, timeout: float = 30.0):
-        return self.lines.get(timeout=timeout)
 
 
 def _send(proc: subprocess.Popen, frame) -> None:
