@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from supermemory import ranking  # noqa: E402
 from supermemory.bench import _scope_ns, load_cases, read_jsonl, seed  # noqa: E402
 from supermemory.config import Config, _coerce, load_config  # noqa: E402
-from supermemory.core import MemoryStore, _cjk_share, _dot  # noqa: E402
+from supermemory.core import MemoryStore, _dot  # noqa: E402
+from supermemory.text import cjk_share  # noqa: E402
 
 
 def gather_all(store, queries, n_cand=60):
@@ -45,7 +46,7 @@ def score(gathered, mem_to_doc, settings, limit=10):
     r5 = mrr = neg_empty = 0.0
     npos = nneg = 0
     for q, cands in gathered:
-        cfg = ranking.RankConfig.from_settings(settings, cjk_share=_cjk_share(q["query"]))
+        cfg = ranking.RankConfig.from_settings(settings, cjk_share=cjk_share(q["query"]))
         selected, _ = ranking.rank(cands, cfg, limit=limit, cosine_fn=_dot)
         ranked = [mem_to_doc.get(f"M{r.candidate.id}") for r in selected]
         rel = set(q.get("relevant") or [])

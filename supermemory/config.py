@@ -41,6 +41,7 @@ DEFAULTS: dict[str, Any] = {
             "recency": 0.03,
             "reinforcement": 0.02,
             "pinned": 0.03,
+            "superseded": -0.1,       # a similar candidate announces this one changed ("no longer …")
         },
         "adaptive_lexical": True,     # shift weight to the signal that has evidence for this query
         "temperature": 0.1,
@@ -55,6 +56,8 @@ DEFAULTS: dict[str, Any] = {
         "query_coverage": 0.3,      # query gate: …or the best lexical hit covers this share of the query
         "query_coverage_cjk": 0.2,  # query gate coverage for all-CJK queries (cosines carry no meaning)
         "confident_cosine": 0.8,    # query gate: …or some cosine is at least this high
+        "supersede_overlap": 0.3,   # stale: a revising candidate repeats this share of its words
+        "supersede_cosine": 0.75,   # …and is this close in meaning
         "candidates": 60,
         "match_max_df": 0.2,        # terms in more than this share of chunks are left out of FTS MATCH
     },

@@ -21,8 +21,8 @@ from supermemory.config import (ALL_NAMESPACES, GLOBAL_NAMESPACE, KINDS, RELATIO
                                 Config, normalize_namespace)
 from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, ModelMismatchError,
                                 NamespaceError, NotFoundError, StorageError, SupermemoryError)
-from supermemory.text import (chunk, estimate_tokens, fts_match, index_text, normalize, query_terms,
-                              summarize, tokenize)
+from supermemory.text import (chunk, cjk_share, estimate_tokens, fts_match, index_text, normalize, query_terms,
+                              revision_terms, summarize, tokenize)
 from supermemory.timeparse import from_iso, iso, parse_when
 
 logger = logging.getLogger(__name__)
@@ -145,13 +145,6 @@ def _dot(a, b) -> float:
     import numpy as np
 
     return float(np.dot(a, b))
-
-
-def _cjk_share(text: str) -> float:
-    from supermemory.text import _CJK_CHAR
-
-    letters = sum(1 for c in text if not c.isspace())
-    return len(_CJK_CHAR.findall(text)) / letters if letters else 0.0
 
 
 class MemoryStore:
@@ -1019,8 +1012,10 @@ class MemoryStore:
         extra = {}
         if not has_vectors:
             extra["lexical_floor"] = min(float(settings.get("lexical_floor", 0.5)), 0.34)
+        if getattr(self._embedder, "provider_id", "onnx") != "onnx":
+            extra["supersede_cosine"] = 0.0   # calibrated on bge-small; other providers use word overlap
         return ranking.RankConfig.from_settings(settings, vector_floor=floor, relative_cutoff=relative_cutoff,
-                                                cjk_share=_cjk_share(query), **extra)
+                                                cjk_share=cjk_share(query), **extra)
 
     def _gather(self, query: str, namespaces, where: str, params: list, *, n_cand: int, channels, lexical_only: bool,
                 filtered: bool, now: float):
@@ -1105,6 +1100,8 @@ class MemoryStore:
             cand.tokens = estimate_tokens(rec["title"]) + estimate_tokens(rec["summary"]) + 12
             cand.vector = vectors.get(memory_id)
             cand.terms = frozenset(tset)
+            cand.revision_terms = revision_terms(rec["body"])
+            cand.created_at = rec["created_at"]
             final.append(cand)
         return final, records, query_vec, vector_error
 
@@ -1126,6 +1123,9 @@ class MemoryStore:
             out["attention"] = round(item.attention, 6)
             if explain or explain_all:
                 out["features"] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in item.features.items()}
+                for key in ("superseded_by", "supersedes"):
+                    if key in out["features"]:
+                        out["features"][key] = format_id(out["features"][key])
                 out["contributions"] = {k: round(v, 4) for k, v in item.contributions.items()}
             results.append(out)
         latency = (time.perf_counter() - started) * 1000

@@ -13,7 +13,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-FEATURES = ("lexical", "vector", "importance", "recency", "reinforcement", "pinned")
+from supermemory.text import STOPWORDS, cjk_share
+
+FEATURES = ("lexical", "vector", "importance", "recency", "reinforcement", "pinned", "superseded")
 
 
 @dataclass
@@ -32,6 +34,12 @@ class Candidate:
     tokens: int = 0
     vector: object | None = None       # the memory's own vector, for MMR similarity
     terms: frozenset = frozenset()     # token set, MMR similarity when vectors are missing
+    revision_terms: frozenset = frozenset()  # words around a change marker ("no longer … HS256"), if any
+    created_at: float = 0.0            # a revision can only make older (or same-time) memories stale
+
+    @property
+    def revises(self) -> bool:
+        return bool(self.revision_terms)
 
 
 @dataclass(frozen=True)
@@ -40,7 +48,7 @@ class RankConfig:
 
     weights: dict = field(default_factory=lambda: {
         "lexical": 0.25, "vector": 0.60, "importance": 0.04, "recency": 0.03,
-        "reinforcement": 0.02, "pinned": 0.03})
+        "reinforcement": 0.02, "pinned": 0.03, "superseded": -0.1})
     adaptive_lexical: bool = True
     temperature: float = 0.1
     half_life_days: float = 45.0
@@ -56,6 +64,8 @@ class RankConfig:
     confident_cosine: float = 0.8      # query gate: …or one cosine is at least this high
     query_coverage_cjk: float = 0.0    # query gate coverage for all-CJK queries (interpolated by CJK share)
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
+    supersede_overlap: float = 0.3     # share of a memory's words a revising memory must repeat
+    supersede_cosine: float = 0.75     # …and the cosine between the two (0, or no vectors: overlap ≥ 0.5)
 
     @classmethod
     def from_settings(cls, settings: dict, **overrides) -> "RankConfig":
@@ -116,7 +126,66 @@ def _vector_feature(cosine: float | None, floor: float) -> float:
     return max(0.0, (cosine - base) / (1.0 - base)) if base else max(0.0, cosine)
 
 
-def score_candidates(cands: Sequence[Candidate], cfg: RankConfig) -> list[Ranked]:
+# Dates say when, not what: two notes from the same day are not about the same thing.
+_DATE_WORDS = frozenset("""am pm jan feb mar apr jun jul aug sep sept oct nov dec january february march april may
+    june july august september october november december monday tuesday wednesday thursday friday saturday
+    sunday today yesterday tomorrow""".split())
+
+
+def _content_terms(cand: Candidate) -> set:
+    """The topical words of a candidate: no stop words, no bare numbers or times, no date words."""
+    return {t for t in cand.terms
+            if t not in STOPWORDS and t not in _DATE_WORDS and any(ch.isalpha() for ch in t)}
+
+
+def _mostly_cjk(terms: set) -> bool:
+    return cjk_share("".join(terms)) > 0.5
+
+
+def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
+                  cosine_fn: Callable | None = None) -> dict[int, int]:
+    """Which candidates a revising candidate of the same search makes stale: {stale id: revising id}.
+
+    Agents often write "we no longer use X, use Y" without editing the memory that said "use X".
+    Both then match a query about X equally well, and nothing but the wording says which is
+    current. A candidate counts as stale when a candidate that announces a change repeats a good
+    share of its words, names one of them next to its change wording, and is close to it in
+    meaning; the stale one is demoted, never hidden. Words are weighted by how rare they are
+    among this search's candidates, so a name present everywhere does not make two alike.
+    """
+    revising = [c for c in cands if c.revises and c.terms]
+    out: dict[int, int] = {}
+    if not revising or cfg.supersede_overlap <= 0:
+        return out
+    content = {c.id: _content_terms(c) for c in cands}
+    df: dict[str, int] = {}
+    for terms in content.values():
+        for t in terms:
+            df[t] = df.get(t, 0) + 1
+    n = len(cands)
+    weight = {t: math.log(1 + n / d) for t, d in df.items()}
+    for cand in cands:
+        own = content[cand.id]
+        if cand.revises or not own:
+            continue
+        own_mass = sum(weight[t] for t in own)
+        for rev in revising:
+            if rev.created_at < cand.created_at or not own & rev.revision_terms:
+                continue   # written before this memory, or the change it announces is about something else
+            overlap = sum(weight[t] for t in own & content[rev.id]) / own_mass
+            if (cfg.supersede_cosine > 0 and cosine_fn is not None and cand.vector is not None
+                    and rev.vector is not None and not _mostly_cjk(own)):  # CJK cosines carry no meaning
+                close = overlap >= cfg.supersede_overlap and float(cosine_fn(cand.vector, rev.vector)) >= cfg.supersede_cosine
+            else:
+                close = overlap >= max(0.5, cfg.supersede_overlap)
+            if close:
+                out[cand.id] = rev.id
+                break
+    return out
+
+
+def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
+                     cosine_fn: Callable | None = None) -> list[Ranked]:
     """Features, weighted contributions and the score of every candidate (no gating)."""
     lex = normalise_bm25([c.bm25 for c in cands])
     evidence = max((c.coverage for c in cands if c.bm25 is not None), default=0.0)
@@ -125,6 +194,7 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig) -> list[Ranked
         floor_for_scale = background([c.cosine for c in cands], cfg.background_prior)
     else:
         floor_for_scale = cfg.vector_base or cfg.vector_floor * 0.75
+    stale = superseded_by(cands, cfg, cosine_fn)
     out = []
     for cand, lexical in zip(cands, lex):
         features = {
@@ -134,12 +204,31 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig) -> list[Ranked
             "recency": recency(cand.age_days, cfg.half_life_days),
             "reinforcement": reinforcement(cand.recall_count),
             "pinned": 1.0 if cand.pinned else 0.0,
+            "superseded": 1.0 if cand.id in stale else 0.0,
         }
         contributions = {name: weights.get(name, 0.0) * value for name, value in features.items()}
         features["cosine"] = cand.cosine
         features["coverage"] = cand.coverage
+        if cand.id in stale:
+            features["superseded_by"] = stale[cand.id]
         out.append(Ranked(cand, features, contributions, sum(contributions.values())))
+    _lift_revisions(out, stale)
     return out
+
+
+def _lift_revisions(scored: list[Ranked], stale: dict[int, int]) -> None:
+    """A revising memory answers whatever the memory it revises answers, with the current facts:
+    it scores at least a little above that memory's unpenalised score (`supersedes` contribution).
+    """
+    by_id = {r.candidate.id: r for r in scored}
+    for old_id, new_id in stale.items():
+        old, new = by_id[old_id], by_id[new_id]
+        unpenalised = old.score - old.contributions.get("superseded", 0.0)
+        lift = max(0.0, unpenalised + 0.01 - new.score)
+        if lift > new.contributions.get("supersedes", 0.0):
+            new.score += lift - new.contributions.get("supersedes", 0.0)
+            new.contributions["supersedes"] = lift
+            new.features["supersedes"] = old_id
 
 
 def background(cosines: Sequence[float | None], prior: float) -> float:
@@ -201,6 +290,11 @@ def gate(ranked: list[Ranked], cfg: RankConfig) -> None:
             cos = f"{cand.cosine:.3f}" if cand.cosine is not None else "n/a"
             item.gated = (f"below floor: cosine {cos} < {cfg.vector_floor} and lexical coverage "
                           f"{cand.coverage:.2f} < {cfg.lexical_floor}")
+    # A revision of a memory that passed the floor is as relevant as that memory.
+    passed = {item.candidate.id for item in ranked if item.gated is None}
+    for item in ranked:
+        if item.gated and item.gated.startswith("below floor") and item.features.get("supersedes") in passed:
+            item.gated = None
 
 
 def softmax(scores: Sequence[float], temperature: float) -> list[float]:
@@ -280,7 +374,7 @@ def rank(cands: Sequence[Candidate], cfg: RankConfig, *, limit: int, max_tokens:
 
     Returns (selected in order, dropped with a `gated` reason).
     """
-    scored = score_candidates(cands, cfg)
+    scored = score_candidates(cands, cfg, cosine_fn)
     gate(scored, cfg)
     kept = [r for r in scored if r.gated is None]
     for item, alpha in zip(kept, softmax([r.score for r in kept], cfg.temperature)):

@@ -68,6 +68,32 @@ def _stem(word: str) -> str:
 
 STOPWORDS = _with_stems(STOPWORDS)
 
+# Chinese function words, dropped from queries only. Particles and question words never carry
+# the topic, and the bigrams they form with their neighbours ("何配" in 如何配置, "慢怎" in 太慢怎么)
+# are cross-word artefacts no memory contains: with the query's highest IDF they would drown the
+# real terms' coverage. So a query's CJK run is cut at them before unigrams and bigrams are made.
+CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀嘛么什怎哪")
+CJK_STOP_BIGRAMS = frozenset(
+    "如何 为何 为什 我们 你们 他们 这个 那个 一个 是否 可以 应该 需要 时候 怎样 多少 有没 没有 是不".split())
+CJK_STOP_UNIGRAMS = frozenset("是在和与或也都就这那个把被给让我你他她它们有要会能一如何为")
+
+
+def _split_query_cjk(run: str) -> list[str]:
+    """Cut a query's CJK run at function characters and stop bigrams (greedy, left to right)."""
+    pieces, current, i = [], [], 0
+    while i < len(run):
+        if run[i:i + 2] in CJK_STOP_BIGRAMS:
+            pieces.append("".join(current))
+            current, i = [], i + 2
+        elif run[i] in CJK_FUNCTION_CHARS:
+            pieces.append("".join(current))
+            current, i = [], i + 1
+        else:
+            current.append(run[i])
+            i += 1
+    pieces.append("".join(current))
+    return [p for p in pieces if p]
+
 
 def normalize(text: str) -> str:
     """NFKC + case folding, the normal form for matching."""
@@ -102,11 +128,12 @@ def _cjk_tokens(run: str, out: list[str]) -> None:
     out.extend(run[i:i + 2] for i in range(len(run) - 1))
 
 
-def tokenize(text: str) -> list[str]:
+def tokenize(text: str, *, query: bool = False) -> list[str]:
     """Tokens of `text` for indexing and querying alike (order kept, repeats kept).
 
     CJK runs give unigrams plus adjacent bigrams; identifiers give their whole form plus their
     camelCase / snake_case / kebab-case / dotted parts; plain words are lightly stemmed.
+    With `query`, CJK runs are first cut at Chinese function words (see CJK_FUNCTION_CHARS).
     """
     if not text:
         return []
@@ -115,7 +142,8 @@ def tokenize(text: str) -> list[str]:
     for match in _SEGMENT.finditer(text):
         cjk = match.group("cjk")
         if cjk:
-            _cjk_tokens(cjk.casefold(), out)
+            for piece in (_split_query_cjk(cjk.casefold()) if query else [cjk.casefold()]):
+                _cjk_tokens(piece, out)
         else:
             _word_tokens(match.group("word"), out)
     return out
@@ -132,20 +160,52 @@ def index_text(*parts: str) -> str:
 
 def query_terms(query: str, *, max_terms: int = 64) -> list[str]:
     """Distinct query tokens without stop words (all of them if only stop words remain)."""
-    tokens = tokenize(query)
+    tokens = tokenize(query, query=True)
     seen: dict[str, None] = {}
     for tok in tokens:
-        if tok not in STOPWORDS:
+        if tok not in STOPWORDS and tok not in CJK_STOP_UNIGRAMS:
             seen.setdefault(tok, None)
     if not seen:
-        for tok in tokens:
+        for tok in tokenize(query):
             seen.setdefault(tok, None)
     return list(seen)[:max_terms]
+
+
+# Wording that says a fact changed: "no longer", "was replaced by", "moved from X to Y", 改用 …
+_REVISION = re.compile(
+    r"\b(?:no longer|not any ?more|anymore|replaced|instead|superseded|deprecated|is dead|"
+    r"(?:moved|switched|migrated) (?:from|to|off|away|over)|"
+    r"(?:was|were|has been|have been|got|is|are) (?:lowered|raised|changed|removed|dropped|deleted|deprecated|"
+    r"replaced|shut down|retired|disabled|renamed|turned off|reverted)|"
+    r"now (?:use|uses|run|runs|is|are|goes|go|lives|live))\b"
+    r"|不再|已经改|已改|改用|换成|废弃|弃用|取代|已经不|不要再", re.IGNORECASE)
+
+
+def has_revision_marker(text: str) -> bool:
+    """Does this text announce that something changed (so an older, similar memory is stale)?"""
+    return bool(text) and _REVISION.search(text) is not None
+
+
+def revision_terms(text: str, *, reach: int = 40) -> frozenset:
+    """The words around each change marker: what the text says changed ("HS256" in "no longer
+    sign JWTs with HS256"). Empty when the text announces no change.
+    """
+    out: set[str] = set()
+    for match in _REVISION.finditer(text or ""):
+        window = text[max(0, match.start() - reach): match.end() + reach]
+        out.update(t for t in tokenize(window) if t not in STOPWORDS)
+    return frozenset(out)
 
 
 def fts_match(terms: list[str]) -> str:
     """An FTS5 MATCH expression that searches every term as literal text (never a syntax error)."""
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def cjk_share(text: str) -> float:
+    """Share of CJK characters among the non-space characters of `text` (0..1)."""
+    letters = sum(1 for c in text if not c.isspace())
+    return len(_CJK_CHAR.findall(text)) / letters if letters else 0.0
 
 
 def estimate_tokens(text: str) -> int:

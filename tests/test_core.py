@@ -184,6 +184,19 @@ def test_explain_reports_features_contributions_and_dropped(store):
     assert "dropped" in out
 
 
+def test_recall_puts_a_revision_above_the_fact_it_supersedes(store):
+    old = store.remember("The local dev reverse proxy is nginx; its config is infra/dev/nginx.conf.")
+    new = store.remember("nginx was replaced by Caddy for the local dev reverse proxy; infra/dev/nginx.conf "
+                         "is dead, edit infra/dev/Caddyfile instead.")
+    store.remember("The Vite dev server listens on 5173 and proxies /api to the backend.")
+    out = store.recall("which file configures the local dev reverse proxy nginx", explain=True, touch=False)
+    order = ids(out)
+    assert order.index(new["id"]) < order.index(old["id"])
+    stale = next(r for r in out["results"] if r["id"] == old["id"])
+    assert stale["features"]["superseded_by"] == new["id"]
+    assert stale["contributions"]["superseded"] < 0
+
+
 def test_ttl_expired_memories_leave_recall(db_path, config):
     now = [1_000_000.0]
     s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", clock=lambda: now[0])

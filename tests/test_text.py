@@ -69,3 +69,32 @@ def test_chunking_respects_budget_and_overlaps():
 def test_chunking_hard_splits_one_giant_line():
     chunks = chunk("x" * 20000, max_tokens=100, overlap_tokens=0)
     assert len(chunks) > 10 and all(estimate_tokens(c) <= 105 for c in chunks)
+
+
+def test_chinese_function_words_leave_the_query_and_take_their_artefact_bigrams_with_them():
+    terms = query_terms("alembic 迁移什么时候跑")
+    assert "alembic" in terms and "迁移" in terms and "跑" in terms
+    assert not {"什么", "么时", "时候", "候跑", "什", "么"} & set(terms)
+    assert query_terms("如何配置 Kubernetes 的 HPA") == ["配", "置", "配置", "kubernete", "hpa"]
+    assert "慢怎" not in query_terms("cargo 编译太慢怎么加速")
+    assert query_terms("什么") != []              # only function words: keep them rather than nothing
+    # Indexing is untouched: memories keep every unigram and bigram.
+    assert {"什么", "时候"} <= set(tokenize("什么时候跑"))
+
+
+@pytest.mark.parametrize("text", [
+    "We no longer sign JWTs with HS256.", "nginx was replaced by Caddy for local dev.",
+    "ledgerly moved from Poetry to uv; do not run poetry install anymore.",
+    "Default --chunk-size was lowered from 64 MiB to 16 MiB.", "The SSH bastion has been shut down.",
+    "Tests now run against a real Postgres.", "前端不再使用 moment.js，改用 date-fns。"])
+def test_revision_wording_is_recognised(text):
+    from supermemory.text import has_revision_marker
+    assert has_revision_marker(text)
+
+
+@pytest.mark.parametrize("text", [
+    "JWT access tokens are signed with HS256.", "The local dev reverse proxy is nginx.",
+    "Run poetry install after pulling.", "", "待办：发票导出需要做成异步。"])
+def test_plain_statements_are_not_revisions(text):
+    from supermemory.text import has_revision_marker
+    assert not has_revision_marker(text)
