@@ -21,8 +21,8 @@ from supermemory.config import (ALL_NAMESPACES, GLOBAL_NAMESPACE, KINDS, RELATIO
                                 Config, normalize_namespace)
 from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, ModelMismatchError,
                                 NamespaceError, NotFoundError, StorageError, SupermemoryError)
-from supermemory.text import (chunk, cjk_share, estimate_tokens, fts_match, index_text, normalize, query_terms,
-                              revision_terms, summarize, tokenize)
+from supermemory.text import (TOKENIZER_VERSION, chunk, cjk_share, estimate_tokens, fts_match, index_text,
+                              normalize, query_terms, revision_terms, summarize, tokenize)
 from supermemory.timeparse import from_iso, iso, parse_when
 
 logger = logging.getLogger(__name__)
@@ -165,7 +165,8 @@ class MemoryStore:
 
     def __init__(self, path: str | os.PathLike | None = None, *, config: Config | None = None,
                  embedder=None, namespace: str | None = None, driver: str | None = None,
-                 vectors: str = "auto", clock: Callable[[], float] = time.time, cache_vectors: bool = False):
+                 vectors: str = "auto", clock: Callable[[], float] = time.time, cache_vectors: bool = False,
+                 upgrade_index: bool = True):
         if config is None:
             home = Path(path).parent if path not in (None, ":memory:") else Path.cwd()
             config = Config(home=home)
@@ -183,8 +184,44 @@ class MemoryStore:
         self._total_cache: tuple | None = None
         self.cache_vectors = cache_vectors
         dbm.migrate(self.conn, self.driver)
+        self.index_stale = self._index_version() != str(TOKENIZER_VERSION)
+        if self.index_stale and upgrade_index:
+            self.upgrade_index()
 
     # --- plumbing -------------------------------------------------------------------------
+
+    def _index_version(self) -> str:
+        stored = dbm.get_meta(self.conn, "tokenizer_version")
+        if stored is None and self.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None:
+            return str(TOKENIZER_VERSION)   # nothing indexed yet: any version fits
+        return stored or "1"
+
+    def upgrade_index(self) -> dict:
+        """Re-tokenize every live chunk into FTS when the tokenizer changed since it was indexed.
+
+        Runs on open (hooks skip it: `upgrade_index=False`, they must stay fast; the old tokens
+        still work there, a little worse). One write transaction: all or nothing.
+        """
+        if self._index_version() == str(TOKENIZER_VERSION):
+            self.index_stale = False
+            return {"rebuilt": 0}
+        started = time.perf_counter()
+        with self._txn():
+            rows = self.conn.execute(
+                f"SELECT c.id, c.text, m.title, m.tags, m.namespace FROM chunks c JOIN memories m "
+                f"ON m.id = c.memory_id WHERE {LIVE}").fetchall()
+            self.conn.execute("DELETE FROM fts")
+            self.conn.executemany(
+                "INSERT INTO fts(rowid, tokens, ns) VALUES (?, ?, ?)",
+                ((cid, index_text(title, " ".join(json.loads(tags or "[]")), text), "ns_" + ns)
+                 for cid, text, title, tags, ns in rows))
+            dbm.set_meta(self.conn, "tokenizer_version", str(TOKENIZER_VERSION))
+        self._generation += 1
+        self._total_cache = None
+        self.index_stale = False
+        logger.info("search index rebuilt for tokenizer v%s: %d chunks in %.1f s", TOKENIZER_VERSION, len(rows),
+                    time.perf_counter() - started)
+        return {"rebuilt": len(rows)}
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -349,6 +386,9 @@ class MemoryStore:
             tokens = index_text(rec["title"], tags, text)
             self.conn.execute("INSERT INTO fts(rowid, tokens, ns) VALUES (?, ?, ?)",
                               (chunk_id, tokens, "ns_" + rec["namespace"]))
+        # The first chunk of a new store records the tokenizer it was indexed with.
+        self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('tokenizer_version', ?)",
+                          (str(TOKENIZER_VERSION),))
         self._generation += 1  # our own commits do not change PRAGMA data_version
         if self._vec_index_usable():
             self.conn.execute(

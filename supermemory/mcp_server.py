@@ -899,7 +899,9 @@ class Session:
     def _open_default(self, namespace: str):
         from supermemory.core import MemoryStore
 
-        return MemoryStore(self.config.db_path, config=self.config, namespace=namespace, cache_vectors=True)
+        # `initialize` must answer fast: a search-index rebuild after an upgrade waits for the first tool call.
+        return MemoryStore(self.config.db_path, config=self.config, namespace=namespace, cache_vectors=True,
+                           upgrade_index=False)
 
     @property
     def store(self):
@@ -1147,6 +1149,8 @@ def _tools_call(session: Session, params: dict) -> dict:
     arguments = validate(tool.input_schema, arguments)
     try:
         store = session.store if tool.needs_store else None
+        if getattr(store, "index_stale", False):
+            store.upgrade_index()
         result = tool.call(session, store, arguments)
     except JsonRpcError:
         raise

@@ -10,6 +10,10 @@ import math
 import re
 import unicodedata
 
+# Bump whenever the tokens `index_text` produces change: stores rebuild their FTS index on open.
+# 1: first release. 2: stems normalised (make/making → mak, movie/movies → movi).
+TOKENIZER_VERSION = 2
+
 # unicode61 with punctuation and symbols as token characters: a pure white-space splitter.
 FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co M* P* S*'"
 
@@ -41,29 +45,40 @@ def _with_stems(words: frozenset) -> frozenset:
     return words | {_stem(w) for w in words}
 
 
+_VOWELS = frozenset("aeiouy")
+
+
+def _undouble(base: str) -> str:
+    if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz":
+        return base[:-1]
+    return base
+
+
 def _stem(word: str) -> str:
-    """Light suffix stemming for plain alphabetic words (applied identically at index and query)."""
+    """Light suffix stemming for plain alphabetic words (applied identically at index and query).
+
+    Plural, then -ing/-ed (only when a vowel is left: "string" stays), then the ending is
+    normalised so inflections meet: a final "e" goes and a final "y" becomes "i"
+    (make/making/makes → mak, movie/movies → movi, party/parties → parti).
+    """
     if len(word) <= 3 or not word.isalpha():
         return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("sses"):
-        return word[:-2]
-    if word.endswith(("ches", "shes", "xes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    if word.endswith("ing") and len(word) > 5:
-        base = word[:-3]
-        if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz":
-            base = base[:-1]
-        return base
-    if word.endswith("ed") and len(word) > 4:
-        base = word[:-2]
-        if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz":
-            base = base[:-1]
-        return base
-    return word
+    w = word
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses") or w.endswith(("ches", "shes", "xes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if w.endswith("ing") and len(w) > 5 and _VOWELS & set(w[:-3]):
+        w = _undouble(w[:-3])
+    elif w.endswith("ed") and len(w) > 4 and _VOWELS & set(w[:-2]):
+        w = _undouble(w[:-2])
+    if len(w) > 3 and w.endswith("e") and not w.endswith("ee"):
+        w = w[:-1]
+    if len(w) > 3 and w.endswith("y"):
+        w = w[:-1] + "i"
+    return w
 
 
 STOPWORDS = _with_stems(STOPWORDS)
@@ -117,6 +132,8 @@ def _word_tokens(raw: str, out: list[str]) -> None:
     joined = "".join(_ALNUM_RUN.findall(folded))
     if joined and joined != folded:
         out.append(joined)
+    if joined.isalpha() and _stem(joined) not in (joined, folded):
+        out.append(_stem(joined))   # so the identifier typed as one plain word ("memorystore") finds it
     for part in parts:
         part = part.casefold()
         if len(part) >= 2 or part.isdigit():

@@ -432,3 +432,41 @@ def test_forgetting_an_old_version_points_to_the_current_one(store):
     new = store.update(m["id"], content="v2 text")
     with pytest.raises(InvalidInputError, match=new["id"]):
         store.forget(m["id"])
+
+
+def test_search_index_is_rebuilt_once_when_the_tokenizer_changed(db_path, config):
+    from supermemory import db as dbm
+    from supermemory.text import TOKENIZER_VERSION, index_text
+
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
+    m = s.remember("Making movies: the parties were planned in advance", title="film night")
+    assert dbm.get_meta(s.conn, "tokenizer_version") == str(TOKENIZER_VERSION)
+    # Simulate a store indexed by an older tokenizer: different tokens, older version stamp.
+    with s._txn():
+        s.conn.execute("UPDATE fts SET tokens = 'making movies parties planned'")
+        dbm.set_meta(s.conn, "tokenizer_version", "1")
+    s.close()
+
+    hook_side = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", upgrade_index=False)
+    assert hook_side.index_stale                                   # left alone: hooks must stay fast
+    assert hook_side.conn.execute("SELECT tokens FROM fts").fetchone()[0] == "making movies parties planned"
+    hook_side.close()
+
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
+    assert not s.index_stale
+    chunk_text = s.conn.execute("SELECT text FROM chunks").fetchone()[0]
+    assert s.conn.execute("SELECT tokens FROM fts").fetchone()[0] == index_text("film night", "", chunk_text)
+    assert dbm.get_meta(s.conn, "tokenizer_version") == str(TOKENIZER_VERSION)
+    assert ids(s.recall("make a movie party plan", touch=False))[0] == m["id"]
+    assert s.upgrade_index() == {"rebuilt": 0}                     # once only
+    s.close()
+
+
+def test_a_new_store_is_stamped_with_the_tokenizer_and_never_rebuilt(db_path, config):
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
+    assert not s.index_stale
+    s.remember("first memory")
+    s.close()
+    again = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", upgrade_index=False)
+    assert not again.index_stale
+    again.close()
