@@ -24,7 +24,6 @@ from supermemory import ranking  # noqa: E402
 from supermemory.bench import _scope_ns, load_cases, read_jsonl, seed  # noqa: E402
 from supermemory.config import Config, _coerce, load_config  # noqa: E402
 from supermemory.core import MemoryStore, _dot  # noqa: E402
-from supermemory.text import cjk_share  # noqa: E402
 
 
 def gather_all(store, queries, n_cand=60):
@@ -38,15 +37,15 @@ def gather_all(store, queries, n_cand=60):
         final, records, qv, _ = store._gather(q["query"], namespaces, where, params, n_cand=n_cand,
                                               channels=("lexical", "vector"), lexical_only=False,
                                               filtered=False, now=now)
-        out.append((q, final))
+        out.append((q, final, store.query_context(q["query"])))
     return out
 
 
 def score(gathered, mem_to_doc, settings, limit=10):
     r5 = mrr = neg_empty = 0.0
     npos = nneg = 0
-    for q, cands in gathered:
-        cfg = ranking.RankConfig.from_settings(settings, cjk_share=cjk_share(q["query"]))
+    for q, cands, context in gathered:
+        cfg = ranking.RankConfig.from_settings(settings, **context)
         selected, _ = ranking.rank(cands, cfg, limit=limit, cosine_fn=_dot)
         ranked = [mem_to_doc.get(f"M{r.candidate.id}") for r in selected]
         rel = set(q.get("relevant") or [])

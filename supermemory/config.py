@@ -52,10 +52,11 @@ DEFAULTS: dict[str, Any] = {
         "vector_base": -1,          # cosine the vector feature maps to 0; -1 = this query's background
         "coverage_mix": 1.0,        # lexical feature = bm25 share x query coverage
         "relative_cutoff": 0.02,    # drop hits below this share of the best attention
-        "vector_margin": 0.045,     # query gate: best cosine must beat the background by this much
+        "vector_margin": 0.025,     # query gate: best cosine must beat the background by this much
         "query_coverage": 0.3,      # query gate: …or the best lexical hit covers this share of the query
         "query_coverage_cjk": 0.2,  # query gate coverage for all-CJK queries (cosines carry no meaning)
         "confident_cosine": 0.8,    # query gate: …or some cosine is at least this high
+        "unknown_name_coverage": 0.6,  # query gate when none of the query's names is in any memory
         "supersede_overlap": 0.3,   # stale: a revising candidate repeats this share of its words
         "supersede_cosine": 0.75,   # …and is this close in meaning
         "candidates": 60,

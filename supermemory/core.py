@@ -22,7 +22,7 @@ from supermemory.config import (ALL_NAMESPACES, GLOBAL_NAMESPACE, KINDS, RELATIO
 from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, ModelMismatchError,
                                 NamespaceError, NotFoundError, StorageError, SupermemoryError)
 from supermemory.text import (TOKENIZER_VERSION, chunk, cjk_share, estimate_tokens, fts_match, index_text,
-                              normalize, query_terms, revision_terms, summarize, tokenize)
+                              named_terms, normalize, query_terms, revision_terms, summarize, tokenize)
 from supermemory.timeparse import from_iso, iso, parse_when
 
 logger = logging.getLogger(__name__)
@@ -1055,7 +1055,20 @@ class MemoryStore:
         if getattr(self._embedder, "provider_id", "onnx") != "onnx":
             extra["supersede_cosine"] = 0.0   # calibrated on bge-small; other providers use word overlap
         return ranking.RankConfig.from_settings(settings, vector_floor=floor, relative_cutoff=relative_cutoff,
-                                                cjk_share=cjk_share(query), **extra)
+                                                **self.query_context(query), **extra)
+
+    def query_context(self, query: str) -> dict:
+        """Per-query ranker inputs: the CJK share, and its names when no memory mentions any of them."""
+        context: dict = {"cjk_share": cjk_share(query)}
+        named = named_terms(query)
+        if named:
+            forms = sorted({form for group in named for form in group})
+            marks = ",".join("?" * len(forms))
+            known = {row[0] for row in self._q(
+                f"SELECT term FROM fts_vocab WHERE col = 'tokens' AND term IN ({marks})", forms)}
+            if not any(known & set(group) for group in named):   # one known name anchors the query
+                context["unknown_names"] = tuple(max(group, key=len) for group in named)
+        return context
 
     def _gather(self, query: str, namespaces, where: str, params: list, *, n_cand: int, channels, lexical_only: bool,
                 filtered: bool, now: float):

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from supermemory.text import STOPWORDS, cjk_share
+from supermemory.text import DATE_WORDS, STOPWORDS, cjk_share
 
 FEATURES = ("lexical", "vector", "importance", "recency", "reinforcement", "pinned", "superseded")
 
@@ -64,6 +64,8 @@ class RankConfig:
     confident_cosine: float = 0.8      # query gate: …or one cosine is at least this high
     query_coverage_cjk: float = 0.0    # query gate coverage for all-CJK queries (interpolated by CJK share)
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
+    unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
+    unknown_name_coverage: float = 0.5  # query gate with such a name: lexical coverage needed
     supersede_overlap: float = 0.3     # share of a memory's words a revising memory must repeat
     supersede_cosine: float = 0.75     # …and the cosine between the two (0, or no vectors: overlap ≥ 0.5)
 
@@ -126,16 +128,10 @@ def _vector_feature(cosine: float | None, floor: float) -> float:
     return max(0.0, (cosine - base) / (1.0 - base)) if base else max(0.0, cosine)
 
 
-# Dates say when, not what: two notes from the same day are not about the same thing.
-_DATE_WORDS = frozenset("""am pm jan feb mar apr jun jul aug sep sept oct nov dec january february march april may
-    june july august september october november december monday tuesday wednesday thursday friday saturday
-    sunday today yesterday tomorrow""".split())
-
-
 def _content_terms(cand: Candidate) -> set:
     """The topical words of a candidate: no stop words, no bare numbers or times, no date words."""
     return {t for t in cand.terms
-            if t not in STOPWORDS and t not in _DATE_WORDS and any(ch.isalpha() for ch in t)}
+            if t not in STOPWORDS and t not in DATE_WORDS and any(ch.isalpha() for ch in t)}
 
 
 def _mostly_cjk(terms: set) -> bool:
@@ -250,19 +246,27 @@ def query_has_evidence(ranked: list[Ranked], cfg: RankConfig) -> tuple[bool, str
     but none of them rises above the crowd: the best cosine sits near the background, and the
     best lexical hit covers little of the query's IDF mass.
     """
-    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0:
+    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0 and not cfg.unknown_names:
         return True, ""
     cosines = [r.candidate.cosine for r in ranked]
     bg = background(cosines, cfg.background_prior)
     vector_meaningful = cfg.cjk_share < 0.5
     top = max((c for c in cosines if c is not None), default=None)
     coverage = max((r.candidate.coverage for r in ranked if r.candidate.bm25 is not None), default=0.0)
+    needed = cfg.query_coverage * (1 - cfg.cjk_share) + cfg.query_coverage_cjk * cfg.cjk_share
+    top_text = f"{top:.3f}" if top is not None else "n/a"
+    if cfg.unknown_names:
+        # The query is about something no memory mentions ("Azure", "Kubernetes"): standing out
+        # from the background is not enough, only a near-certain match or most of its words are.
+        needed = max(needed, cfg.unknown_name_coverage)
+        if (vector_meaningful and top is not None and top >= cfg.confident_cosine) or coverage >= needed:
+            return True, ""
+        return False, (f"no memory mentions {', '.join(cfg.unknown_names)}: best cosine {top_text} (needs "
+                       f"{cfg.confident_cosine}), best lexical coverage {coverage:.2f} (needs {needed:.2f})")
     if vector_meaningful and top is not None and (top - bg >= cfg.vector_margin or top >= cfg.confident_cosine):
         return True, ""
-    needed = cfg.query_coverage * (1 - cfg.cjk_share) + cfg.query_coverage_cjk * cfg.cjk_share
     if coverage >= needed:
         return True, ""
-    top_text = f"{top:.3f}" if top is not None else "n/a"
     return False, (f"no evidence for this query: best cosine {top_text} vs background {bg:.3f} (needs +"
                    f"{cfg.vector_margin}), best lexical coverage {coverage:.2f} (needs {needed:.2f})")
 

@@ -54,6 +54,24 @@ def _undouble(base: str) -> str:
     return base
 
 
+# Irregular forms English speakers ask about in the base form ("when did she go" → "I went").
+_IRREGULAR = {form: base for base, forms in {
+    "go": "went gone", "see": "saw seen", "make": "made", "take": "took taken", "get": "got gotten",
+    "give": "gave given", "come": "came", "buy": "bought", "think": "thought", "feel": "felt", "meet": "met",
+    "run": "ran", "begin": "began begun", "write": "wrote written", "leave": "left", "keep": "kept",
+    "tell": "told", "find": "found", "lose": "lost", "win": "won", "eat": "ate eaten", "draw": "drew drawn",
+    "drive": "drove driven", "fly": "flew flown", "grow": "grew grown", "know": "knew known",
+    "sing": "sang sung", "swim": "swam swum", "teach": "taught", "bring": "brought", "catch": "caught",
+    "choose": "chose chosen", "spend": "spent", "send": "sent", "build": "built", "hold": "held",
+    "hear": "heard", "pay": "paid", "say": "said", "sell": "sold", "sit": "sat", "sleep": "slept",
+    "speak": "spoke spoken", "stand": "stood", "understand": "understood", "wake": "woke woken",
+    "wear": "wore worn", "break": "broke broken", "fall": "fell fallen", "forget": "forgot forgotten",
+    "hide": "hid hidden", "ride": "rode ridden", "rise": "rose risen", "shake": "shook shaken",
+    "steal": "stole stolen", "throw": "threw thrown", "child": "children", "person": "people",
+    "man": "men", "woman": "women", "foot": "feet", "tooth": "teeth", "mouse": "mice"}.items()
+    for form in forms.split()}
+
+
 def _stem(word: str) -> str:
     """Light suffix stemming for plain alphabetic words (applied identically at index and query).
 
@@ -61,6 +79,8 @@ def _stem(word: str) -> str:
     normalised so inflections meet: a final "e" goes and a final "y" becomes "i"
     (make/making/makes → mak, movie/movies → movi, party/parties → parti).
     """
+    if word in _IRREGULAR:
+        word = _IRREGULAR[word]
     if len(word) <= 3 or not word.isalpha():
         return word
     w = word
@@ -212,6 +232,39 @@ def revision_terms(text: str, *, reach: int = 40) -> frozenset:
         window = text[max(0, match.start() - reach): match.end() + reach]
         out.update(t for t in tokenize(window) if t not in STOPWORDS)
     return frozenset(out)
+
+
+# Dates say when, not what: not names, and not what makes two notes about the same thing.
+DATE_WORDS = frozenset("""am pm jan feb mar apr jun jul aug sep sept oct nov dec january february march april may
+    june july august september october november december monday tuesday wednesday thursday friday saturday
+    sunday today yesterday tomorrow""".split())
+
+
+def named_terms(query: str) -> list[tuple[str, ...]]:
+    """The words a query spells as names, capitalised ("Azure"), mixed case ("GraphQL") or all
+    caps ("HPA"), each as the index tokens that would spell it in a memory (whole, joined and
+    stemmed forms, not its parts). A sentence's first word counts only when its inner letters are
+    capitalised too ("Celery beat…" is just a sentence start); "I've", "I'm" and dates are not names.
+    """
+    out: list[tuple[str, ...]] = []
+    text = unicodedata.normalize("NFKC", query or "")
+    sentence_start = True
+    for match in _SEGMENT.finditer(text):
+        raw = match.group("word") or ""
+        core = raw.strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP)
+        starts, sentence_start = sentence_start, raw.endswith((".", "?", "!", ":"))
+        if not core or not any(c.isupper() for c in core):
+            continue
+        if starts and not any(c.isupper() for c in core[1:]):
+            continue
+        folded = core.casefold()
+        if re.split(r"['’]", folded)[0] in STOPWORDS or folded in DATE_WORDS:
+            continue
+        joined = "".join(_ALNUM_RUN.findall(folded))
+        forms = {folded, joined, _stem(folded), _stem(joined)} - {""}
+        if not forms & STOPWORDS:
+            out.append(tuple(sorted(forms)))
+    return out
 
 
 def fts_match(terms: list[str]) -> str:

@@ -197,6 +197,17 @@ def test_recall_puts_a_revision_above_the_fact_it_supersedes(store):
     assert stale["contributions"]["superseded"] < 0
 
 
+def test_recall_stays_quiet_about_names_no_memory_mentions(store):
+    deploy = store.remember("ledgerly deploys to ECS Fargate; a deploy registers a new task definition.")
+    store.remember("Staging deploys automatically on every merge to main.")
+    out = store.recall("how do we deploy to Azure Functions", explain_all=True, touch=False)
+    assert out["results"] == []
+    assert any("no memory mentions" in d["reason"] for d in out["dropped"]), out["dropped"][:1]
+    # One name the store knows anchors the query: normal ranking applies.
+    assert ids(store.recall("how does Ledgerly deploy to Azure", touch=False))[0] == deploy["id"]
+    assert ids(store.recall("deploy to ECS", touch=False))[0] == deploy["id"]
+
+
 def test_ttl_expired_memories_leave_recall(db_path, config):
     now = [1_000_000.0]
     s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", clock=lambda: now[0])

@@ -191,3 +191,19 @@ def test_revision_lifts_a_floor_gated_memory_whose_predecessor_passed():
     new = Candidate(id=2, cosine=0.5, terms=_terms(changed), revision_terms=revision_terms(changed))
     selected, _ = ranking.rank([old, new], RankConfig(vector_floor=0.6, relative_cutoff=0.0, mmr_lambda=0.0), limit=5)
     assert [r.candidate.id for r in selected] == [2, 1]
+
+
+def test_a_query_about_a_name_no_memory_mentions_needs_more_than_standing_out():
+    cands = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(15)]
+    cands.append(Candidate(id=99, bm25=-2.0, coverage=0.35, cosine=0.66))   # "deploy" matched, "Azure" not
+    cfg = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0)
+    selected, _ = ranking.rank(cands, cfg, limit=5)
+    assert [r.candidate.id for r in selected] == [99]                       # no unknown name: it stands out
+    named = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
+                       unknown_names=("azure",), unknown_name_coverage=0.6)
+    selected, dropped = ranking.rank(cands, named, limit=5)
+    assert selected == [] and "no memory mentions azure" in dropped[0].gated
+    cands[-1] = Candidate(id=99, bm25=-2.0, coverage=0.7, cosine=0.66)       # most of the query matched
+    assert [r.candidate.id for r in ranking.rank(cands, named, limit=5)[0]] == [99]
+    cands[-1] = Candidate(id=99, cosine=0.86)                                # a near-certain semantic match
+    assert [r.candidate.id for r in ranking.rank(cands, named, limit=5)[0]] == [99]

@@ -106,3 +106,14 @@ def test_plain_statements_are_not_revisions(text):
     ("string", "strings"), ("database", "databases"), ("cache", "caches", "cached")])
 def test_inflections_of_a_word_share_one_index_token(forms):
     assert len({tokenize(word)[0] for word in forms}) == 1, [tokenize(w) for w in forms]
+
+
+def test_named_terms_are_the_words_spelled_as_names():
+    from supermemory.text import named_terms
+    assert named_terms("how do we deploy to Azure Functions") == [("azur", "azure"), ("function", "functions")]
+    assert named_terms("如何配置 Kubernetes 的 HPA") == [("kubernet", "kubernetes"), ("hpa",)]
+    assert named_terms("GraphQL resolver batching") == [("graphql",)]           # inner capitals: a name
+    assert named_terms("Celery beat schedule") == []                             # just a sentence start
+    assert named_terms("Was it good? Answer yes or no.") == []                   # …of the second sentence too
+    assert named_terms("what should I do before I've finished, on Aug 15th") == []
+    assert "eacces" in named_terms("E_ACCES when running pnpm")[0]   # matches a memory that wrote EACCES
