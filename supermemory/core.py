@@ -1060,14 +1060,16 @@ class MemoryStore:
     def query_context(self, query: str) -> dict:
         """Per-query ranker inputs: the CJK share, and its names when no memory mentions any of them."""
         context: dict = {"cjk_share": cjk_share(query)}
-        named = named_terms(query)
-        if named:
-            forms = sorted({form for group in named for form in group})
+        names = named_terms(query)
+        if names:
+            forms = sorted({form for name in names for word in name for form in word})
             marks = ",".join("?" * len(forms))
             known = {row[0] for row in self._q(
                 f"SELECT term FROM fts_vocab WHERE col = 'tokens' AND term IN ({marks})", forms)}
-            if not any(known & set(group) for group in named):   # one known name anchors the query
-                context["unknown_names"] = tuple(max(group, key=len) for group in named)
+            # A name is known when every word of it is ("Azure Functions" is not, for all the memories
+            # about functions); one known name anchors the query.
+            if not any(all(known & set(word) for word in name) for name in names):
+                context["unknown_names"] = tuple(" ".join(max(word, key=len) for word in name) for name in names)
         return context
 
     def _gather(self, query: str, namespaces, where: str, params: list, *, n_cand: int, channels, lexical_only: bool,

@@ -65,7 +65,7 @@ class RankConfig:
     query_coverage_cjk: float = 0.0    # query gate coverage for all-CJK queries (interpolated by CJK share)
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
     unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
-    unknown_name_coverage: float = 0.5  # query gate with such a name: lexical coverage needed
+    unknown_name_coverage: float = 0.6  # query gate with such names: lexical coverage needed (0 disables)
     supersede_overlap: float = 0.3     # share of a memory's words a revising memory must repeat
     supersede_cosine: float = 0.75     # …and the cosine between the two (0, or no vectors: overlap ≥ 0.5)
 
@@ -246,7 +246,8 @@ def query_has_evidence(ranked: list[Ranked], cfg: RankConfig) -> tuple[bool, str
     but none of them rises above the crowd: the best cosine sits near the background, and the
     best lexical hit covers little of the query's IDF mass.
     """
-    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0 and not cfg.unknown_names:
+    names_gate = bool(cfg.unknown_names) and cfg.unknown_name_coverage > 0
+    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0 and not names_gate:
         return True, ""
     cosines = [r.candidate.cosine for r in ranked]
     bg = background(cosines, cfg.background_prior)
@@ -255,7 +256,7 @@ def query_has_evidence(ranked: list[Ranked], cfg: RankConfig) -> tuple[bool, str
     coverage = max((r.candidate.coverage for r in ranked if r.candidate.bm25 is not None), default=0.0)
     needed = cfg.query_coverage * (1 - cfg.cjk_share) + cfg.query_coverage_cjk * cfg.cjk_share
     top_text = f"{top:.3f}" if top is not None else "n/a"
-    if cfg.unknown_names:
+    if names_gate:
         # The query is about something no memory mentions ("Azure", "Kubernetes"): standing out
         # from the background is not enough, only a near-certain match or most of its words are.
         needed = max(needed, cfg.unknown_name_coverage)

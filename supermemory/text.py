@@ -240,31 +240,43 @@ DATE_WORDS = frozenset("""am pm jan feb mar apr jun jul aug sep sept oct nov dec
     sunday today yesterday tomorrow""".split())
 
 
-def named_terms(query: str) -> list[tuple[str, ...]]:
-    """The words a query spells as names, capitalised ("Azure"), mixed case ("GraphQL") or all
-    caps ("HPA"), each as the index tokens that would spell it in a memory (whole, joined and
-    stemmed forms, not its parts). A sentence's first word counts only when its inner letters are
-    capitalised too ("Celery beat…" is just a sentence start); "I've", "I'm" and dates are not names.
+def named_terms(query: str) -> list[tuple[tuple[str, ...], ...]]:
+    """The names a query spells: capitalised ("Azure"), mixed case ("GraphQL") or all caps ("HPA")
+    words, adjacent ones grouped into one name ("Azure Functions", "Google Play"). Each word comes as
+    the index tokens that would spell it in a memory (whole, joined and stemmed forms, not parts).
+    A sentence's first word counts only with inner capitals ("Celery beat…" is a sentence start);
+    "I've", "I'm" and dates are not names.
     """
-    out: list[tuple[str, ...]] = []
+    phrases: list[list[tuple[str, ...]]] = []
     text = unicodedata.normalize("NFKC", query or "")
-    sentence_start = True
+    sentence_start, adjacent = True, False
     for match in _SEGMENT.finditer(text):
         raw = match.group("word") or ""
         core = raw.strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP)
         starts, sentence_start = sentence_start, raw.endswith((".", "?", "!", ":"))
-        if not core or not any(c.isupper() for c in core):
+        forms = _name_forms(core, starts)
+        if forms is None:
+            adjacent = False
             continue
-        if starts and not any(c.isupper() for c in core[1:]):
-            continue
-        folded = core.casefold()
-        if re.split(r"['’]", folded)[0] in STOPWORDS or folded in DATE_WORDS:
-            continue
-        joined = "".join(_ALNUM_RUN.findall(folded))
-        forms = {folded, joined, _stem(folded), _stem(joined)} - {""}
-        if not forms & STOPWORDS:
-            out.append(tuple(sorted(forms)))
-    return out
+        if adjacent:
+            phrases[-1].append(forms)
+        else:
+            phrases.append([forms])
+        adjacent = not raw.endswith((",", ";", ".", "?", "!", ":", ")"))
+    return [tuple(p) for p in phrases]
+
+
+def _name_forms(core: str, sentence_start: bool) -> tuple[str, ...] | None:
+    if not core or not any(c.isupper() for c in core):
+        return None
+    if sentence_start and not any(c.isupper() for c in core[1:]):
+        return None
+    folded = core.casefold()
+    if re.split(r"['’]", folded)[0] in STOPWORDS or folded in DATE_WORDS:
+        return None
+    joined = "".join(_ALNUM_RUN.findall(folded))
+    forms = {folded, joined, _stem(folded), _stem(joined)} - {""}
+    return None if forms & STOPWORDS else tuple(sorted(forms))
 
 
 def fts_match(terms: list[str]) -> str:

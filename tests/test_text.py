@@ -110,10 +110,12 @@ def test_inflections_of_a_word_share_one_index_token(forms):
 
 def test_named_terms_are_the_words_spelled_as_names():
     from supermemory.text import named_terms
-    assert named_terms("how do we deploy to Azure Functions") == [("azur", "azure"), ("function", "functions")]
-    assert named_terms("如何配置 Kubernetes 的 HPA") == [("kubernet", "kubernetes"), ("hpa",)]
-    assert named_terms("GraphQL resolver batching") == [("graphql",)]           # inner capitals: a name
+    assert named_terms("how do we deploy to Azure Functions") == [(("azur", "azure"), ("function", "functions"))]
+    assert named_terms("如何配置 Kubernetes 的 HPA") == [(("kubernet", "kubernetes"),), (("hpa",),)]
+    assert named_terms("GraphQL resolver batching") == [(("graphql",),)]        # inner capitals: a name
     assert named_terms("Celery beat schedule") == []                             # just a sentence start
     assert named_terms("Was it good? Answer yes or no.") == []                   # …of the second sentence too
     assert named_terms("what should I do before I've finished, on Aug 15th") == []
-    assert "eacces" in named_terms("E_ACCES when running pnpm")[0]   # matches a memory that wrote EACCES
+    assert named_terms("Would Caroline like Dr. Seuss, or Vivaldi") == [
+        (("carolin", "caroline"),), (("dr",),), (("vivaldi",),)]   # "Seuss" follows a full stop
+    assert "eacces" in named_terms("E_ACCES when running pnpm")[0][0]   # matches a memory that wrote EACCES
