@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from supermemory.text import DATE_WORDS, STOPWORDS, cjk_share
+from supermemory.text import DATE_WORDS, STOPWORDS, is_cjk as _is_cjk
 
 FEATURES = ("lexical", "vector", "importance", "recency", "reinforcement", "pinned", "superseded")
 
@@ -135,11 +135,14 @@ def _content_terms(cand: Candidate) -> set:
 
 
 def _mostly_cjk(terms: set) -> bool:
-    return cjk_share("".join(terms)) > 0.5
+    return sum(1 for t in terms if _is_cjk(t[0])) * 2 > len(terms)
+
+
+SUPERSEDE_AMONG = 20   # how many of the best-scored candidates are checked for a newer revision
 
 
 def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
-                  cosine_fn: Callable | None = None) -> dict[int, int]:
+                  cosine_fn: Callable | None = None, among: set | None = None) -> dict[int, int]:
     """Which candidates a revising candidate of the same search makes stale: {stale id: revising id}.
 
     Agents often write "we no longer use X, use Y" without editing the memory that said "use X".
@@ -153,30 +156,49 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
     out: dict[int, int] = {}
     if not revising or cfg.supersede_overlap <= 0:
         return out
-    content = {c.id: _content_terms(c) for c in cands}
-    df: dict[str, int] = {}
-    for terms in content.values():
-        for t in terms:
-            df[t] = df.get(t, 0) + 1
-    n = len(cands)
-    weight = {t: math.log(1 + n / d) for t, d in df.items()}
+    use_cosine = cfg.supersede_cosine > 0 and cosine_fn is not None
+    cjk: dict[int, bool] = {}
+
+    def semantic(cand: Candidate, rev: Candidate) -> bool | None:
+        """True/False from the cosine; None when it carries no meaning (no vectors, CJK text)."""
+        if not use_cosine or cand.vector is None or rev.vector is None:
+            return None
+        if cand.id not in cjk:
+            cjk[cand.id] = _mostly_cjk(cand.terms)
+        return None if cjk[cand.id] else float(cosine_fn(cand.vector, rev.vector)) >= cfg.supersede_cosine
+
+    # Cheap filters first: written no earlier, names one of the candidate's words, close in meaning.
+    pairs = []
     for cand in cands:
-        own = content[cand.id]
-        if cand.revises or not own:
+        if cand.revises or not cand.terms or (among is not None and cand.id not in among):
             continue
-        own_mass = sum(weight[t] for t in own)
         for rev in revising:
-            if rev.created_at < cand.created_at or not own & rev.revision_terms:
-                continue   # written before this memory, or the change it announces is about something else
-            overlap = sum(weight[t] for t in own & content[rev.id]) / own_mass
-            if (cfg.supersede_cosine > 0 and cosine_fn is not None and cand.vector is not None
-                    and rev.vector is not None and not _mostly_cjk(own)):  # CJK cosines carry no meaning
-                close = overlap >= cfg.supersede_overlap and float(cosine_fn(cand.vector, rev.vector)) >= cfg.supersede_cosine
-            else:
-                close = overlap >= max(0.5, cfg.supersede_overlap)
-            if close:
-                out[cand.id] = rev.id
-                break
+            if rev.created_at >= cand.created_at and cand.terms & rev.revision_terms:
+                close = semantic(cand, rev)
+                if close is not False:
+                    pairs.append((cand, rev, close))
+    if not pairs:
+        return out
+    df: dict[str, int] = {}
+    for c in cands:
+        for t in c.terms:
+            df[t] = df.get(t, 0) + 1
+    content: dict[int, set] = {}
+    for cand, rev, close in pairs:
+        if cand.id in out:
+            continue
+        own = content.get(cand.id)
+        if own is None:
+            own = content[cand.id] = _content_terms(cand)
+        if not own or not own & rev.revision_terms:
+            continue
+        if rev.id not in content:
+            content[rev.id] = _content_terms(rev)
+        weight = {t: math.log1p(len(cands) / df[t]) for t in own}
+        overlap = sum(weight[t] for t in own & content[rev.id]) / sum(weight.values())
+        needed = cfg.supersede_overlap if close else max(0.5, cfg.supersede_overlap)
+        if overlap >= needed:
+            out[cand.id] = rev.id
     return out
 
 
@@ -190,7 +212,6 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
         floor_for_scale = background([c.cosine for c in cands], cfg.background_prior)
     else:
         floor_for_scale = cfg.vector_base or cfg.vector_floor * 0.75
-    stale = superseded_by(cands, cfg, cosine_fn)
     out = []
     for cand, lexical in zip(cands, lex):
         features = {
@@ -200,14 +221,21 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
             "recency": recency(cand.age_days, cfg.half_life_days),
             "reinforcement": reinforcement(cand.recall_count),
             "pinned": 1.0 if cand.pinned else 0.0,
-            "superseded": 1.0 if cand.id in stale else 0.0,
+            "superseded": 0.0,
         }
         contributions = {name: weights.get(name, 0.0) * value for name, value in features.items()}
         features["cosine"] = cand.cosine
         features["coverage"] = cand.coverage
-        if cand.id in stale:
-            features["superseded_by"] = stale[cand.id]
         out.append(Ranked(cand, features, contributions, sum(contributions.values())))
+    # Only the leading candidates can be stale in a way that matters (the revision may come from anywhere).
+    leading = {r.candidate.id for r in sorted(out, key=lambda r: r.score, reverse=True)[:SUPERSEDE_AMONG]}
+    stale = superseded_by(cands, cfg, cosine_fn, among=leading)
+    for item in out:
+        if item.candidate.id in stale:
+            item.features["superseded"] = 1.0
+            item.features["superseded_by"] = stale[item.candidate.id]
+            item.contributions["superseded"] = weights.get("superseded", 0.0)
+            item.score += item.contributions["superseded"]
     _lift_revisions(out, stale)
     return out
 

@@ -284,6 +284,11 @@ def fts_match(terms: list[str]) -> str:
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
+def is_cjk(char: str) -> bool:
+    """Is this one character CJK (kana, ideograph, hangul)?"""
+    return _CJK_CHAR.match(char) is not None
+
+
 def cjk_share(text: str) -> float:
     """Share of CJK characters among the non-space characters of `text` (0..1)."""
     letters = sum(1 for c in text if not c.isspace())
