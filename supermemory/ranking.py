@@ -138,11 +138,12 @@ def _mostly_cjk(terms: set) -> bool:
     return sum(1 for t in terms if _is_cjk(t[0])) * 2 > len(terms)
 
 
-SUPERSEDE_AMONG = 20   # how many of the best-scored candidates are checked for a newer revision
+SUPERSEDE_AMONG = 20   # the best-scored candidates checked for a revision (found among twice as many)
 
 
 def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
-                  cosine_fn: Callable | None = None, among: set | None = None) -> dict[int, int]:
+                  cosine_fn: Callable | None = None, among: set | None = None,
+                  revisers_among: set | None = None) -> dict[int, int]:
     """Which candidates a revising candidate of the same search makes stale: {stale id: revising id}.
 
     Agents often write "we no longer use X, use Y" without editing the memory that said "use X".
@@ -152,7 +153,7 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
     meaning; the stale one is demoted, never hidden. Words are weighted by how rare they are
     among this search's candidates, so a name present everywhere does not make two alike.
     """
-    revising = [c for c in cands if c.revises and c.terms]
+    revising = [c for c in cands if c.revises and c.terms and (revisers_among is None or c.id in revisers_among)]
     out: dict[int, int] = {}
     if not revising or cfg.supersede_overlap <= 0:
         return out
@@ -184,18 +185,21 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
         for t in c.terms:
             df[t] = df.get(t, 0) + 1
     content: dict[int, set] = {}
+    weights: dict[int, tuple[dict, float]] = {}
     for cand, rev, close in pairs:
         if cand.id in out:
             continue
         own = content.get(cand.id)
         if own is None:
             own = content[cand.id] = _content_terms(cand)
+            weight = {t: math.log1p(len(cands) / df[t]) for t in own}
+            weights[cand.id] = (weight, sum(weight.values()))
         if not own or not own & rev.revision_terms:
             continue
         if rev.id not in content:
             content[rev.id] = _content_terms(rev)
-        weight = {t: math.log1p(len(cands) / df[t]) for t in own}
-        overlap = sum(weight[t] for t in own & content[rev.id]) / sum(weight.values())
+        weight, mass = weights[cand.id]
+        overlap = sum(weight[t] for t in own & content[rev.id]) / mass
         needed = cfg.supersede_overlap if close else max(0.5, cfg.supersede_overlap)
         if overlap >= needed:
             out[cand.id] = rev.id
@@ -227,9 +231,11 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
         features["cosine"] = cand.cosine
         features["coverage"] = cand.coverage
         out.append(Ranked(cand, features, contributions, sum(contributions.values())))
-    # Only the leading candidates can be stale in a way that matters (the revision may come from anywhere).
-    leading = {r.candidate.id for r in sorted(out, key=lambda r: r.score, reverse=True)[:SUPERSEDE_AMONG]}
-    stale = superseded_by(cands, cfg, cosine_fn, among=leading)
+    # Only the leading candidates can be stale in a way that matters; their revisions come from a wider band.
+    ranked = sorted(out, key=lambda r: r.score, reverse=True)
+    leading = {r.candidate.id for r in ranked[:SUPERSEDE_AMONG]}
+    band = {r.candidate.id for r in ranked[:2 * SUPERSEDE_AMONG]}
+    stale = superseded_by(cands, cfg, cosine_fn, among=leading, revisers_among=band)
     for item in out:
         if item.candidate.id in stale:
             item.features["superseded"] = 1.0
