@@ -22,7 +22,7 @@ from supermemory.config import (ALL_NAMESPACES, GLOBAL_NAMESPACE, KINDS, RELATIO
 from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, ModelMismatchError,
                                 NamespaceError, NotFoundError, StorageError, SupermemoryError)
 from supermemory.text import (TOKENIZER_VERSION, chunk, cjk_share, estimate_tokens, fts_match, index_text,
-                              named_terms, normalize, query_terms, revision_terms, summarize, tokenize)
+                              named_terms, normalize, query_terms, summarize, tokenize)
 from supermemory.timeparse import from_iso, iso, parse_when
 
 logger = logging.getLogger(__name__)
@@ -182,7 +182,6 @@ class MemoryStore:
         self._matrix_cache: dict = {}
         self._generation = 0
         self._total_cache: tuple | None = None
-        self._revision_cache: dict[int, frozenset] = {}
         self.cache_vectors = cache_vectors
         dbm.migrate(self.conn, self.driver)
         self.index_stale = self._index_version() != str(TOKENIZER_VERSION)
@@ -1156,19 +1155,10 @@ class MemoryStore:
             cand.tokens = estimate_tokens(rec["title"]) + estimate_tokens(rec["summary"]) + 12
             cand.vector = vectors.get(memory_id)
             cand.terms = frozenset(tset)
-            cand.revision_terms = self._revision_terms(memory_id, rec["body"])
+            cand.text = rec["body"]
             cand.created_at = rec["created_at"]
             final.append(cand)
         return final, records, query_vec, vector_error
-
-    def _revision_terms(self, memory_id: int, body: str) -> frozenset:
-        """text.revision_terms, cached per row (a row's body never changes: updates add rows)."""
-        cached = self._revision_cache.get(memory_id)
-        if cached is None:
-            if len(self._revision_cache) >= 100_000:
-                self._revision_cache.clear()
-            cached = self._revision_cache[memory_id] = revision_terms(body)
-        return cached
 
     def _default_floor(self) -> float:
         configured = float(self.config.get("ranking.vector_floor", 0.0) or 0.0)

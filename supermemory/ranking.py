@@ -13,7 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from supermemory.text import DATE_WORDS, STOPWORDS, is_cjk as _is_cjk
+from supermemory.text import DATE_WORDS, STOPWORDS, revision_terms
+from supermemory.text import is_cjk as _is_cjk
 
 FEATURES = ("lexical", "vector", "importance", "recency", "reinforcement", "pinned", "superseded")
 
@@ -34,12 +35,19 @@ class Candidate:
     tokens: int = 0
     vector: object | None = None       # the memory's own vector, for MMR similarity
     terms: frozenset = frozenset()     # token set, MMR similarity when vectors are missing
-    revision_terms: frozenset = frozenset()  # words around a change marker ("no longer … HS256"), if any
+    text: str = ""                     # the memory's text, read only if it may revise a leading hit
+    revision_terms: frozenset | None = None  # words around a change marker ("no longer … HS256"); None = from text
     created_at: float = 0.0            # a revision can only make older (or same-time) memories stale
+
+    def revision(self) -> frozenset:
+        """What this memory says changed (empty: it announces no change), computed on first use."""
+        if self.revision_terms is None:
+            self.revision_terms = revision_terms(self.text)
+        return self.revision_terms
 
     @property
     def revises(self) -> bool:
-        return bool(self.revision_terms)
+        return bool(self.revision())
 
 
 @dataclass(frozen=True)
@@ -153,7 +161,7 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
     meaning; the stale one is demoted, never hidden. Words are weighted by how rare they are
     among this search's candidates, so a name present everywhere does not make two alike.
     """
-    revising = [c for c in cands if c.revises and c.terms and (revisers_among is None or c.id in revisers_among)]
+    revising = [c for c in cands if (revisers_among is None or c.id in revisers_among) and c.terms and c.revises]
     out: dict[int, int] = {}
     if not revising or cfg.supersede_overlap <= 0:
         return out
@@ -171,10 +179,10 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
     # Cheap filters first: written no earlier, names one of the candidate's words, close in meaning.
     pairs = []
     for cand in cands:
-        if cand.revises or not cand.terms or (among is not None and cand.id not in among):
+        if (among is not None and cand.id not in among) or not cand.terms or cand.revises:
             continue
         for rev in revising:
-            if rev.created_at >= cand.created_at and cand.terms & rev.revision_terms:
+            if rev.created_at >= cand.created_at and cand.terms & rev.revision():
                 close = semantic(cand, rev)
                 if close is not False:
                     pairs.append((cand, rev, close))
@@ -194,7 +202,7 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
             own = content[cand.id] = _content_terms(cand)
             weight = {t: math.log1p(len(cands) / df[t]) for t in own}
             weights[cand.id] = (weight, sum(weight.values()))
-        if not own or not own & rev.revision_terms:
+        if not own or not own & rev.revision():
             continue
         if rev.id not in content:
             content[rev.id] = _content_terms(rev)
