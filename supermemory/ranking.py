@@ -10,10 +10,12 @@ CJK vocabulary and its cosines for Chinese text carry no meaning.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Callable, Sequence
 
-from supermemory.text import DATE_WORDS, STOPWORDS, revision_terms
+from supermemory.text import DATE_WORDS, STOPWORDS, has_revision_marker, revision_terms
 from supermemory.text import is_cjk as _is_cjk
 
 FEATURES = ("lexical", "vector", "importance", "recency", "reinforcement", "pinned", "superseded")
@@ -47,7 +49,13 @@ class Candidate:
 
     @property
     def revises(self) -> bool:
-        return bool(self.revision())
+        """Does its text announce a change? (A regex search; the words around it wait for revision().)"""
+        if self.revision_terms is not None:
+            return bool(self.revision_terms)
+        if not has_revision_marker(self.text):
+            self.revision_terms = frozenset()
+            return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -146,7 +154,7 @@ def _mostly_cjk(terms: set) -> bool:
     return sum(1 for t in terms if _is_cjk(t[0])) * 2 > len(terms)
 
 
-SUPERSEDE_AMONG = 20   # the best-scored candidates checked for a revision (found among twice as many)
+SUPERSEDE_AMONG = 10   # the best-scored candidates checked for a revision (found among twice as many)
 
 
 def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
@@ -182,16 +190,14 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
         if (among is not None and cand.id not in among) or not cand.terms or cand.revises:
             continue
         for rev in revising:
-            if rev.created_at >= cand.created_at and cand.terms & rev.revision():
-                close = semantic(cand, rev)
-                if close is not False:
-                    pairs.append((cand, rev, close))
+            if rev.created_at < cand.created_at:
+                continue
+            close = semantic(cand, rev)
+            if close is not False and cand.terms & rev.revision():
+                pairs.append((cand, rev, close))
     if not pairs:
         return out
-    df: dict[str, int] = {}
-    for c in cands:
-        for t in c.terms:
-            df[t] = df.get(t, 0) + 1
+    df = Counter(chain.from_iterable(c.terms for c in cands))
     content: dict[int, set] = {}
     weights: dict[int, tuple[dict, float]] = {}
     for cand, rev, close in pairs:
