@@ -34,10 +34,10 @@ def gather_all(store, queries, n_cand=60):
         ns = _scope_ns(scope) if scope is not None else "bench"
         namespaces = store._read_namespaces(ns)
         where, params = store._filters(now=now)
-        final, records, qv, _ = store._gather(q["query"], namespaces, where, params, n_cand=n_cand,
+        final, records, qv, _, doc_freq = store._gather(q["query"], namespaces, where, params, n_cand=n_cand,
                                               channels=("lexical", "vector"), lexical_only=False,
                                               filtered=False, now=now)
-        out.append((q, final, store.query_context(q["query"])))
+        out.append((q, final, store.query_context(q["query"], doc_freq)))
     return out
 
 

@@ -147,6 +147,11 @@ def _dot(a, b) -> float:
     return float(np.dot(a, b))
 
 
+def _name_forms(query: str) -> list[str]:
+    """Every index form of every name in the query (see text.named_terms)."""
+    return sorted({form for name in named_terms(query) for word in name for form in word})
+
+
 class MemoryStore:
     """One SQLite file of memories: remember, recall, revise, forget, brief, export.
 
@@ -981,7 +986,7 @@ class MemoryStore:
         self._matrix_cache[key] = (version, ids, matrix)
         return ids, matrix
 
-    def _idf(self, terms: list[str]) -> tuple[dict[str, float], dict[str, int], int]:
+    def _idf(self, terms: list[str], extra: Sequence[str] = ()) -> tuple[dict[str, float], dict[str, int], int]:
         """IDF of each query term over live chunks, plus document frequencies and the chunk count.
 
         The chunk count comes from the namespace column's vocabulary (every chunk has exactly one
@@ -989,9 +994,10 @@ class MemoryStore:
         """
         total = self._live_chunk_count() or 1
         counts: dict[str, int] = {}
-        if terms:
-            marks = ",".join("?" * len(terms))
-            counts = dict(self._q(f"SELECT term, doc FROM fts_vocab WHERE col = 'tokens' AND term IN ({marks})", terms))
+        lookup = list(dict.fromkeys([*terms, *extra]))   # `extra`: document frequencies only (name forms)
+        if lookup:
+            marks = ",".join("?" * len(lookup))
+            counts = dict(self._q(f"SELECT term, doc FROM fts_vocab WHERE col = 'tokens' AND term IN ({marks})", lookup))
         idf = {}
         for term in terms:
             n = counts.get(term, 0)
@@ -1031,21 +1037,21 @@ class MemoryStore:
         settings = self.config.section("ranking")
         n_cand = max(limit * 3, int(settings.get("candidates", 60)))
         filtered = bool(kinds or tags or since or until or platform)
-        final, records, query_vec, vector_error = self._gather(
+        final, records, query_vec, vector_error, doc_freq = self._gather(
             query, namespaces, where, params, n_cand=n_cand, channels=channels, lexical_only=lexical_only,
             filtered=filtered, now=now)
         if not final:
             return self._finish_recall(query, namespaces, [], [], 0, started, touch, explain, explain_all,
                                        origin, vector_error)
         cfg = self.rank_config(query, min_similarity=min_similarity, relative_cutoff=relative_cutoff,
-                               has_vectors=query_vec is not None)
+                               has_vectors=query_vec is not None, doc_freq=doc_freq)
         selected, dropped = ranking.rank(final, cfg, limit=limit, max_tokens=max_tokens,
                                          cosine_fn=_dot if query_vec is not None else None)
         return self._finish_recall(query, namespaces, selected, dropped, len(final), started, touch, explain,
                                    explain_all, origin, vector_error, records)
 
     def rank_config(self, query: str, *, min_similarity: float | None = None, relative_cutoff: float | None = None,
-                    has_vectors: bool = True) -> ranking.RankConfig:
+                    has_vectors: bool = True, doc_freq: dict | None = None) -> ranking.RankConfig:
         """The ranker settings for one query: config file values plus per-call overrides."""
         settings = self.config.section("ranking")
         floor = min_similarity if min_similarity is not None else self._default_floor()
@@ -1055,17 +1061,20 @@ class MemoryStore:
         if getattr(self._embedder, "provider_id", "onnx") != "onnx":
             extra["supersede_cosine"] = 0.0   # calibrated on bge-small; other providers use word overlap
         return ranking.RankConfig.from_settings(settings, vector_floor=floor, relative_cutoff=relative_cutoff,
-                                                **self.query_context(query), **extra)
+                                                **self.query_context(query, doc_freq), **extra)
 
-    def query_context(self, query: str) -> dict:
-        """Per-query ranker inputs: the CJK share, and its names when no memory mentions any of them."""
+    def query_context(self, query: str, doc_freq: dict | None = None) -> dict:
+        """Per-query ranker inputs: the CJK share, and its names when no memory mentions any of them.
+
+        :param doc_freq: document frequencies already looked up for this query (`_gather` fetches
+            the name forms with the query terms); looked up here when not given.
+        """
         context: dict = {"cjk_share": cjk_share(query)}
         names = named_terms(query)
         if names:
-            forms = sorted({form for name in names for word in name for form in word})
-            marks = ",".join("?" * len(forms))
-            known = {row[0] for row in self._q(
-                f"SELECT term FROM fts_vocab WHERE col = 'tokens' AND term IN ({marks})", forms)}
+            if doc_freq is None:
+                doc_freq = self._idf([], extra=_name_forms(query))[1]
+            known = {term for term, n in doc_freq.items() if n}
             # A name is known when every word of it is ("Azure Functions" is not, for all the memories
             # about functions); one known name anchors the query.
             if not any(all(known & set(word) for word in name) for name in names):
@@ -1079,7 +1088,7 @@ class MemoryStore:
         terms = query_terms(query)
         cands: dict[int, ranking.Candidate] = {}
         term_sets: dict[int, set] = {}
-        idf, doc_freq, total = self._idf(terms)
+        idf, doc_freq, total = self._idf(terms, extra=_name_forms(query))
         # Terms found in most chunks cost a scan of most postings and barely move bm25: leave them out
         # of MATCH (they still count for coverage), unless nothing else would be left.
         common = max(50, int(float(self.config.get("ranking.match_max_df", 0.2)) * total))
@@ -1115,7 +1124,7 @@ class MemoryStore:
             for memory_id, _cos in self._vector_search(query_vec, namespaces, n_cand, live_chunks=total):
                 cands.setdefault(memory_id, ranking.Candidate(id=memory_id))
         if not cands:
-            return [], {}, query_vec, vector_error
+            return [], {}, query_vec, vector_error, doc_freq
         ids = list(cands)
         marks = ",".join("?" * len(ids))
         rows = self._q(f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_COLUMNS.split(','))} FROM memories m "
@@ -1158,7 +1167,7 @@ class MemoryStore:
             cand.text = rec["body"]
             cand.created_at = rec["created_at"]
             final.append(cand)
-        return final, records, query_vec, vector_error
+        return final, records, query_vec, vector_error, doc_freq
 
     def _default_floor(self) -> float:
         configured = float(self.config.get("ranking.vector_floor", 0.0) or 0.0)
