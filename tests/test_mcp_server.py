@@ -849,3 +849,21 @@ def test_subprocess_exits_when_its_parent_dies(tmp_path):
             assert reader.next(timeout=30) is None
         finally:
             os.close(write_end)
+
+
+def test_a_search_index_from_an_older_tokenizer_is_rebuilt_at_the_first_tool_call(tmp_path, config):
+    from supermemory import db as dbm
+
+    first = MemoryStore(tmp_path / "m.db", config=config, embedder=HashProvider(), namespace="proj")
+    first.remember("Making movies: the parties were planned in advance")
+    with first._txn():
+        first.conn.execute("UPDATE fts SET tokens = 'making movies parties planned'")
+        dbm.set_meta(first.conn, "tokenizer_version", "1")
+    first.close()
+    stale = MemoryStore(tmp_path / "m.db", config=config, embedder=HashProvider(), namespace="proj",
+                        upgrade_index=False)   # as the server opens it: initialize must stay fast
+    assert stale.index_stale
+    result = ok(stale, "memory_recall", {"query": "make a movie"})
+    assert not stale.index_stale
+    assert result["structuredContent"]["results"], result
+    stale.close()
