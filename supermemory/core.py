@@ -191,7 +191,10 @@ class MemoryStore:
         dbm.migrate(self.conn, self.driver)
         self.index_stale = self._index_version() != str(TOKENIZER_VERSION)
         if self.index_stale and upgrade_index:
-            self.upgrade_index()
+            try:
+                self.upgrade_index()
+            except (StorageError, self.driver.Error) as exc:   # e.g. locked: old tokens still work
+                logger.warning("search index not rebuilt for tokenizer v%s (will retry): %s", TOKENIZER_VERSION, exc)
 
     # --- plumbing -------------------------------------------------------------------------
 

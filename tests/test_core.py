@@ -481,3 +481,25 @@ def test_a_new_store_is_stamped_with_the_tokenizer_and_never_rebuilt(db_path, co
     again = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", upgrade_index=False)
     assert not again.index_stale
     again.close()
+
+
+def test_a_store_still_opens_when_the_index_rebuild_cannot_get_the_write_lock(db_path, config, monkeypatch):
+    from supermemory import db as dbm
+
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
+    m = s.remember("deploys run on fridays")
+    with s._txn():
+        dbm.set_meta(s.conn, "tokenizer_version", "1")
+    s.close()
+    monkeypatch.setattr(dbm, "BUSY_TIMEOUT_MS", 50)
+    holder = dbm.connect(str(db_path), dbm.choose_driver(None))
+    holder.execute("BEGIN IMMEDIATE")            # another process is writing
+    try:
+        s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
+        assert s.index_stale                     # not rebuilt, and nothing lost
+        assert ids(s.recall("deploys fridays", touch=False)) == [m["id"]]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert s.upgrade_index()["rebuilt"] == 1     # retried once the lock is free
+    s.close()
