@@ -1150,7 +1150,10 @@ def _tools_call(session: Session, params: dict) -> dict:
     try:
         store = session.store if tool.needs_store else None
         if getattr(store, "index_stale", False):
-            store.upgrade_index()
+            try:
+                store.upgrade_index()
+            except SupermemoryError as exc:   # e.g. locked by another writer: old tokens still work
+                logger.warning("search index rebuild deferred: %s", exc)
         result = tool.call(session, store, arguments)
     except JsonRpcError:
         raise
