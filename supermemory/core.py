@@ -22,7 +22,7 @@ from supermemory.config import (ALL_NAMESPACES, GLOBAL_NAMESPACE, KINDS, RELATIO
 from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, ModelMismatchError,
                                 NamespaceError, NotFoundError, StorageError, SupermemoryError)
 from supermemory.text import (TOKENIZER_VERSION, chunk, cjk_share, estimate_tokens, fts_match, index_text,
-                              named_terms, normalize, query_terms, summarize, tokenize)
+                              name_forms, named_terms, normalize, query_terms, summarize, tokenize)
 from supermemory.timeparse import from_iso, iso, parse_when
 
 logger = logging.getLogger(__name__)
@@ -147,9 +147,9 @@ def _dot(a, b) -> float:
     return float(np.dot(a, b))
 
 
-def _name_forms(query: str) -> list[str]:
-    """Every index form of every name in the query (see text.named_terms)."""
-    return sorted({form for name in named_terms(query) for word in name for form in word})
+def _fts_tokens(title: str, tags_json: str, chunk_text: str) -> str:
+    """What the FTS `tokens` column holds for one chunk: its memory's title and tags, then its text."""
+    return index_text(title, " ".join(json.loads(tags_json or "[]")), chunk_text)
 
 
 class MemoryStore:
@@ -188,7 +188,9 @@ class MemoryStore:
         self._generation = 0
         self._total_cache: tuple | None = None
         self.cache_vectors = cache_vectors
-        dbm.migrate(self.conn, self.driver)
+        if "m001_initial" in dbm.migrate(self.conn, self.driver):   # a new store: indexed by this tokenizer
+            with self._txn():
+                dbm.set_meta(self.conn, "tokenizer_version", str(TOKENIZER_VERSION))
         self.index_stale = self._index_version() != str(TOKENIZER_VERSION)
         if self.index_stale and upgrade_index:
             try:
@@ -199,10 +201,7 @@ class MemoryStore:
     # --- plumbing -------------------------------------------------------------------------
 
     def _index_version(self) -> str:
-        stored = dbm.get_meta(self.conn, "tokenizer_version")
-        if stored is None and self.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None:
-            return str(TOKENIZER_VERSION)   # nothing indexed yet: any version fits
-        return stored or "1"
+        return dbm.get_meta(self.conn, "tokenizer_version") or "1"   # stores from before the stamp: v1
 
     def upgrade_index(self) -> dict:
         """Re-tokenize every live chunk into FTS when the tokenizer changed since it was indexed.
@@ -221,8 +220,7 @@ class MemoryStore:
             self.conn.execute("DELETE FROM fts")
             self.conn.executemany(
                 "INSERT INTO fts(rowid, tokens, ns) VALUES (?, ?, ?)",
-                ((cid, index_text(title, " ".join(json.loads(tags or "[]")), text), "ns_" + ns)
-                 for cid, text, title, tags, ns in rows))
+                ((cid, _fts_tokens(title, tags, text), "ns_" + ns) for cid, text, title, tags, ns in rows))
             dbm.set_meta(self.conn, "tokenizer_version", str(TOKENIZER_VERSION))
         self._generation += 1
         self._total_cache = None
@@ -388,15 +386,10 @@ class MemoryStore:
     def _index_live(self, memory_id: int) -> None:
         """Put a memory's chunks into FTS and vec0 (inside a write transaction)."""
         rec = self._fetch(memory_id)
-        tags = " ".join(json.loads(rec["tags"] or "[]"))
         for chunk_id, seq, text in self.conn.execute(
                 "SELECT id, seq, text FROM chunks WHERE memory_id = ? ORDER BY seq", (memory_id,)).fetchall():
-            tokens = index_text(rec["title"], tags, text)
             self.conn.execute("INSERT INTO fts(rowid, tokens, ns) VALUES (?, ?, ?)",
-                              (chunk_id, tokens, "ns_" + rec["namespace"]))
-        # The first chunk of a new store records the tokenizer it was indexed with.
-        self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('tokenizer_version', ?)",
-                          (str(TOKENIZER_VERSION),))
+                              (chunk_id, _fts_tokens(rec["title"], rec["tags"], text), "ns_" + rec["namespace"]))
         self._generation += 1  # our own commits do not change PRAGMA data_version
         if self._vec_index_usable():
             self.conn.execute(
@@ -1076,7 +1069,7 @@ class MemoryStore:
         names = named_terms(query)
         if names:
             if doc_freq is None:
-                doc_freq = self._idf([], extra=_name_forms(query))[1]
+                doc_freq = self._idf([], extra=name_forms(query))[1]
             known = {term for term, n in doc_freq.items() if n}
             # A name is known when every word of it is ("Azure Functions" is not, for all the memories
             # about functions); one known name anchors the query.
@@ -1091,7 +1084,7 @@ class MemoryStore:
         terms = query_terms(query)
         cands: dict[int, ranking.Candidate] = {}
         term_sets: dict[int, set] = {}
-        idf, doc_freq, total = self._idf(terms, extra=_name_forms(query))
+        idf, doc_freq, total = self._idf(terms, extra=name_forms(query))
         # Terms found in most chunks cost a scan of most postings and barely move bm25: leave them out
         # of MATCH (they still count for coverage), unless nothing else would be left.
         common = max(50, int(float(self.config.get("ranking.match_max_df", 0.2)) * total))

@@ -184,7 +184,7 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
             cjk[cand.id] = _mostly_cjk(cand.terms)
         return None if cjk[cand.id] else float(cosine_fn(cand.vector, rev.vector)) >= cfg.supersede_cosine
 
-    # Cheap filters first: written no earlier, names one of the candidate's words, close in meaning.
+    # Cheap filters first: written no earlier and close in meaning; then the words.
     pairs = []
     for cand in cands:
         if (among is not None and cand.id not in among) or not cand.terms or cand.revises:
@@ -193,7 +193,7 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
             if rev.created_at < cand.created_at:
                 continue
             close = semantic(cand, rev)
-            if close is not False and cand.terms & rev.revision():
+            if close is not False:
                 pairs.append((cand, rev, close))
     if not pairs:
         return out
@@ -335,19 +335,18 @@ def gate(ranked: list[Ranked], cfg: RankConfig) -> None:
     if cfg.vector_floor <= 0 and cfg.lexical_floor <= 0:
         return
     vector_meaningful = cfg.cjk_share < 0.5
+    passes = {}
     for item in ranked:
         cand = item.candidate
-        lexical_ok = cand.bm25 is not None and cand.coverage >= cfg.lexical_floor
-        vector_ok = vector_meaningful and cand.cosine is not None and cand.cosine >= cfg.vector_floor
-        if not (lexical_ok or vector_ok):
+        passes[cand.id] = ((cand.bm25 is not None and cand.coverage >= cfg.lexical_floor)
+                           or (vector_meaningful and cand.cosine is not None and cand.cosine >= cfg.vector_floor))
+    for item in ranked:
+        cand = item.candidate
+        # A revision of a memory that passed the floor is as relevant as that memory.
+        if not passes[cand.id] and not passes.get(item.features.get("supersedes")):
             cos = f"{cand.cosine:.3f}" if cand.cosine is not None else "n/a"
             item.gated = (f"below floor: cosine {cos} < {cfg.vector_floor} and lexical coverage "
                           f"{cand.coverage:.2f} < {cfg.lexical_floor}")
-    # A revision of a memory that passed the floor is as relevant as that memory.
-    passed = {item.candidate.id for item in ranked if item.gated is None}
-    for item in ranked:
-        if item.gated and item.gated.startswith("below floor") and item.features.get("supersedes") in passed:
-            item.gated = None
 
 
 def softmax(scores: Sequence[float], temperature: float) -> list[float]:

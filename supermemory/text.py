@@ -6,6 +6,7 @@ CJK bigrams intact, and every connection can read the index without registering 
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -247,6 +248,11 @@ def named_terms(query: str) -> list[tuple[tuple[str, ...], ...]]:
     A sentence's first word counts only with inner capitals ("Celery beat…" is a sentence start);
     "I've", "I'm" and dates are not names.
     """
+    return list(_named_terms(query))
+
+
+@functools.lru_cache(maxsize=256)   # recall asks twice per query (candidates, then the gate)
+def _named_terms(query: str) -> tuple[tuple[tuple[str, ...], ...], ...]:
     phrases: list[list[tuple[str, ...]]] = []
     text = unicodedata.normalize("NFKC", query or "")
     sentence_start, adjacent = True, False
@@ -254,7 +260,7 @@ def named_terms(query: str) -> list[tuple[tuple[str, ...], ...]]:
         raw = match.group("word") or ""
         core = raw.strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP)
         starts, sentence_start = sentence_start, raw.endswith((".", "?", "!", ":"))
-        forms = _name_forms(core, starts)
+        forms = _word_name_forms(core, starts)
         if forms is None:
             adjacent = False
             continue
@@ -263,10 +269,15 @@ def named_terms(query: str) -> list[tuple[tuple[str, ...], ...]]:
         else:
             phrases.append([forms])
         adjacent = not raw.endswith((",", ";", ".", "?", "!", ":", ")"))
-    return [tuple(p) for p in phrases]
+    return tuple(tuple(p) for p in phrases)
 
 
-def _name_forms(core: str, sentence_start: bool) -> tuple[str, ...] | None:
+def name_forms(query: str) -> list[str]:
+    """Every index form of every name in the query, for one document-frequency lookup."""
+    return sorted({form for name in named_terms(query) for word in name for form in word})
+
+
+def _word_name_forms(core: str, sentence_start: bool) -> tuple[str, ...] | None:
     if not core or not any(c.isupper() for c in core):
         return None
     if sentence_start and not any(c.isupper() for c in core[1:]):
