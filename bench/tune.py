@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import math
-import os
 import sys
 import tempfile
 from pathlib import Path

@@ -22,7 +22,7 @@ from supermemory.config import (ALL_NAMESPACES, GLOBAL_NAMESPACE, KINDS, RELATIO
 from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, ModelMismatchError,
                                 NamespaceError, NotFoundError, StorageError, SupermemoryError)
 from supermemory.text import (TOKENIZER_VERSION, chunk, cjk_share, estimate_tokens, fts_match, index_text,
-                              name_forms, named_terms, normalize, query_terms, summarize, tokenize)
+                              name_forms, named_terms, normalize, query_terms, summarize)
 from supermemory.timeparse import from_iso, iso, parse_when
 
 logger = logging.getLogger(__name__)

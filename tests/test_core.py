@@ -12,6 +12,7 @@ from supermemory.core import MemoryStore, parse_id
 from supermemory.errors import InvalidInputError, ModelMismatchError, NamespaceError, NotFoundError
 
 from conftest import FakeEmbedder
+from helpers.common import age_search_index
 
 
 def ids(result):
@@ -452,10 +453,7 @@ def test_search_index_is_rebuilt_once_when_the_tokenizer_changed(db_path, config
     s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
     m = s.remember("Making movies: the parties were planned in advance", title="film night")
     assert dbm.get_meta(s.conn, "tokenizer_version") == str(TOKENIZER_VERSION)
-    # Simulate a store indexed by an older tokenizer: different tokens, older version stamp.
-    with s._txn():
-        s.conn.execute("UPDATE fts SET tokens = 'making movies parties planned'")
-        dbm.set_meta(s.conn, "tokenizer_version", "1")
+    age_search_index(s, "making movies parties planned")   # as an older tokenizer left it
     s.close()
 
     hook_side = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", upgrade_index=False)
@@ -488,8 +486,7 @@ def test_a_store_still_opens_when_the_index_rebuild_cannot_get_the_write_lock(db
 
     s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
     m = s.remember("deploys run on fridays")
-    with s._txn():
-        dbm.set_meta(s.conn, "tokenizer_version", "1")
+    age_search_index(s)
     s.close()
     monkeypatch.setattr(dbm, "BUSY_TIMEOUT_MS", 50)
     holder = dbm.connect(str(db_path), dbm.choose_driver(None))

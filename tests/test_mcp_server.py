@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers.common import LineReader
+from helpers.common import LineReader, age_search_index
 
 from supermemory import mcp_server
 from supermemory.config import Config, DEFAULTS, _deep_merge
@@ -852,13 +852,9 @@ def test_subprocess_exits_when_its_parent_dies(tmp_path):
 
 
 def test_a_search_index_from_an_older_tokenizer_is_rebuilt_at_the_first_tool_call(tmp_path, config):
-    from supermemory import db as dbm
-
     first = MemoryStore(tmp_path / "m.db", config=config, embedder=HashProvider(), namespace="proj")
     first.remember("Making movies: the parties were planned in advance")
-    with first._txn():
-        first.conn.execute("UPDATE fts SET tokens = 'making movies parties planned'")
-        dbm.set_meta(first.conn, "tokenizer_version", "1")
+    age_search_index(first, "making movies parties planned")
     first.close()
     stale = MemoryStore(tmp_path / "m.db", config=config, embedder=HashProvider(), namespace="proj",
                         upgrade_index=False)   # as the server opens it: initialize must stay fast

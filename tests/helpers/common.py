@@ -229,3 +229,13 @@ def memory_states(db_path: Path, vectors: str = "auto") -> dict[int, tuple]:
             "SELECT id, namespace, kind, superseded_by, deleted_at, body FROM memories")}
     finally:
         conn.close()
+
+
+def age_search_index(store, old_tokens: str | None = None) -> None:
+    """Make `store`'s FTS look as an older tokenizer left it: stamped v1 (optionally other tokens)."""
+    from supermemory import db as dbm
+
+    with store._txn():
+        if old_tokens is not None:
+            store.conn.execute("UPDATE fts SET tokens = ?", (old_tokens,))
+        dbm.set_meta(store.conn, "tokenizer_version", "1")
