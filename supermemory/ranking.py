@@ -5,7 +5,9 @@ The caller (core.py) fetches candidates and passes `now`; everything here is det
 How the blend adapts: the lexical weight is scaled by how much of the query's IDF mass the
 best lexical candidate actually covers (no lexical evidence → the dense signal decides), and
 the vector weight is scaled down by the share of CJK in the query, because bge-small has no
-CJK vocabulary and its cosines for Chinese text carry no meaning.
+CJK vocabulary and its cosines for Chinese text carry no meaning. Among the leading candidates,
+one that a similar candidate says has changed ("we no longer …") is demoted below that revision
+(`superseded_by`); per-query inputs that need the database come in through RankConfig.
 """
 from __future__ import annotations
 
