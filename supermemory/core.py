@@ -21,8 +21,9 @@ from supermemory.config import (ALL_NAMESPACES, GLOBAL_NAMESPACE, KINDS, RELATIO
                                 Config, normalize_namespace)
 from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, ModelMismatchError,
                                 NamespaceError, NotFoundError, StorageError, SupermemoryError)
-from supermemory.text import (TOKENIZER_VERSION, chunk, cjk_share, estimate_tokens, fts_match, index_text,
-                              name_forms, named_terms, normalize, query_terms, summarize)
+from supermemory.glossary import cross_terms, english_gloss
+from supermemory.text import (TOKENIZER_VERSION, asks_about_change, chunk, cjk_share, estimate_tokens, fts_match, index_text,
+                              name_forms, named_terms, normalize, query_terms, summarize, vague_query)
 from supermemory.timeparse import from_iso, iso, parse_when
 
 logger = logging.getLogger(__name__)
@@ -150,6 +151,11 @@ def _dot(a, b) -> float:
 def _fts_tokens(title: str, tags_json: str, chunk_text: str) -> str:
     """What the FTS `tokens` column holds for one chunk: its memory's title and tags, then its text."""
     return index_text(title, " ".join(json.loads(tags_json or "[]")), chunk_text)
+
+
+def _matches(term: str, tokens: set, cross: dict) -> bool:
+    """Does a memory with these index tokens contain the query term, or one of its translations?"""
+    return term in tokens or any(all(t in tokens for t in form) for form in cross.get(term, ()))
 
 
 class MemoryStore:
@@ -1060,12 +1066,19 @@ class MemoryStore:
                                                 **self.query_context(query, doc_freq), **extra)
 
     def query_context(self, query: str, doc_freq: dict | None = None) -> dict:
-        """Per-query ranker inputs: the CJK share, and its names when no memory mentions any of them.
+        """Per-query ranker inputs: the CJK share, its words when it names nothing specific, and its
+        names when no memory mentions any of them.
 
         :param doc_freq: document frequencies already looked up for this query (`_gather` fetches
             the name forms with the query terms); looked up here when not given.
         """
-        context: dict = {"cjk_share": cjk_share(query)}
+        # What the embedder reads is the glossed query: translated Chinese words are English to it.
+        context: dict = {"cjk_share": cjk_share(english_gloss(query) if cross_terms(query) else query)}
+        vague = vague_query(query)
+        if vague:
+            context["vague_words"] = vague
+        if asks_about_change(query):
+            context["asks_change"] = True
         names = named_terms(query)
         if names:
             if doc_freq is None:
@@ -1089,12 +1102,16 @@ class MemoryStore:
         # of MATCH (they still count for coverage), unless nothing else would be left.
         common = max(50, int(float(self.config.get("ranking.match_max_df", 0.2)) * total))
         match_terms = [t for t in terms if doc_freq.get(t, 0) <= common] or sorted(terms, key=lambda t: doc_freq.get(t, 0))[:3]
+        # Translations (部署 ↔ deploy) find memories written in the other language; they match as
+        # phrases of their index tokens and count for coverage as the query word they translate.
+        cross = cross_terms(query)
+        translated = [" ".join(form) for t in terms for form in cross.get(t, ())]
         # lexical candidates
         if terms and "lexical" in channels:
             ns_match = ""
             if namespaces is not None:
                 ns_match = "ns : (" + " OR ".join('"ns_' + n + '"' for n in namespaces) + ") AND "
-            match = ns_match + "tokens : (" + fts_match(match_terms) + ")"
+            match = ns_match + "tokens : (" + fts_match(list(dict.fromkeys(match_terms + translated))) + ")"
             lex_rows = self._q(
                 f"SELECT c.memory_id, f.bm25, f.tokens FROM (SELECT rowid, bm25(fts, 1.0, 0.0) AS bm25, tokens FROM fts "
                 f"WHERE fts MATCH ? ORDER BY bm25 LIMIT ?) f JOIN chunks c ON c.id = f.rowid "
@@ -1110,7 +1127,7 @@ class MemoryStore:
         vector_error = None
         if not lexical_only and "vector" in channels:
             try:
-                query_vec = self.embedder.embed_query(query)
+                query_vec = self.embedder.embed_query(english_gloss(query) if cross else query)
             except (EmbeddingUnavailableError, ModelMismatchError) as exc:
                 vector_error = str(exc)
                 logger.warning("recall without vectors: %s", exc)
@@ -1150,7 +1167,7 @@ class MemoryStore:
         for memory_id, rec in records.items():
             cand = cands[memory_id]
             tset = term_sets.get(memory_id, set())
-            cand.coverage = sum(idf[t] for t in terms if t in tset) / idf_mass if terms else 0.0
+            cand.coverage = sum(idf[t] for t in terms if _matches(t, tset, cross)) / idf_mass if terms else 0.0
             cand.importance = rec["importance"]
             cand.confidence = rec["confidence"]
             cand.pinned = bool(rec["pinned"])
@@ -1206,6 +1223,8 @@ class MemoryStore:
                "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"]) for r in results)}
         if vector_error:
             out["warning"] = "vector search unavailable: " + vector_error
+        if not results and dropped and all(d.gated == dropped[0].gated for d in dropped):
+            out["note"] = dropped[0].gated   # the query gate turned every candidate away: say why
         if explain_all:
             out["dropped"] = [{"id": format_id(d.candidate.id),
                                "title": records[d.candidate.id]["title"] if records else "",

@@ -340,8 +340,7 @@ def _render_remember(result: dict, args: dict) -> str:
 def _render_recall(result: dict, args: dict) -> str:
     from supermemory.render import render_recall
 
-    text = render_recall(result, full=args.get("format") == "full", explain=bool(args.get("explain")))
-    return _with_note(text, result)
+    return render_recall(result, full=args.get("format") == "full", explain=bool(args.get("explain")))
 
 
 def _render_memories(items: list[dict], *, body_key: str = "body") -> list[str]:

@@ -84,8 +84,13 @@ class RankConfig:
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
     unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
     unknown_name_coverage: float = 0.6  # query gate with such names: lexical coverage needed (0 disables)
+    vague_words: tuple = ()            # the query's words when it names nothing specific (per query)
+    vague_gate: bool = True            # query gate: a vague query needs a confident cosine
     supersede_overlap: float = 0.3     # share of a memory's words a revising memory must repeat
     supersede_cosine: float = 0.75     # …and the cosine between the two (0, or no vectors: overlap ≥ 0.5)
+    asks_change: bool = False          # the query asks what is current ("do we still…") (per query)
+    supersede_cosine_asked: float = 0.65  # supersede_cosine for such a query
+    supersede_overlap_asked: float = 0.2  # supersede_overlap for such a query
 
     @classmethod
     def from_settings(cls, settings: dict, **overrides) -> "RankConfig":
@@ -176,6 +181,11 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
     if not revising or cfg.supersede_overlap <= 0:
         return out
     use_cosine = cfg.supersede_cosine > 0 and cosine_fn is not None
+    # "Do we still use X?" expects X may have changed: a looser resemblance is enough for the pair.
+    needed_cosine, needed_overlap = cfg.supersede_cosine, cfg.supersede_overlap
+    if cfg.asks_change:
+        needed_cosine = min(needed_cosine, cfg.supersede_cosine_asked)
+        needed_overlap = min(needed_overlap, cfg.supersede_overlap_asked)
     cjk: dict[int, bool] = {}
 
     def semantic(cand: Candidate, rev: Candidate) -> bool | None:
@@ -184,7 +194,7 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
             return None
         if cand.id not in cjk:
             cjk[cand.id] = _mostly_cjk(cand.terms)
-        return None if cjk[cand.id] else float(cosine_fn(cand.vector, rev.vector)) >= cfg.supersede_cosine
+        return None if cjk[cand.id] else float(cosine_fn(cand.vector, rev.vector)) >= needed_cosine
 
     # Cheap filters first: written no earlier and close in meaning; then the words.
     pairs = []
@@ -216,7 +226,7 @@ def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
             content[rev.id] = _content_terms(rev)
         weight, mass = weights[cand.id]
         overlap = sum(weight[t] for t in own & content[rev.id]) / mass
-        needed = cfg.supersede_overlap if close else max(0.5, cfg.supersede_overlap)
+        needed = needed_overlap if close else max(0.5, needed_overlap)
         if overlap >= needed:
             out[cand.id] = rev.id
     return out
@@ -297,12 +307,18 @@ def query_has_evidence(ranked: list[Ranked], cfg: RankConfig) -> tuple[bool, str
     best lexical hit covers little of the query's IDF mass.
     """
     names_gate = bool(cfg.unknown_names) and cfg.unknown_name_coverage > 0
-    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0 and not names_gate:
+    vague_gate = bool(cfg.vague_words) and cfg.vague_gate
+    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0 and not names_gate and not vague_gate:
         return True, ""
     cosines = [r.candidate.cosine for r in ranked]
     bg = background(cosines, cfg.background_prior)
     vector_meaningful = cfg.cjk_share < 0.5
     top = max((c for c in cosines if c is not None), default=None)
+    if vague_gate and not (vector_meaningful and top is not None and top >= cfg.confident_cosine):
+        # Its words match only by being common ("test", "project"): whatever came back would be
+        # the memories that share them, not an answer. Only a near-identical memory passes.
+        return False, (f"the query names nothing specific ({' '.join(cfg.vague_words)}): "
+                       f"say what it is about; no cosine reaches {cfg.confident_cosine}")
     coverage = max((r.candidate.coverage for r in ranked if r.candidate.bm25 is not None), default=0.0)
     needed = cfg.query_coverage * (1 - cfg.cjk_share) + cfg.query_coverage_cjk * cfg.cjk_share
     top_text = f"{top:.3f}" if top is not None else "n/a"

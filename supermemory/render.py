@@ -71,12 +71,9 @@ def render_briefing(sections: dict, *, budget: int, namespace: str) -> tuple[str
 def render_recall(result: dict, *, full: bool = False, explain: bool = False) -> str:
     """Compact text of a recall result: one line per hit, with the feature breakdown if asked."""
     results = result.get("results", [])
-    if not results:
-        text = f"No relevant memories for {result.get('query', '')!r}."
-        if result.get("warning"):
-            text += f" ({result['warning']})"
-        return text
     lines = []
+    if not results:
+        lines.append(f"No relevant memories for {result.get('query', '')!r}.")
     for item in results:
         lines.append(memory_line(item, with_body=full, max_chars=4000 if full else 240)
                      + f"  (score {item['score']:.3f}, attention {item['attention']:.3f})")
@@ -92,8 +89,9 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
             lines.append("    contributions: " + " · ".join(f"{k} {v:+.3f}" for k, v in contrib.items()))
     for dropped in result.get("dropped", []):
         lines.append(f"  dropped {dropped['id']} {dropped.get('title', '')}: {dropped['reason']}")
-    if result.get("warning"):
-        lines.append(f"({result['warning']})")
+    for key in ("note", "warning"):
+        if result.get(key):
+            lines.append(f"({result[key]})")
     return "\n".join(lines)
 
 

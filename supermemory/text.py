@@ -235,6 +235,16 @@ def revision_terms(text: str, *, reach: int = 40) -> frozenset:
     return frozenset(out)
 
 
+# A query that asks what is current expects that something may have changed since it was written down.
+_ASKS_CHANGE = re.compile(r"\b(?:still|any ?more|any longer|nowadays|these days|currently|current|now|latest|"
+                          r"replaced|replacement)\b|还在|还是|仍然|现在|目前|最新", re.IGNORECASE)
+
+
+def asks_about_change(query: str) -> bool:
+    """Does the query ask whether something still holds ("do we still…", "what replaced…", 现在…)?"""
+    return _ASKS_CHANGE.search(query or "") is not None
+
+
 # Dates say when, not what: not names, and not what makes two notes about the same thing.
 DATE_WORDS = frozenset("""am pm jan feb mar apr jun jul aug sep sept oct nov dec january february march april may
     june july august september october november december monday tuesday wednesday thursday friday saturday
@@ -288,6 +298,58 @@ def _word_name_forms(core: str, sentence_start: bool) -> tuple[str, ...] | None:
     joined = "".join(_ALNUM_RUN.findall(folded))
     forms = {folded, joined, _stem(folded), _stem(joined)} - {""}
     return None if forms & STOPWORDS else tuple(sorted(forms))
+
+
+# Words that, in a question put to a project's own memory, name no subject: the project itself,
+# "the file", "the thing", the verbs of doing anything at all. A query made only of these, stop
+# words and pronouns ("any notes on the project", "which file should I change") matches whatever
+# memories happen to share its commonest words; there is nothing in it to be relevant to.
+GENERIC_WORDS = _with_stems(frozenset("""project projects repo repository codebase code thing things stuff
+    something anything everything file files use using used change changes changed make do work way
+    ways approach new old current good better best nice right wrong decide decided decision decisions
+    note notes info information detail details idea ideas tip tips help need needs want know tell show
+    give get put go remember say think look question questions problem problems one ones kind sort part
+    like ok okay fine whatever etc again lately recently latest last next still""".split()))
+GENERIC_CJK = ("项目", "代码", "文件", "东西", "事情", "问题", "方法", "办法", "使用", "比较", "更好", "最好",
+               "决定", "笔记", "记录", "情况", "一下", "建议", "推荐", "注意", "现在", "目前", "最近",
+               "用", "好", "新", "旧", "里", "上", "下", "中", "些", "它", "其", "呢", "该", "做", "弄", "搞")
+# A pronoun as the last word points at something the query never names ("how do I test it").
+_DANGLING = frozenset("it that this these those them".split())
+
+
+def vague_query(query: str) -> tuple[str, ...] | None:
+    """The query's words when it names nothing specific, else None.
+
+    Specific means a word that is neither a stop word nor in GENERIC_WORDS (for Chinese: characters
+    left after function and generic words are cut away). A query with no specific word is vague, and
+    so is one with a single specific word whose object is a dangling pronoun ("how do we run it").
+    """
+    text = unicodedata.normalize("NFKC", query or "")
+    specific, words, last = set(), [], ""
+    for match in _SEGMENT.finditer(text):
+        cjk = match.group("cjk")
+        if cjk:
+            for piece in _split_query_cjk(cjk):
+                words.append(piece)
+                for generic in sorted(GENERIC_CJK, key=len, reverse=True):
+                    piece = piece.replace(generic, " ")
+                chars = [c for c in piece if c.strip() and c not in CJK_STOP_UNIGRAMS]
+                specific.update(piece.split()) if chars else None
+            last = ""
+            continue
+        tokens: list[str] = []
+        _word_tokens(match.group("word"), tokens)
+        if not tokens:
+            continue
+        words.append(match.group("word").strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP))
+        last = tokens[0]
+        if any(t not in STOPWORDS and t not in GENERIC_WORDS for t in tokens):
+            specific.add(tokens[0])
+    if not words:
+        return None
+    if not specific or (len(specific) == 1 and last in _DANGLING):
+        return tuple(words)
+    return None
 
 
 def fts_match(terms: list[str]) -> str:

@@ -57,6 +57,14 @@ def test_explain_shows_features_per_hit(model_env):
     assert "features:" in text
 
 
+def test_an_empty_recall_says_why_and_explain_all_lists_the_dropped(env):
+    run(["remember", "lumen unit tests use vitest; pnpm test runs them"], env)
+    text = run(["recall", "how do I test it"], env).stdout
+    assert "No relevant memories" in text and "names nothing specific" in text
+    text = run(["recall", "how do I test it", "--explain-all"], env).stdout
+    assert "dropped M" in text, text
+
+
 def test_cjk_and_identifier_queries_find_their_memories(env):
     ids = {}
     for text in ["检索层使用BM25和向量", "MemoryStore handles writes", "E_ACCES on the socket",

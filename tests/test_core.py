@@ -209,6 +209,15 @@ def test_recall_stays_quiet_about_names_no_memory_mentions(store):
     assert ids(store.recall("deploy to ECS", touch=False))[0] == deploy["id"]
 
 
+def test_recall_returns_nothing_for_a_query_that_names_nothing_specific(store):
+    store.remember("lumen unit tests use vitest; pnpm test runs them in watch mode.")
+    store.remember("Run the relevant tests before saying a task is done.")
+    out = store.recall("how do I test it", explain_all=True, touch=False)
+    assert out["results"] == []
+    assert any("names nothing specific" in d["reason"] for d in out["dropped"]), out["dropped"][:1]
+    assert store.recall("how do I test lumen", touch=False)["results"]
+
+
 def test_ttl_expired_memories_leave_recall(db_path, config):
     now = [1_000_000.0]
     s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", clock=lambda: now[0])
@@ -500,3 +509,13 @@ def test_a_store_still_opens_when_the_index_rebuild_cannot_get_the_write_lock(db
         holder.close()
     assert s.upgrade_index()["rebuilt"] == 1     # retried once the lock is free
     s.close()
+
+
+def test_recall_crosses_between_chinese_and_english(store):
+    english = store.remember("For quicker local builds use the dev-fast profile (cargo build --profile dev-fast).")
+    chinese = store.remember("部署前要先跑 alembic upgrade head，否则新代码会查询还不存在的列。")
+    store.remember("The office plant needs water on Fridays.")
+    assert english["id"] in ids(store.recall("cargo 编译太慢怎么加速", touch=False))
+    assert chinese["id"] in ids(store.recall("what has to happen before we deploy", touch=False))
+    explained = store.recall("部署", explain=True, touch=False)["results"]
+    assert [r["id"] for r in explained] == [chinese["id"]] and explained[0]["features"]["coverage"] == 1.0

@@ -207,3 +207,35 @@ def test_a_query_about_a_name_no_memory_mentions_needs_more_than_standing_out():
     assert [r.candidate.id for r in ranking.rank(cands, named, limit=5)[0]] == [99]
     cands[-1] = Candidate(id=99, cosine=0.86)                                # a near-certain semantic match
     assert [r.candidate.id for r in ranking.rank(cands, named, limit=5)[0]] == [99]
+
+
+def test_a_vague_query_gets_nothing_unless_a_memory_is_near_identical():
+    cands = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(15)]
+    cands.append(Candidate(id=99, bm25=-2.0, coverage=1.0, cosine=0.69))    # "test" matched: full coverage
+    cfg = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0)
+    assert [r.candidate.id for r in ranking.rank(cands, cfg, limit=5)[0]] == [99]
+    vague = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
+                       vague_words=("how", "do", "I", "test", "it"))
+    selected, dropped = ranking.rank(cands, vague, limit=5)
+    assert selected == [] and "names nothing specific (how do I test it)" in dropped[0].gated
+    off = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
+                     vague_words=("how", "do", "I", "test", "it"), vague_gate=False)
+    assert [r.candidate.id for r in ranking.rank(cands, off, limit=5)[0]] == [99]
+    cands[-1] = Candidate(id=99, bm25=-2.0, coverage=1.0, cosine=0.86)       # near-identical wording
+    assert [r.candidate.id for r in ranking.rank(cands, vague, limit=5)[0]] == [99]
+
+
+def test_a_query_asking_what_is_current_pairs_a_looser_revision():
+    old = "ledgerly unit tests use an in-memory SQLite database (sqlite:///:memory:) for speed."
+    new = ("Tests now run against a real Postgres in Docker (db-test service, port 5433) instead of SQLite, "
+           "because SQLite silently accepted invalid JSONB queries.")
+    cos = 0.7   # related, but less alike than the 0.75 a revision pair needs by default
+    cands = [Candidate(id=1, terms=_terms(old), vector=unit([1, 0])),
+             Candidate(id=2, terms=_terms(new), vector=unit([cos, math.sqrt(1 - cos * cos)]),
+                       revision_terms=revision_terms(new))]
+    cands += [Candidate(id=10 + i, terms=_terms(f"unrelated note {i} about ledgerly")) for i in range(4)]
+    dot = lambda a, b: float(np.dot(a, b))  # noqa: E731
+    assert ranking.superseded_by(cands, RankConfig(), dot) == {}
+    assert ranking.superseded_by(cands, RankConfig(asks_change=True), dot) == {1: 2}
+    far = Candidate(id=2, terms=_terms(new), vector=unit([0.5, math.sqrt(0.75)]), revision_terms=revision_terms(new))
+    assert ranking.superseded_by([cands[0], far, *cands[2:]], RankConfig(asks_change=True), dot) == {}

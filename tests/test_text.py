@@ -119,3 +119,35 @@ def test_named_terms_are_the_words_spelled_as_names():
     assert named_terms("Would Caroline like Dr. Seuss, or Vivaldi") == [
         (("carolin", "caroline"),), (("dr",),), (("vivaldi",),)]   # "Seuss" follows a full stop
     assert "eacces" in named_terms("E_ACCES when running pnpm")[0][0]   # matches a memory that wrote EACCES
+
+
+@pytest.mark.parametrize("query", [
+    "any notes on the project", "which file should I change", "what did we decide about the new thing",
+    "how do I test it", "is there a convention for that", "how do we run it", "what is it",
+    "项目里用什么比较好"])
+def test_queries_that_name_nothing_specific_are_vague(query):
+    from supermemory.text import vague_query
+    assert vague_query(query)
+
+
+@pytest.mark.parametrize("query", [
+    "redis", "ERR_42", "how do I test the relay webhooks", "how do we run migrations", "which file configures ruff",
+    "is there a convention for Redis keys", "how do I make the sync tool more chatty", "如何申请年假",
+    "cargo 编译太慢怎么加速", "test it with pytest", "What did Caroline paint?"])
+def test_queries_with_a_subject_are_not_vague(query):
+    from supermemory.text import vague_query
+    assert vague_query(query) is None
+
+
+def test_vague_query_reports_the_words_as_typed():
+    from supermemory.text import vague_query
+    assert vague_query("Which FILES should I change?") == ("Which", "FILES", "should", "I", "change")
+
+
+@pytest.mark.parametrize("query,asks", [
+    ("do we still run black and isort", True), ("what replaced poetry", True), ("which algorithm signs tokens now", True),
+    ("what is the current way to connect", True), ("现在用什么部署", True), ("is it used any more", True),
+    ("which algorithm signs tokens", False), ("the known issues list", False), ("部署流程", False)])
+def test_queries_that_ask_what_is_current(query, asks):
+    from supermemory.text import asks_about_change
+    assert asks_about_change(query) is asks

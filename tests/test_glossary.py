@@ -1,0 +1,38 @@
+"""The Chinese–English glossary: queries in one language reach memories written in the other."""
+import pytest
+
+from supermemory.glossary import _tables, cross_terms, english_gloss
+from supermemory.text import tokenize
+
+
+def test_a_chinese_word_translates_to_english_index_tokens():
+    cross = cross_terms("cargo 编译太慢怎么加速")
+    assert ("build",) in cross["编译"] and (tokenize("compile")[0],) in cross["编译"]
+    assert ("slow",) in cross["慢"]
+    assert "cargo" not in cross                     # no Chinese for it in the glossary: left alone
+
+
+def test_an_english_word_translates_to_the_chinese_words_index_form():
+    cross = cross_terms("what happens when ledgerly is deployed")
+    assert cross[tokenize("deployed")[0]] == (("部署",),)
+    # longer words must appear whole: their adjacent bigrams, all of them
+    assert cross_terms("database tables")[tokenize("database")[0]] == (("数据", "据库"),)
+
+
+def test_single_characters_only_translate_into_english():
+    _, en_to_zh, _, _ = _tables()
+    assert all(len(word) >= 2 for words in en_to_zh.values() for word in words)
+    assert "slow" not in en_to_zh
+
+
+def test_english_gloss_is_what_the_embedder_reads():
+    assert english_gloss("cargo 编译太慢怎么加速") == "cargo compile 太 slow faster"
+    assert english_gloss("JWT 过期以后前端会怎么处理").startswith("JWT expire")
+    assert english_gloss("how do we deploy") == "how do we deploy"   # English passes through untouched
+    assert english_gloss("《战国无双3》是由哪两个公司合作") == "《战国无双3》是由哪两个公司合作"
+
+
+@pytest.mark.parametrize("query", ["", "   ", "???", "数据库数据库数据库" * 500])
+def test_odd_queries_do_not_break_it(query):
+    cross_terms(query)
+    english_gloss(query)
