@@ -32,6 +32,9 @@ DEFAULTS: dict[str, Any] = {
         "openai_model": "text-embedding-3-small",
         "openai_dimensions": 0,       # 0 = whatever the endpoint returns
         "openai_api_key_env": "SUPERMEMORY_EMBED_API_KEY",
+        # bge's retrieval instruction is prepended to a query whose best lexical match covers less
+        # than this share of it (questions worded unlike their answer); 0 = never, above 1 = always.
+        "query_instruction_below": 0.3,
     },
     "ranking": {
         "weights": {

@@ -153,9 +153,14 @@ def _fts_tokens(title: str, tags_json: str, chunk_text: str) -> str:
     return index_text(title, " ".join(json.loads(tags_json or "[]")), chunk_text)
 
 
-def _matches(term: str, tokens: set, cross: dict) -> bool:
-    """Does a memory with these index tokens contain the query term, or one of its translations?"""
-    return term in tokens or any(all(t in tokens for t in form) for form in cross.get(term, ()))
+def _coverage(terms: Sequence[str], idf: dict, tokens: set, cross: dict) -> float:
+    """Share of the query's IDF mass found in these index tokens, a translation standing in for its word."""
+    mass = sum(idf[t] for t in terms)
+    if not mass:
+        return 0.0
+    found = sum(idf[t] for t in terms
+                if t in tokens or any(all(x in tokens for x in form) for form in cross.get(t, ())))
+    return found / mass
 
 
 class MemoryStore:
@@ -1126,8 +1131,12 @@ class MemoryStore:
         query_vec = None
         vector_error = None
         if not lexical_only and "vector" in channels:
+            # A query its best lexical match covers poorly is worded unlike its answer: the case
+            # bge's retrieval instruction was trained for.
+            evidence = max((_coverage(terms, idf, tokens, cross) for tokens in term_sets.values()), default=0.0)
+            instructed = evidence < float(self.config.get("embedder.query_instruction_below", 0.3))
             try:
-                query_vec = self.embedder.embed_query(english_gloss(query) if cross else query)
+                query_vec = self.embedder.embed_query(english_gloss(query) if cross else query, instructed=instructed)
             except (EmbeddingUnavailableError, ModelMismatchError) as exc:
                 vector_error = str(exc)
                 logger.warning("recall without vectors: %s", exc)
@@ -1149,7 +1158,6 @@ class MemoryStore:
             for memory_id, tokens in self._q(f"SELECT c.memory_id, f.tokens FROM chunks c JOIN fts f ON f.rowid = c.id "
                                              f"WHERE c.memory_id IN ({m2})", missing_terms):
                 term_sets.setdefault(memory_id, set()).update(tokens.split())
-        idf_mass = sum(idf.values()) or 1.0
         vectors: dict[int, Any] = {}
         if query_vec is not None:
             import numpy as np
@@ -1167,7 +1175,7 @@ class MemoryStore:
         for memory_id, rec in records.items():
             cand = cands[memory_id]
             tset = term_sets.get(memory_id, set())
-            cand.coverage = sum(idf[t] for t in terms if _matches(t, tset, cross)) / idf_mass if terms else 0.0
+            cand.coverage = _coverage(terms, idf, tset, cross)
             cand.importance = rec["importance"]
             cand.confidence = rec["confidence"]
             cand.pinned = bool(rec["pinned"])

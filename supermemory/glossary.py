@@ -193,6 +193,49 @@ _TABLE = """
 追踪 tracing trace
 订阅 subscription
 租户 tenant
+展示 display render show
+显示 display show
+渲染 render
+换算 convert conversion
+转换 convert conversion
+保存 save store
+删除 delete remove
+更新 update
+创建 create
+修改 modify edit
+设置 setting set
+默认 default
+自动 automatic automatically
+手动 manual manually
+失败 fail failure failed
+成功 success
+忽略 ignore
+允许 allow
+禁止 forbid
+校验 validate validation
+验证 verify validation
+生成 generate
+调用 call invoke
+返回 return
+小数 decimal
+精度 precision
+四舍五入 rounding round
+模板 template
+规则 rule
+策略 policy strategy
+限制 limit restriction
+大小 size
+长度 length
+名称 name
+标题 title
+描述 description
+状态 status state
+结果 result
+输出 output
+输入 input
+界面 ui interface
+主题 theme
+文件夹 folder directory
 慢 slow
 快 fast quick
 锁 lock

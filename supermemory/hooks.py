@@ -335,8 +335,8 @@ class _HookEmbedder:
     def embed_batch(self, texts):
         return self._bounded("embed", lambda: self._resolve().embed_batch(texts))
 
-    def embed_query(self, text):
-        return self._bounded("embed the query", lambda: self._resolve().embed_query(text))
+    def embed_query(self, text, *, instructed=False):
+        return self._bounded("embed the query", lambda: self._resolve().embed_query(text, instructed=instructed))
 
     def __getattr__(self, name):
         if name.startswith("_"):

@@ -519,3 +519,21 @@ def test_recall_crosses_between_chinese_and_english(store):
     assert chinese["id"] in ids(store.recall("what has to happen before we deploy", touch=False))
     explained = store.recall("部署", explain=True, touch=False)["results"]
     assert [r["id"] for r in explained] == [chinese["id"]] and explained[0]["features"]["coverage"] == 1.0
+
+
+def test_queries_worded_unlike_any_memory_are_embedded_with_the_retrieval_instruction(db_path, config):
+    asked = []
+
+    class Recording(FakeEmbedder):
+        def embed_query(self, text, *, instructed=False):
+            asked.append(instructed)
+            return super().embed_query(text, instructed=instructed)
+
+    s = MemoryStore(db_path, config=config, embedder=Recording(), namespace="p")
+    s.remember("On-call rotates weekly with handover on Mondays at 10:00 CET.")
+    s.recall("on-call rotation handover", touch=False)            # most of it matches: plain
+    s.recall("when does the person carrying the pager change", touch=False)
+    assert asked == [False, True]
+    config.settings["embedder"]["query_instruction_below"] = 0.0  # never
+    s.recall("when does the person carrying the pager change", touch=False)
+    assert asked[-1] is False

@@ -173,3 +173,16 @@ def test_corrupt_model_file_is_a_clear_error(tmp_path, model_dir):
     with pytest.raises(EmbeddingUnavailableError, match="model install"):
         embed.OnnxProvider(bad).embed_batch(["x"])
     assert not embed.model_status(bad)["ok"]
+
+
+@pytest.mark.model
+def test_the_retrieval_instruction_is_applied_only_when_asked(onnx_embedder):
+    import numpy as np
+
+    from supermemory.embed import BGE_QUERY_INSTRUCTION
+
+    query = "when does the person carrying the pager change"
+    plain, instructed = onnx_embedder.embed_query(query), onnx_embedder.embed_query(query, instructed=True)
+    assert np.allclose(plain, onnx_embedder.embed_batch([query])[0])
+    assert np.allclose(instructed, onnx_embedder.embed_batch([BGE_QUERY_INSTRUCTION + query])[0])
+    assert float(plain @ instructed) < 0.999
