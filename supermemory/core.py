@@ -1070,6 +1070,14 @@ class MemoryStore:
         return ranking.RankConfig.from_settings(settings, vector_floor=floor, relative_cutoff=relative_cutoff,
                                                 **self.query_context(query, doc_freq), **extra)
 
+    def _translations(self, query: str) -> dict:
+        """The query's glossary translations (`ranking.glossary` false: none)."""
+        return cross_terms(query) if self.config.get("ranking.glossary", True) else {}
+
+    def _embedded_query(self, query: str) -> str:
+        """What the embedder reads: the query with the Chinese words the glossary knows in English."""
+        return english_gloss(query) if self._translations(query) else query
+
     def query_context(self, query: str, doc_freq: dict | None = None) -> dict:
         """Per-query ranker inputs: the CJK share, its words when it names nothing specific, and its
         names when no memory mentions any of them.
@@ -1078,7 +1086,7 @@ class MemoryStore:
             the name forms with the query terms); looked up here when not given.
         """
         # What the embedder reads is the glossed query: translated Chinese words are English to it.
-        context: dict = {"cjk_share": cjk_share(english_gloss(query) if cross_terms(query) else query)}
+        context: dict = {"cjk_share": cjk_share(self._embedded_query(query))}
         vague = vague_query(query)
         if vague:
             context["vague_words"] = vague
@@ -1109,7 +1117,7 @@ class MemoryStore:
         match_terms = [t for t in terms if doc_freq.get(t, 0) <= common] or sorted(terms, key=lambda t: doc_freq.get(t, 0))[:3]
         # Translations (部署 ↔ deploy) find memories written in the other language; they match as
         # phrases of their index tokens and count for coverage as the query word they translate.
-        cross = cross_terms(query)
+        cross = self._translations(query)
         translated = [" ".join(form) for t in terms for form in cross.get(t, ())]
         # lexical candidates
         if terms and "lexical" in channels:
@@ -1136,7 +1144,7 @@ class MemoryStore:
             evidence = max((_coverage(terms, idf, tokens, cross) for tokens in term_sets.values()), default=0.0)
             instructed = evidence < float(self.config.get("embedder.query_instruction_below", 0.3))
             try:
-                query_vec = self.embedder.embed_query(english_gloss(query) if cross else query, instructed=instructed)
+                query_vec = self.embedder.embed_query(self._embedded_query(query), instructed=instructed)
             except (EmbeddingUnavailableError, ModelMismatchError) as exc:
                 vector_error = str(exc)
                 logger.warning("recall without vectors: %s", exc)

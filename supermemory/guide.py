@@ -66,6 +66,8 @@ You have a persistent memory shared by every session and agent on this machine. 
 - Call `memory_recall` before starting a task, and whenever a question touches past decisions, conventions,
   earlier bugs or the user's preferences. It returns up to {get("recall.default_limit", 8)} ranked hits by default
   (`limit` up to {get("recall.max_limit", 100)}); `memory_get` gives the full text of an id.
+- Name the subject in the query ("how are relay webhooks retried", not "how does it work"): a query
+  that names nothing specific returns nothing, and an empty result says why.
 
 **Write** — call `memory_remember` the moment you learn something durable, not at the end of the session:
 - decisions and the reason for them, gotchas and their fixes, user preferences, open tasks, conventions;

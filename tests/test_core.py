@@ -519,6 +519,8 @@ def test_recall_crosses_between_chinese_and_english(store):
     assert chinese["id"] in ids(store.recall("what has to happen before we deploy", touch=False))
     explained = store.recall("部署", explain=True, touch=False)["results"]
     assert [r["id"] for r in explained] == [chinese["id"]] and explained[0]["features"]["coverage"] == 1.0
+    store.config.settings["ranking"]["glossary"] = False      # translations off: the languages stay apart
+    assert english["id"] not in ids(store.recall("cargo 编译太慢怎么加速", touch=False))
 
 
 def test_queries_worded_unlike_any_memory_are_embedded_with_the_retrieval_instruction(db_path, config):
