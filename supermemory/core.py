@@ -1110,15 +1110,17 @@ class MemoryStore:
         terms = query_terms(query)
         cands: dict[int, ranking.Candidate] = {}
         term_sets: dict[int, set] = {}
-        idf, doc_freq, total = self._idf(terms, extra=name_forms(query))
+        # Translations (部署 ↔ deploy) find memories written in the other language; they match as
+        # phrases of their index tokens and count for coverage as the query word they translate.
+        cross = self._translations(query)
+        forms = list(dict.fromkeys(form for t in terms for form in cross.get(t, ())))
+        idf, doc_freq, total = self._idf(terms, extra=[*name_forms(query), *{tok for form in forms for tok in form}])
         # Terms found in most chunks cost a scan of most postings and barely move bm25: leave them out
         # of MATCH (they still count for coverage), unless nothing else would be left.
         common = max(50, int(float(self.config.get("ranking.match_max_df", 0.2)) * total))
         match_terms = [t for t in terms if doc_freq.get(t, 0) <= common] or sorted(terms, key=lambda t: doc_freq.get(t, 0))[:3]
-        # Translations (部署 ↔ deploy) find memories written in the other language; they match as
-        # phrases of their index tokens and count for coverage as the query word they translate.
-        cross = self._translations(query)
-        translated = [" ".join(form) for t in terms for form in cross.get(t, ())]
+        # A translation no chunk contains cannot match; a very common one is left out like a common term.
+        translated = [" ".join(form) for form in forms if all(0 < doc_freq.get(tok, 0) <= common for tok in form)]
         # lexical candidates
         if terms and "lexical" in channels:
             ns_match = ""
