@@ -62,6 +62,7 @@ DEFAULTS: dict[str, Any] = {
         "unknown_name_coverage": 0.6,  # query gate when none of the query's names is in any memory
         "glossary": True,           # Chinese ↔ English software terms bridge queries and memories
         "vague_gate": True,         # query gate: a query naming nothing specific ("how do I test it") gets nothing
+        "disjoint_gate": True,      # query gate: a query sharing no word with any memory needs a confident cosine
         "supersede_overlap": 0.3,   # stale: a revising candidate repeats this share of its words
         "supersede_cosine": 0.75,   # …and is this close in meaning
         "supersede_cosine_asked": 0.65,  # both, when the query asks what is current ("do we still …")

@@ -86,6 +86,7 @@ class RankConfig:
     unknown_name_coverage: float = 0.6  # query gate with such names: lexical coverage needed (0 disables)
     vague_words: tuple = ()            # the query's words when it names nothing specific (per query)
     vague_gate: bool = True            # query gate: a vague query needs a confident cosine
+    disjoint_gate: bool = False        # query gate: a query sharing no word with any candidate needs one too
     supersede_overlap: float = 0.3     # share of a memory's words a revising memory must repeat
     supersede_cosine: float = 0.75     # …and the cosine between the two (0, or no vectors: overlap ≥ 0.5)
     asks_change: bool = False          # the query asks what is current ("do we still…") (per query)
@@ -308,29 +309,38 @@ def query_has_evidence(ranked: list[Ranked], cfg: RankConfig) -> tuple[bool, str
     """
     names_gate = bool(cfg.unknown_names) and cfg.unknown_name_coverage > 0
     vague_gate = bool(cfg.vague_words) and cfg.vague_gate
-    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0 and not names_gate and not vague_gate:
+    if (cfg.vector_margin <= 0 and cfg.query_coverage <= 0 and not names_gate and not vague_gate
+            and not cfg.disjoint_gate):
         return True, ""
     cosines = [r.candidate.cosine for r in ranked]
     bg = background(cosines, cfg.background_prior)
     vector_meaningful = cfg.cjk_share < 0.5
     top = max((c for c in cosines if c is not None), default=None)
-    if vague_gate and not (vector_meaningful and top is not None and top >= cfg.confident_cosine):
+    top_text = f"{top:.3f}" if top is not None else "n/a"
+    confident = vector_meaningful and top is not None and top >= cfg.confident_cosine
+    if vague_gate and not confident:
         # Its words match only by being common ("test", "project"): whatever came back would be
         # the memories that share them, not an answer. Only a near-identical memory passes.
         return False, (f"the query names nothing specific ({' '.join(cfg.vague_words)}): "
                        f"say what it is about; no cosine reaches {cfg.confident_cosine}")
+    if cfg.disjoint_gate and ranked and not confident and max(r.candidate.coverage for r in ranked) <= 0:
+        # Not one of its words is in any memory near it ("shard the elasticsearch cluster"): a
+        # cosine that merely stands out is what bge-small gives any English sentence.
+        return False, (f"no memory shares a word with the query: best cosine {top_text} "
+                       f"(needs {cfg.confident_cosine} without a shared word)")
+    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0 and not names_gate:
+        return True, ""
     coverage = max((r.candidate.coverage for r in ranked if r.candidate.bm25 is not None), default=0.0)
     needed = cfg.query_coverage * (1 - cfg.cjk_share) + cfg.query_coverage_cjk * cfg.cjk_share
-    top_text = f"{top:.3f}" if top is not None else "n/a"
     if names_gate:
         # The query is about something no memory mentions ("Azure", "Kubernetes"): standing out
         # from the background is not enough, only a near-certain match or most of its words are.
         needed = max(needed, cfg.unknown_name_coverage)
-        if (vector_meaningful and top is not None and top >= cfg.confident_cosine) or coverage >= needed:
+        if confident or coverage >= needed:
             return True, ""
         return False, (f"no memory mentions {', '.join(cfg.unknown_names)}: best cosine {top_text} (needs "
                        f"{cfg.confident_cosine}), best lexical coverage {coverage:.2f} (needs {needed:.2f})")
-    if vector_meaningful and top is not None and (top - bg >= cfg.vector_margin or top >= cfg.confident_cosine):
+    if vector_meaningful and top is not None and (top - bg >= cfg.vector_margin or confident):
         return True, ""
     if coverage >= needed:
         return True, ""

@@ -511,6 +511,12 @@ def test_a_store_still_opens_when_the_index_rebuild_cannot_get_the_write_lock(db
     s.close()
 
 
+def test_recall_says_when_no_memory_shares_a_word_with_the_query(store):
+    store.remember("Redis key convention: ledgerly:{env}:{domain}:{id}; iterate with SCAN.")
+    out = store.recall("how do we shard the elasticsearch cluster", touch=False)
+    assert out["results"] == [] and "no memory shares a word" in out["note"]
+
+
 def test_recall_crosses_between_chinese_and_english(store):
     english = store.remember("For quicker local builds use the dev-fast profile (cargo build --profile dev-fast).")
     chinese = store.remember("部署前要先跑 alembic upgrade head，否则新代码会查询还不存在的列。")

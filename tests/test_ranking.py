@@ -239,3 +239,19 @@ def test_a_query_asking_what_is_current_pairs_a_looser_revision():
     assert ranking.superseded_by(cands, RankConfig(asks_change=True), dot) == {1: 2}
     far = Candidate(id=2, terms=_terms(new), vector=unit([0.5, math.sqrt(0.75)]), revision_terms=revision_terms(new))
     assert ranking.superseded_by([cands[0], far, *cands[2:]], RankConfig(asks_change=True), dot) == {}
+
+
+def test_a_query_sharing_no_word_with_any_candidate_needs_a_confident_cosine():
+    cands = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(15)]
+    cands.append(Candidate(id=99, cosine=0.66))                               # stands out, shares no word
+    cfg = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0)
+    assert [r.candidate.id for r in ranking.rank(cands, cfg, limit=5)[0]] == [99]
+    disjoint = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
+                          disjoint_gate=True)
+    selected, dropped = ranking.rank(cands, disjoint, limit=5)
+    assert selected == [] and "no memory shares a word" in dropped[0].gated
+    cands[0] = Candidate(id=0, cosine=0.5, bm25=-1.0, coverage=0.2)           # one shared word somewhere
+    assert [r.candidate.id for r in ranking.rank(cands, disjoint, limit=5)[0]][0] == 99
+    cands[0] = Candidate(id=0, cosine=0.5)
+    cands[-1] = Candidate(id=99, cosine=0.83)                                 # near-certain without words
+    assert [r.candidate.id for r in ranking.rank(cands, disjoint, limit=5)[0]] == [99]
