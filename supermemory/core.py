@@ -22,8 +22,8 @@ from supermemory.config import (ALL_NAMESPACES, GLOBAL_NAMESPACE, KINDS, RELATIO
 from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, ModelMismatchError,
                                 NamespaceError, NotFoundError, StorageError, SupermemoryError)
 from supermemory.glossary import cross_terms, english_gloss
-from supermemory.text import (TOKENIZER_VERSION, asks_about_change, chunk, cjk_share, estimate_tokens, fts_match, index_text,
-                              name_forms, named_terms, normalize, query_terms, summarize, vague_query)
+from supermemory.text import (TOKENIZER_VERSION, asks_about_change, chunk, cjk_share, estimate_tokens, fts_match,
+                              index_text, name_forms, named_terms, normalize, query_terms, summarize, vague_query)
 from supermemory.timeparse import from_iso, iso, parse_when
 
 logger = logging.getLogger(__name__)
@@ -1114,7 +1114,8 @@ class MemoryStore:
         # phrases of their index tokens and count for coverage as the query word they translate.
         cross = self._translations(query)
         forms = list(dict.fromkeys(form for t in terms for form in cross.get(t, ())))
-        idf, doc_freq, total = self._idf(terms, extra=[*name_forms(query), *{tok for form in forms for tok in form}])
+        translated_tokens = {tok for form in forms for tok in form}
+        idf, doc_freq, total = self._idf(terms, extra=[*name_forms(query), *translated_tokens])
         # Terms found in most chunks cost a scan of most postings and barely move bm25: leave them out
         # of MATCH (they still count for coverage), unless nothing else would be left.
         common = max(50, int(float(self.config.get("ranking.match_max_df", 0.2)) * total))

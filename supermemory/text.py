@@ -313,6 +313,7 @@ GENERIC_WORDS = _with_stems(frozenset("""project projects repo repository codeba
 GENERIC_CJK = ("项目", "代码", "文件", "东西", "事情", "问题", "方法", "办法", "使用", "比较", "更好", "最好",
                "决定", "笔记", "记录", "情况", "一下", "建议", "推荐", "注意", "现在", "目前", "最近",
                "用", "好", "新", "旧", "里", "上", "下", "中", "些", "它", "其", "呢", "该", "做", "弄", "搞")
+_GENERIC_CJK_LONGEST_FIRST = sorted(GENERIC_CJK, key=len, reverse=True)
 # A pronoun as the last word points at something the query never names ("how do I test it").
 _DANGLING = frozenset("it that this these those them".split())
 
@@ -331,10 +332,10 @@ def vague_query(query: str) -> tuple[str, ...] | None:
         if cjk:
             for piece in _split_query_cjk(cjk):
                 words.append(piece)
-                for generic in sorted(GENERIC_CJK, key=len, reverse=True):
+                for generic in _GENERIC_CJK_LONGEST_FIRST:
                     piece = piece.replace(generic, " ")
-                chars = [c for c in piece if c.strip() and c not in CJK_STOP_UNIGRAMS]
-                specific.update(piece.split()) if chars else None
+                if any(c.strip() and c not in CJK_STOP_UNIGRAMS for c in piece):
+                    specific.update(piece.split())
             last = ""
             continue
         tokens: list[str] = []

@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from supermemory.config import Config
-from supermemory.core import MemoryStore, parse_id
+from supermemory.core import MemoryStore
 from supermemory.errors import InvalidInputError, ModelMismatchError, NamespaceError, NotFoundError
 
 from conftest import FakeEmbedder

@@ -6,7 +6,6 @@ import http.server
 import json
 import threading
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
