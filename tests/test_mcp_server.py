@@ -361,6 +361,15 @@ def test_memory_recall_compact_full_and_explain(store):
     assert logged == "mcp"
 
 
+def test_memory_recall_with_nothing_to_return_says_why_once(store):
+    store.remember("lumen unit tests use vitest; pnpm test runs them in watch mode.")
+    result = ok(store, "memory_recall", {"query": "how do I test it"})
+    assert result["structuredContent"]["results"] == []
+    assert "names nothing specific" in result["structuredContent"]["note"]
+    text = result["content"][0]["text"]
+    assert text.startswith("No relevant memories") and text.count("names nothing specific") == 1
+
+
 def test_memory_get_and_missing_ids(store):
     memory_id = store.remember("Ports: API on 8080, admin on 9090", kind="fact")["id"]
     result = ok(store, "memory_get", {"ids": [memory_id, "M999"]})
