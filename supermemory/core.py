@@ -23,7 +23,8 @@ from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, Mo
                                 NamespaceError, NotFoundError, StorageError, SupermemoryError)
 from supermemory.glossary import cross_terms, english_gloss
 from supermemory.text import (TOKENIZER_VERSION, asks_about_change, chunk, cjk_share, estimate_tokens, fts_match,
-                              index_text, name_forms, named_terms, normalize, query_terms, summarize, vague_query)
+                              index_text, leading_word, name_forms, named_terms, normalize, query_terms, summarize,
+                              vague_query)
 from supermemory.timeparse import from_iso, iso, parse_when
 
 logger = logging.getLogger(__name__)
@@ -1093,6 +1094,12 @@ class MemoryStore:
         if asks_about_change(query):
             context["asks_change"] = True
         names = named_terms(query)
+        lead = leading_word(query)
+        if lead:
+            from supermemory.embed import vocabulary_words
+
+            if lead[0] not in vocabulary_words(self.config.model_dir):
+                names = [(lead[1],), *names]   # not an everyday word: a name that starts the sentence
         if names:
             if doc_freq is None:
                 doc_freq = self._idf([], extra=name_forms(query))[1]

@@ -282,9 +282,25 @@ def _named_terms(query: str) -> tuple[tuple[tuple[str, ...], ...], ...]:
     return tuple(tuple(p) for p in phrases)
 
 
+def leading_word(query: str) -> tuple[str, tuple[str, ...]] | None:
+    """A query's capitalised first word, when `named_terms` leaves it out as a sentence start
+    ("Kotlin coroutine scope"): (the word folded, its index forms), or None. Whether it is a name
+    takes a vocabulary (`embed.vocabulary_words`): an everyday word starts sentences.
+    """
+    match = _SEGMENT.match(unicodedata.normalize("NFKC", query or "").lstrip())
+    core = (match.group("word") or "").strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP) if match else ""
+    if not core.isalpha() or not core[0].isupper() or any(c.isupper() for c in core[1:]):
+        return None
+    forms = _word_name_forms(core, sentence_start=False)
+    return (core.casefold(), forms) if forms else None
+
+
 def name_forms(query: str) -> list[str]:
-    """Every index form of every name in the query, for one document-frequency lookup."""
-    return sorted({form for name in named_terms(query) for word in name for form in word})
+    """Every index form of every name in the query (and of a capitalised first word), for one
+    document-frequency lookup."""
+    lead = leading_word(query)
+    return sorted({form for name in named_terms(query) for word in name for form in word}
+                  | set(lead[1] if lead else ()))
 
 
 def _word_name_forms(core: str, sentence_start: bool) -> tuple[str, ...] | None:

@@ -511,6 +511,22 @@ def test_a_store_still_opens_when_the_index_rebuild_cannot_get_the_write_lock(db
     s.close()
 
 
+def test_a_first_word_outside_the_model_vocabulary_is_a_name(db_path, tmp_path, monkeypatch):
+    from supermemory import embed
+
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    (model_dir / "tokenizer.json").write_text(json.dumps({"model": {"vocab": {"deploy": 0, "the": 1, "##s": 2}}}))
+    embed.vocabulary_words.cache_clear()
+    s = MemoryStore(db_path, config=Config(home=tmp_path / "h", model_dir_override=model_dir),
+                    embedder=FakeEmbedder(), namespace="p")
+    assert "unknown_names" in s.query_context("Kotlin coroutine scope convention")
+    assert "unknown_names" not in s.query_context("Deploy the coroutine service")   # an everyday word
+    s.remember("Kotlin services use structured concurrency with one CoroutineScope per request.")
+    assert "unknown_names" not in s.query_context("Kotlin coroutine scope convention")  # a memory knows it
+    embed.vocabulary_words.cache_clear()
+
+
 def test_recall_says_when_no_memory_shares_a_word_with_the_query(store):
     store.remember("Redis key convention: ledgerly:{env}:{domain}:{id}; iterate with SCAN.")
     out = store.recall("how do we shard the elasticsearch cluster", touch=False)

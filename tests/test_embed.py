@@ -185,3 +185,10 @@ def test_the_retrieval_instruction_is_applied_only_when_asked(onnx_embedder):
     assert np.allclose(plain, onnx_embedder.embed_batch([query])[0])
     assert np.allclose(instructed, onnx_embedder.embed_batch([BGE_QUERY_INSTRUCTION + query])[0])
     assert float(plain @ instructed) < 0.999
+
+
+@pytest.mark.model
+def test_vocabulary_words_are_the_models_everyday_words(model_dir, tmp_path):
+    words = embed.vocabulary_words(model_dir)
+    assert {"deploy", "python", "undo"} <= words and not {"kotlin", "celery", "##s"} & words
+    assert embed.vocabulary_words(tmp_path / "nowhere") == frozenset()

@@ -151,3 +151,14 @@ def test_vague_query_reports_the_words_as_typed():
 def test_queries_that_ask_what_is_current(query, asks):
     from supermemory.text import asks_about_change
     assert asks_about_change(query) is asks
+
+
+def test_leading_word_is_a_capitalised_first_word_named_terms_leaves_out():
+    from supermemory.text import leading_word, name_forms
+    assert leading_word("Kotlin coroutine scope convention") == ("kotlin", ("kotlin",))
+    assert leading_word("  Celery beat schedule")[0] == "celery"
+    assert leading_word("celery beat schedule") is None          # lower case: not a name by its spelling
+    assert leading_word("GraphQL resolvers") is None              # inner capitals: named_terms has it already
+    assert leading_word("What does Kotlin do") is None            # a stop word
+    assert leading_word("部署 Kotlin") is None and leading_word("") is None
+    assert "kotlin" in name_forms("Kotlin coroutine scope convention")
