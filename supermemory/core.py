@@ -1146,12 +1146,14 @@ class MemoryStore:
                     cands[memory_id] = ranking.Candidate(id=memory_id, bm25=bm25)
                 term_sets.setdefault(memory_id, set()).update(tokens.split())
         # vector candidates
+        coverage: dict[int, float] = {}   # per memory, filled once: the lexical ones before embedding
         query_vec = None
         vector_error = None
         if not lexical_only and "vector" in channels:
             # A query its best lexical match covers poorly is worded unlike its answer: the case
             # bge's retrieval instruction was trained for.
-            evidence = max((_coverage(terms, idf, tokens, cross) for tokens in term_sets.values()), default=0.0)
+            evidence = max((coverage.setdefault(memory_id, _coverage(terms, idf, tokens, cross))
+                            for memory_id, tokens in term_sets.items()), default=0.0)
             instructed = evidence < float(self.config.get("embedder.query_instruction_below", 0.3))
             try:
                 query_vec = self.embedder.embed_query(self._embedded_query(query), instructed=instructed)
@@ -1193,7 +1195,7 @@ class MemoryStore:
         for memory_id, rec in records.items():
             cand = cands[memory_id]
             tset = term_sets.get(memory_id, set())
-            cand.coverage = _coverage(terms, idf, tset, cross)
+            cand.coverage = coverage[memory_id] if memory_id in coverage else _coverage(terms, idf, tset, cross)
             cand.importance = rec["importance"]
             cand.confidence = rec["confidence"]
             cand.pinned = bool(rec["pinned"])

@@ -279,8 +279,6 @@ def resolve_provider(config: "Config") -> tuple[EmbeddingProvider, str | None]:
         raise
 
 
-# --- provisioning ---------------------------------------------------------------------------
-
 @functools.lru_cache(maxsize=4)
 def vocabulary_words(model_dir: Path) -> frozenset:
     """The whole English words in the model's WordPiece vocabulary (empty if it is not installed).
@@ -294,6 +292,8 @@ def vocabulary_words(model_dir: Path) -> frozenset:
         return frozenset()
     return frozenset(word for word in vocab if word.isascii() and word.isalpha())
 
+
+# --- provisioning ---------------------------------------------------------------------------
 
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()

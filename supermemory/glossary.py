@@ -306,6 +306,7 @@ def cross_terms(query: str) -> dict[str, tuple[tuple[str, ...], ...]]:
     return {k: tuple(sorted(v)) for k, v in out.items() if v}
 
 
+@functools.lru_cache(maxsize=256)   # asked twice per recall: the embedder's text, then the CJK share
 def english_gloss(query: str) -> str:
     """The query with every glossary word of its Chinese runs replaced by English, for the embedder;
     the Chinese function words around them go (they only add noise to an English reading)."""

@@ -300,46 +300,44 @@ def background(cosines: Sequence[float | None], prior: float) -> float:
     return (sum(tail) + prior * missing) / 10
 
 
-def query_has_evidence(ranked: list[Ranked], cfg: RankConfig) -> tuple[bool, str]:
+def query_has_evidence(ranked: list[Ranked], cfg: RankConfig, bg: float | None = None) -> tuple[bool, str]:
     """Query-level gate: does anything here stand out from this query's background at all?
 
     Off-topic queries still get candidates (every memory has some cosine, common words match),
     but none of them rises above the crowd: the best cosine sits near the background, and the
-    best lexical hit covers little of the query's IDF mass.
+    best lexical hit covers little of the query's IDF mass. Some queries are held to more than
+    standing out (`strict` below): then only a near-certain cosine passes, or, for names no memory
+    mentions, most of the query's words.
     """
-    names_gate = bool(cfg.unknown_names) and cfg.unknown_name_coverage > 0
-    vague_gate = bool(cfg.vague_words) and cfg.vague_gate
-    if (cfg.vector_margin <= 0 and cfg.query_coverage <= 0 and not names_gate and not vague_gate
-            and not cfg.disjoint_gate):
-        return True, ""
     cosines = [r.candidate.cosine for r in ranked]
-    bg = background(cosines, cfg.background_prior)
     vector_meaningful = cfg.cjk_share < 0.5
     top = max((c for c in cosines if c is not None), default=None)
     top_text = f"{top:.3f}" if top is not None else "n/a"
     confident = vector_meaningful and top is not None and top >= cfg.confident_cosine
-    if vague_gate and not confident:
-        # Its words match only by being common ("test", "project"): whatever came back would be
-        # the memories that share them, not an answer. Only a near-identical memory passes.
-        return False, (f"the query names nothing specific ({' '.join(cfg.vague_words)}): "
-                       f"say what it is about; no cosine reaches {cfg.confident_cosine}")
-    if cfg.disjoint_gate and ranked and not confident and max(r.candidate.coverage for r in ranked) <= 0:
-        # Not one of its words is in any memory near it ("shard the elasticsearch cluster"): a
-        # cosine that merely stands out is what bge-small gives any English sentence.
-        return False, (f"no memory shares a word with the query: best cosine {top_text} "
-                       f"(needs {cfg.confident_cosine} without a shared word)")
-    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0 and not names_gate:
-        return True, ""
     coverage = max((r.candidate.coverage for r in ranked if r.candidate.bm25 is not None), default=0.0)
     needed = cfg.query_coverage * (1 - cfg.cjk_share) + cfg.query_coverage_cjk * cfg.cjk_share
-    if names_gate:
-        # The query is about something no memory mentions ("Azure", "Kubernetes"): standing out
-        # from the background is not enough, only a near-certain match or most of its words are.
+    strict, words_suffice = "", False
+    if cfg.vague_words and cfg.vague_gate:
+        # Its words match only by being common ("test", "project"): whatever came back would be
+        # the memories that share them, not an answer.
+        strict = f"the query names nothing specific ({' '.join(cfg.vague_words)}) — say what it is about"
+    elif cfg.disjoint_gate and ranked and max(r.candidate.coverage for r in ranked) <= 0:
+        # Not one of its words is in any memory near it ("shard the elasticsearch cluster"): a
+        # cosine that merely stands out is what bge-small gives any English sentence.
+        strict = "no memory shares a word with the query"
+    elif cfg.unknown_names and cfg.unknown_name_coverage > 0:
+        # About something no memory mentions ("Azure", "Kubernetes"): most of its words must match.
+        strict = f"no memory mentions {', '.join(cfg.unknown_names)}"
         needed = max(needed, cfg.unknown_name_coverage)
-        if confident or coverage >= needed:
+        words_suffice = True
+    if strict:
+        if confident or (words_suffice and coverage >= needed):
             return True, ""
-        return False, (f"no memory mentions {', '.join(cfg.unknown_names)}: best cosine {top_text} (needs "
-                       f"{cfg.confident_cosine}), best lexical coverage {coverage:.2f} (needs {needed:.2f})")
+        words = f", best lexical coverage {coverage:.2f} (needs {needed:.2f})" if words_suffice else ""
+        return False, f"{strict}: best cosine {top_text} (needs {cfg.confident_cosine}){words}"
+    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0:
+        return True, ""
+    bg = background(cosines, cfg.background_prior) if bg is None else bg
     if vector_meaningful and top is not None and (top - bg >= cfg.vector_margin or confident):
         return True, ""
     if coverage >= needed:
@@ -355,7 +353,7 @@ def gate(ranked: list[Ranked], cfg: RankConfig) -> None:
     bg = background([r.candidate.cosine for r in ranked], cfg.background_prior)
     for item in ranked:
         item.features["background"] = bg
-    ok, reason = query_has_evidence(ranked, cfg)
+    ok, reason = query_has_evidence(ranked, cfg, bg)
     if not ok:
         for item in ranked:
             item.gated = reason
