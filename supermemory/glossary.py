@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from typing import NamedTuple
 
 from supermemory.text import _SEGMENT, STOPWORDS, _split_query_cjk, tokenize
 
@@ -244,9 +245,16 @@ _TABLE = """
 """
 
 
+class _Tables(NamedTuple):
+    zh_to_en: dict[str, tuple[str, ...]]   # Chinese word → English index tokens
+    en_to_zh: dict[str, tuple[str, ...]]   # English index token → Chinese words (two characters or more)
+    gloss: dict[str, str]                  # Chinese word → the English word the embedder reads
+    longest: int                           # characters in the longest Chinese word
+
+
 @functools.lru_cache(maxsize=1)
-def _tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], dict[str, str], int]:
-    """(Chinese word → English index tokens, English token → Chinese words, word → embedder gloss, longest)."""
+def _tables() -> _Tables:
+    """The glossary parsed once per process."""
     zh_to_en: dict[str, tuple[str, ...]] = {}
     en_to_zh: dict[str, list[str]] = {}
     gloss: dict[str, str] = {}
@@ -259,16 +267,16 @@ def _tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], d
             for token in tokens:
                 en_to_zh.setdefault(token, []).append(word)
     longest = max(len(w) for w in zh_to_en)
-    return zh_to_en, {k: tuple(v) for k, v in en_to_zh.items()}, gloss, longest
+    return _Tables(zh_to_en, {k: tuple(v) for k, v in en_to_zh.items()}, gloss, longest)
 
 
 def _chinese_words(run: str) -> list[tuple[int, str]]:
     """Glossary words in a CJK run, longest match first, left to right: (offset, word)."""
-    zh_to_en, _, _, longest = _tables()
+    tables = _tables()
     found, i = [], 0
     while i < len(run):
-        for size in range(min(longest, len(run) - i), 0, -1):
-            if run[i:i + size] in zh_to_en:
+        for size in range(min(tables.longest, len(run) - i), 0, -1):
+            if run[i:i + size] in tables.zh_to_en:
                 found.append((i, run[i:i + size]))
                 i += size
                 break
@@ -289,7 +297,7 @@ def cross_terms(query: str) -> dict[str, tuple[tuple[str, ...], ...]]:
     Chinese words give English tokens (`编译` → build, compile) for each of their own tokens; English
     tokens give the Chinese words that translate them (`deploy` → 部署).
     """
-    zh_to_en, en_to_zh, _, _ = _tables()
+    tables = _tables()
     out: dict[str, set] = {}
     text = unicodedata.normalize("NFKC", query or "").casefold()
     for match in _SEGMENT.finditer(text):
@@ -298,10 +306,10 @@ def cross_terms(query: str) -> dict[str, tuple[tuple[str, ...], ...]]:
             for _, zh in _chinese_words(cjk):
                 own = tokenize(zh, query=True) or [zh]
                 for token in own:
-                    out.setdefault(token, set()).update((en,) for en in zh_to_en[zh])
+                    out.setdefault(token, set()).update((en,) for en in tables.zh_to_en[zh])
         elif word:
             for token in tokenize(word):
-                for zh in en_to_zh.get(token, ()):
+                for zh in tables.en_to_zh.get(token, ()):
                     out.setdefault(token, set()).add(_index_form(zh))
     return {k: tuple(sorted(v)) for k, v in out.items() if v}
 
@@ -310,7 +318,7 @@ def cross_terms(query: str) -> dict[str, tuple[tuple[str, ...], ...]]:
 def english_gloss(query: str) -> str:
     """The query with every glossary word of its Chinese runs replaced by English, for the embedder;
     the Chinese function words around them go (they only add noise to an English reading)."""
-    _, _, gloss, _ = _tables()
+    gloss = _tables().gloss
     text = unicodedata.normalize("NFKC", query or "")
 
     def replace(match: re.Match) -> str:
