@@ -1095,19 +1095,23 @@ class MemoryStore:
             context["asks_change"] = True
         names = named_terms(query)
         lead = leading_word(query)
-        if lead:
+        if not names and not lead:
+            return context
+        if doc_freq is None:
+            doc_freq = self._idf([], extra=name_forms(query))[1]
+        known = {term for term, n in doc_freq.items() if n}
+        # A capitalised first word outside the model's everyday vocabulary is a name too ("Kotlin").
+        # It only matters when no memory has it, or when it could anchor other names: only then is
+        # the vocabulary read (once per process).
+        if lead and (names or not known & set(lead[1])):
             from supermemory.embed import vocabulary_words
 
             if lead[0] not in vocabulary_words(self.config.model_dir):
-                names = [(lead[1],), *names]   # not an everyday word: a name that starts the sentence
-        if names:
-            if doc_freq is None:
-                doc_freq = self._idf([], extra=name_forms(query))[1]
-            known = {term for term, n in doc_freq.items() if n}
-            # A name is known when every word of it is ("Azure Functions" is not, for all the memories
-            # about functions); one known name anchors the query.
-            if not any(all(known & set(word) for word in name) for name in names):
-                context["unknown_names"] = tuple(" ".join(max(word, key=len) for word in name) for name in names)
+                names = [(lead[1],), *names]
+        # A name is known when every word of it is ("Azure Functions" is not, for all the memories
+        # about functions); one known name anchors the query.
+        if names and not any(all(known & set(word) for word in name) for name in names):
+            context["unknown_names"] = tuple(" ".join(max(word, key=len) for word in name) for name in names)
         return context
 
     def _gather(self, query: str, namespaces, where: str, params: list, *, n_cand: int, channels, lexical_only: bool,
