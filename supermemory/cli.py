@@ -359,8 +359,11 @@ def cmd_bench(args) -> int:
 
 def cmd_mcp(args) -> int:
     from supermemory.mcp_server import serve
+    from supermemory.runtime import hard_exit
 
-    return serve()
+    # The warm-up thread may be inside onnxruntime's C++ code when stdin closes: leave without the
+    # interpreter teardown that would abort the process (frames are flushed, the store is closed).
+    hard_exit(serve())
 
 
 def cmd_hook(args) -> int:

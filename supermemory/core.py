@@ -271,15 +271,48 @@ class MemoryStore:
             EmbeddingUnavailableError: no provider can run.
         """
         if self._embedder is None:
-            from supermemory.embed import resolve_provider
-
-            self._embedder, self.embedder_warning = resolve_provider(self.config)
-            if self.embedder_warning:
-                logger.warning(self.embedder_warning)
+            self._embedder = self._resolve_embedder()
         if not self._embedder_checked:
+            fresh = self.pinned_model() is None
             self._check_pin(self._embedder)
             self._embedder_checked = True
+            if fresh:
+                self._embed_missing_vectors()
         return self._embedder
+
+    def _resolve_embedder(self):
+        """The configured provider; the `hash` fallback only for a database already pinned to it.
+
+        A missing model is a state that passes (`supermemory model install`), so it is never
+        cached: until then writes are lexical-only and the next call looks for the model again,
+        instead of pinning a fresh database to the fallback for good.
+        """
+        from supermemory.embed import resolve_provider
+
+        provider, warning = resolve_provider(self.config, self.pinned_model())
+        if warning:
+            logger.warning(warning)
+            self.embedder_warning = warning
+        return provider
+
+    def _embed_missing_vectors(self) -> int:
+        """Embed the live chunks written while no model could run (right after the first pin)."""
+        rows = self._q(f"SELECT c.id, c.text, m.title FROM chunks c JOIN memories m ON m.id = c.memory_id "
+                       f"WHERE {LIVE} AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)")
+        if not rows:
+            return 0
+        matrix = self._embedder.embed_multi([_embed_text(title, text) for _, text, title in rows])
+        with self._txn():
+            for (chunk_id, _, _), vector in zip(rows, matrix):
+                self.conn.execute("INSERT OR IGNORE INTO vectors(chunk_id, embedding) VALUES (?, ?)",
+                                  (chunk_id, _blob(vector)))
+            if self._vec_index_usable():
+                self._fill_vec_index()
+            else:
+                self._mark_vec_dirty()
+        self._generation += 1
+        logger.info("embedded %d chunks stored while the model was missing", len(rows))
+        return len(rows)
 
     def pinned_model(self) -> dict | None:
         """The embedding model fingerprint pinned in this database, if any."""

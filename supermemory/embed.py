@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from supermemory.errors import EmbeddingUnavailableError, InvalidInputError, UnknownProviderError
+from supermemory.runtime import import_onnx
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -133,8 +134,8 @@ class OnnxProvider(EmbeddingProvider):
             if self._session is not None:
                 return
             try:
-                import onnxruntime as ort
-                from tokenizers import Tokenizer
+                ort, tokenizers = import_onnx()
+                Tokenizer = tokenizers.Tokenizer
             except ImportError as exc:
                 raise EmbeddingUnavailableError(f"onnxruntime/tokenizers not installed: {exc}") from exc
             try:
@@ -267,16 +268,24 @@ def get_provider(config: "Config", name: str | None = None) -> EmbeddingProvider
     raise UnknownProviderError(f"unknown embedding provider {name!r}; choose onnx, hash or openai")
 
 
-def resolve_provider(config: "Config") -> tuple[EmbeddingProvider, str | None]:
-    """The provider to use plus a warning when we fell back to `hash` because the model is missing."""
+def resolve_provider(config: "Config", pinned: dict | None = None) -> tuple[EmbeddingProvider, str | None]:
+    """The provider to use, plus a warning when it is the `hash` fallback for a missing model.
+
+    The fallback serves only a database already pinned to it (`pinned`): a missing model is a
+    state that passes (`supermemory model install`), so a fresh database is never pinned to the
+    fallback for good; it stays lexical-only until the model is there.
+
+    Raises:
+        EmbeddingUnavailableError: the configured provider cannot run and the fallback does not apply.
+    """
     try:
         return get_provider(config), None
     except EmbeddingUnavailableError as exc:
-        if config.get("embedder.provider") == "onnx" and config.get("embedder.allow_hash_fallback", True):
-            warning = (f"WARNING: {exc}. Falling back to the offline `hash` embedder: recall quality is "
-                       "much lower. Run `supermemory model install` to fix.")
-            return HashProvider(), warning
-        raise
+        fallback = config.get("embedder.provider") == "onnx" and config.get("embedder.allow_hash_fallback", True)
+        if fallback and (pinned or {}).get("provider") == HashProvider.provider_id:
+            return HashProvider(), (f"{exc}; this database uses the offline `hash` embedder meanwhile "
+                                    "(much lower recall quality; `supermemory reindex` after installing the model)")
+        raise EmbeddingUnavailableError(f"{exc}; recall is lexical-only until then") from exc
 
 
 @functools.lru_cache(maxsize=4)

@@ -32,6 +32,8 @@ import threading
 import time
 from pathlib import Path
 
+from supermemory.runtime import hard_exit
+
 logger = logging.getLogger(__name__)
 
 EVENTS = ("session-start", "pre-compact", "session-end", "stop")
@@ -444,17 +446,8 @@ def run_hook(event: str, *, stdin=None, stdout=None, budget: float | None = None
     finally:
         timer.cancel()
         if _ABANDONED.is_set():
-            _hard_exit()
+            hard_exit(0)
     return 0
-
-
-def _hard_exit() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001
-            pass
-    os._exit(0)
 
 
 def _timeout(event: str, budget: float) -> None:

@@ -6,7 +6,9 @@ stderr and frames go to a private duplicate of the original stdout.
 
 Two error channels:
 - protocol errors (bad JSON, bad request shape, unknown method, bad params) are JSON-RPC errors;
-- store errors inside `tools/call` (every `SupermemoryError`) are tool results with `isError: true`.
+- store errors inside `tools/call` (every `SupermemoryError`) are tool results with `isError: true`;
+  so are arguments that fail a tool's input schema when the negotiated protocol is 2025-11-25 or
+  later (SEP-1303; earlier versions get INVALID_PARAMS). An unknown tool stays INVALID_PARAMS.
 
 `initialize` never imports numpy or onnxruntime; the embedding model warms up in a daemon thread
 after `notifications/initialized`. The store is opened lazily and only ever used on the main thread.
@@ -30,6 +32,7 @@ from typing import Any, Callable, Iterator
 from supermemory import __version__
 from supermemory.config import DEFAULTS, KINDS, RELATIONS, TASK_STATUSES, Config, load_config, namespace_for_dir
 from supermemory.errors import InvalidInputError, SupermemoryError
+from supermemory.runtime import import_numpy
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +44,7 @@ INTERNAL_ERROR = -32603
 
 SUPPORTED_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[-1]
+TOOL_ARGUMENT_ERRORS_SINCE = "2025-11-25"   # SEP-1303: input validation failures are tool results
 SERVER_NAME = "supermemory"
 TOOLS_PAGE_SIZE = 50
 PARENT_POLL_SECONDS = 1.5
@@ -1145,8 +1149,16 @@ def _tools_call(session: Session, params: dict) -> dict:
     tool = TOOLS_BY_NAME.get(name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"unknown tool {name}", {"field": "params.name"})
-    arguments = validate(tool.input_schema, arguments)
     try:
+        arguments = validate(tool.input_schema, arguments)
+    except JsonRpcError as exc:
+        if not _argument_errors_are_tool_results(session):
+            raise
+        # SEP-1303: the model sees what to correct, as a tool result (the field is named in the text).
+        return {"content": [{"type": "text", "text": f"invalid arguments: {exc.message}"}], "isError": True}
+    try:
+        if tool.needs_store:
+            import_numpy()   # waits while the warm-up thread imports it: never two first imports at once
         store = session.store if tool.needs_store else None
         if getattr(store, "index_stale", False):
             try:
@@ -1167,6 +1179,12 @@ def _tools_call(session: Session, params: dict) -> dict:
     text = fit_bytes(tool.render(result, arguments), cap,
                      pointer="memory_get with specific ids returns full records")
     return {"content": [{"type": "text", "text": text}], "structuredContent": result, "isError": False}
+
+
+def _argument_errors_are_tool_results(session: Session) -> bool:
+    """From protocol 2025-11-25 on, arguments that fail the input schema are a tool result with
+    `isError`; earlier versions answered them with JSON-RPC INVALID_PARAMS."""
+    return (session.protocol_version or LATEST_PROTOCOL_VERSION) >= TOOL_ARGUMENT_ERRORS_SINCE
 
 
 def _ping(session: Session, params: dict) -> dict:

@@ -150,13 +150,15 @@ def test_a_damaged_database_is_reported_with_the_fix_and_never_overwritten(tmp_p
 
 # --- the embedding model ---------------------------------------------------------------------------
 
-def test_a_missing_model_falls_back_to_hash_loudly_and_doctor_names_the_fix(tmp_path):
+def test_a_missing_model_stores_lexically_loudly_never_pins_the_fallback_and_doctor_names_the_fix(tmp_path):
     home = tmp_path / "home"
     project = _project(tmp_path)
     code, out, err = _run(["remember", "stored while the model is missing"], home, project,
                           SUPERMEMORY_EMBED_PROVIDER="onnx")
     assert code == 0 and out.strip().startswith("M"), err
-    assert "hash" in err and "supermemory model install" in err, err
+    assert "lexical-only until then" in err and "supermemory model install" in err, err
+    code, out, err = _run(["stats", "--json"], home, project, SUPERMEMORY_EMBED_PROVIDER="onnx")
+    assert json.loads(out)["embedder"] is None, "a fresh database was pinned to the fallback embedder"
     code, out, err = _run(["doctor", "--json"], home, project, SUPERMEMORY_EMBED_PROVIDER="onnx")
     report = json.loads(out)
     assert any("supermemory model install" in w and "missing" in w for w in report["warnings"]), report

@@ -28,9 +28,14 @@ def test_unknown_provider_is_refused(tmp_path):
         embed.get_provider(Config(home=tmp_path), "word2vec")
 
 
-def test_missing_model_falls_back_to_hash_with_a_loud_warning(tmp_path):
-    provider, warning = embed.resolve_provider(Config(home=tmp_path))
-    assert provider.provider_id == "hash" and "model install" in warning
+def test_missing_model_falls_back_to_hash_only_for_a_database_pinned_to_hash(tmp_path):
+    provider, warning = embed.resolve_provider(Config(home=tmp_path), {"provider": "hash"})
+    assert provider.provider_id == "hash" and "model install" in warning and "reindex" in warning
+
+
+def test_missing_model_never_pins_a_fresh_database_to_the_fallback(tmp_path):
+    with pytest.raises(EmbeddingUnavailableError, match="lexical-only until then"):
+        embed.resolve_provider(Config(home=tmp_path), None)
 
 
 def test_missing_model_without_fallback_raises(tmp_path):

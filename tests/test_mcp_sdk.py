@@ -116,8 +116,13 @@ async def _every_tool(home: Path, cwd: Path, errlog, version: str) -> dict:
 
             refused = await session.call_tool("memory_export", {"path": "../../escape.jsonl"})
             assert refused.is_error is True
-            with pytest.raises(RPC_ERROR):
-                await session.call_tool("memory_recall", {"query": "x", "limit": "many"})
+            if init.protocol_version >= "2025-11-25":   # SEP-1303: the model sees the message
+                wrong = await session.call_tool("memory_recall", {"query": 123})
+                assert wrong.is_error is True
+                assert wrong.content[0].text.startswith("invalid arguments: arguments.query: expected string")
+            else:
+                with pytest.raises(RPC_ERROR):
+                    await session.call_tool("memory_recall", {"query": "x", "limit": "many"})
             await session.send_ping()
     return seen
 

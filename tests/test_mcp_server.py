@@ -574,7 +574,7 @@ def test_malformed_tools_call_params_name_the_field(store, params, field):
     assert_still_serving(responses)
 
 
-@pytest.mark.parametrize("tool, arguments, message", [
+WRONG_ARGUMENTS = [
     ("memory_recall", {"query": "x", "limit": "5"}, "arguments.limit: expected integer"),
     ("memory_recall", {"query": "x", "limit": True}, "arguments.limit: expected integer"),
     ("memory_recall", {"query": "x", "limit": 1.5}, "arguments.limit: expected integer"),
@@ -597,14 +597,40 @@ def test_malformed_tools_call_params_name_the_field(store, params, field):
     ("memory_get", {"ids": "M1"}, "arguments.ids: expected array"),
     ("memory_forget", {"ids": ["M1"], "hard": "true"}, "arguments.hard: expected boolean"),
     ("memory_usage_guide", {"x": 1}, "arguments.x: unknown field"),
-])
-def test_wrong_argument_types_are_invalid_params_naming_the_field(store, tool, arguments, message):
-    responses = run([{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                      "params": {"name": tool, "arguments": arguments}}, PING], store)
-    error = responses[0]["error"]
+]
+
+
+@pytest.mark.parametrize("tool, arguments, message", WRONG_ARGUMENTS)
+def test_before_2025_11_25_wrong_arguments_are_invalid_params_naming_the_field(store, tool, arguments, message):
+    responses = run([INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                         "params": {"name": tool, "arguments": arguments}}, PING], store)
+    error = by_id(responses)[1]["error"]
     assert error["code"] == INVALID_PARAMS
     assert error["message"].startswith(message), error
     assert_still_serving(responses)
+
+
+@pytest.mark.parametrize("tool, arguments, message", WRONG_ARGUMENTS)
+def test_from_2025_11_25_wrong_arguments_are_a_tool_error_naming_the_field(store, tool, arguments, message):
+    """SEP-1303: the model reads what to fix in the tool result instead of the client raising."""
+    init = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-11-25"}}
+    responses = run([init, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                         "params": {"name": tool, "arguments": arguments}}, PING], store)
+    result = by_id(responses)[1]["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"].startswith("invalid arguments: " + message), result
+    assert "structuredContent" not in result
+    assert_still_serving(responses)
+
+
+def test_from_2025_11_25_an_unknown_tool_and_malformed_params_stay_protocol_errors(store):
+    init = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-11-25"}}
+    responses = by_id(run([init, INITIALIZED,
+                           {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_nope"}},
+                           {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                            "params": {"name": "memory_recall", "arguments": ["not", "an", "object"]}}], store))
+    assert responses[1]["error"]["code"] == INVALID_PARAMS and "unknown tool" in responses[1]["error"]["message"]
+    assert responses[2]["error"]["code"] == INVALID_PARAMS and "params.arguments" in responses[2]["error"]["message"]
 
 
 def test_integral_floats_count_as_integers():
@@ -626,9 +652,9 @@ def test_a_10_mb_argument_is_refused_by_the_frame_limit_and_the_server_continues
 def test_a_long_argument_under_the_frame_limit_is_refused_by_validation(store):
     big = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
            "params": {"name": "memory_recall", "arguments": {"query": "q" * 20_000}}}
-    responses = run([big, PING], store)
-    assert responses[0]["error"]["code"] == INVALID_PARAMS
-    assert responses[0]["error"]["message"].startswith("arguments.query: longer than 10000")
+    responses = run([INIT, INITIALIZED, big, PING], store)
+    assert by_id(responses)[1]["error"]["code"] == INVALID_PARAMS
+    assert by_id(responses)[1]["error"]["message"].startswith("arguments.query: longer than 10000")
     assert_still_serving(responses)
 
 

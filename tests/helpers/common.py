@@ -80,10 +80,14 @@ class LineReader:
 class McpClient:
     """A live `supermemory mcp` subprocess driven over its stdin, one request at a time."""
 
-    def __init__(self, home: Path, cwd: Path, **env: str):
-        self.proc = subprocess.Popen([sys.executable, "-m", "supermemory", "mcp"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                     env=subprocess_env(home, **env))
+    def __init__(self, home: Path, cwd: Path, *, prefix: tuple[str, ...] = (), drop_env: tuple[str, ...] = (),
+                 **env: str):
+        """:param prefix: a command the server runs under (e.g. strace); :param drop_env: variables to unset."""
+        environ = subprocess_env(home, **env)
+        for name in drop_env:
+            environ.pop(name, None)
+        self.proc = subprocess.Popen([*prefix, sys.executable, "-m", "supermemory", "mcp"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=environ)
         self.out = LineReader(self.proc.stdout)
         self.err = LineReader(self.proc.stderr)
         self.seq = 0
