@@ -1,0 +1,73 @@
+"""`python3 run.py test` is the one documented test command: it makes its own venv, and says
+exactly what to install when python3's venv module is missing."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.common import run_slow
+
+ROOT = Path(__file__).resolve().parents[1]
+TEST_COMMAND = "python3 run.py test"
+
+
+def test_both_readmes_and_ci_use_the_one_test_command():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^python3 run\.py test$", ci, re.M), "`.ci/run` must call the README's test command exactly"
+    for name in ("README.md", "README.zh-CN.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        assert TEST_COMMAND in text, name
+        assert "python3-venv" in text, f"{name} must say Debian needs python3-venv"
+
+
+def test_documented_commands_use_python3_never_a_bare_python():
+    for name in ("README.md", "README.zh-CN.md", "AGENTS.md"):
+        for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
+            assert not re.search(r"(^|[`\s(])python (-m|run\.py|install\.py)", line), f"{name}: {line}"
+
+
+def test_a_python_without_venv_gets_the_exact_debian_package_to_install(tmp_path):
+    """Debian's python3 without python3-venv lacks ensurepip: simulate that and read the advice."""
+    blocker = tmp_path / "site"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(
+        "import sys\nclass _Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'ensurepip':\n            raise ImportError('No module named ensurepip')\n"
+        "sys.meta_path.insert(0, _Block())\n", encoding="utf-8")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    shutil.copy(ROOT / "run.py", checkout / "run.py")
+    shutil.copy(ROOT / "pyproject.toml", checkout / "pyproject.toml")
+    env = dict(os.environ, PYTHONPATH=str(blocker))
+    done = subprocess.run([sys.executable, str(checkout / "run.py"), "test"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert done.returncode == 1
+    assert f"sudo apt-get install python{version}-venv" in done.stderr, done.stderr
+    assert not (checkout / ".venv").exists()
+
+
+@pytest.mark.slow
+def test_run_py_test_from_a_fresh_copy_builds_its_venv_and_runs_pytest(tmp_path, request):
+    """The whole path a new user takes (pip from the package index: slow, so a heavy variant)."""
+    if not run_slow(request.config):
+        pytest.skip("heavy variant: run with -m slow or SUPERMEMORY_SLOW_TESTS=1")
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    copy = tmp_path / "clone"
+    for name in files:
+        target = copy / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VIRTUAL_ENV")}
+    done = subprocess.run(["python3", "run.py", "test", "tests/test_docs.py"], cwd=copy, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert re.search(r"\d+ passed", done.stdout), done.stdout[-500:]
+    assert (copy / ".venv" / "bin" / "python").exists()
