@@ -1460,6 +1460,9 @@ def selfcheck(python: str, paths: Paths, specs: list[tuple[str, dict]]) -> bool:
     res = run_package(python, ["doctor"], paths, capture=True, timeout=120)
     if res.returncode == 0:
         say("ok", "supermemory doctor")
+        for line in (res.stdout or "").splitlines():  # warnings do not fail the check, but are worth seeing
+            if line.startswith("warning: "):
+                say("!!", "doctor: " + line[len("warning: "):].removeprefix("WARNING: "))
     else:
         ok = False
         say("!!", f"supermemory doctor reported problems (exit {res.returncode}):\n{_tail(res.stdout + res.stderr)}")
