@@ -1275,7 +1275,9 @@ def path_advice(launcher: Path, fresh_dir: bool, planned: bool = False) -> list[
         if fresh_dir and dir_show == "~/.local/bin":
             profile = next((p for p in _login_files(shell, user_home) if ".local/bin" in _read_quiet(p)), None)
         if profile is not None:
-            shown = "~/" + profile.relative_to(user_home).as_posix() if profile.is_relative_to(user_home) else str(profile)
+            shown = str(profile)
+            if profile.is_relative_to(user_home):
+                shown = "~/" + profile.relative_to(user_home).as_posix()
             out.append(("", f"      {shown} adds {dir_show} to PATH at your next login, now that the folder exists.\n"
                             f"      Until then, run this line in open shells (or add it to {rc}):"))
         else:

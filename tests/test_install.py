@@ -725,8 +725,9 @@ def test_path_message_says_supermemory_is_on_path_when_it_is(env):
     assert "export PATH" not in res.stdout
 
 
-@pytest.mark.parametrize("shell, rc", [("/bin/bash", "~/.bashrc"), ("/usr/bin/zsh", "~/.zshrc"), ("/bin/sh", "~/.profile"),
-                                       ("", "~/.profile")])
+@pytest.mark.parametrize(
+    "shell, rc", [("/bin/bash", "~/.bashrc"), ("/usr/bin/zsh", "~/.zshrc"), ("/bin/sh", "~/.profile"), ("", "~/.profile")]
+)
 def test_path_message_prints_the_line_to_add_when_not_on_path(env, shell, rc):
     res = env.run(extra_env={**bare_path(env), "SHELL": shell})
     assert res.returncode == 0, res.output
