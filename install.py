@@ -8,6 +8,10 @@ Standard library only: this runs before anything is installed.
     python install.py --uninstall  # remove our registrations, keep the data dir
     python install.py --purge      # uninstall and delete the data dir
 
+It also puts a small marked launcher script at ~/.local/bin/supermemory so the
+CLI is on PATH; a file there that is not ours (pipx's, pip --user's, a symlink)
+is never overwritten, and --uninstall removes only ours.
+
 Every file is edited surgically: only our keys / our TOML table / our marked
 block change, a file that would come out byte-identical is not rewritten, and
 every modified file is backed up first under <data dir>/backups/<timestamp>/.
@@ -88,6 +92,9 @@ INITIALIZE_REQUEST = (
     )
     + "\n"
 )
+
+LAUNCHER_MARKER = "# supermemory-launcher:"
+LAUNCHER_KIND = "launcher"
 
 KINDS = ("claude_mcp", "claude_hooks", "claude_instructions", "codex_config", "codex_hooks", "codex_instructions")
 
@@ -788,6 +795,7 @@ class Paths:
         self.state_file = self.data_dir / STATE_NAME
         self.backups = self.data_dir / "backups"
         self.venv = self.data_dir / "venv"
+        self.launcher = self.home / ".local" / "bin" / "supermemory"
 
     def claude_mcp_file(self) -> Path:
         return self.project / ".mcp.json" if self.project else self.claude_json
@@ -1087,6 +1095,204 @@ def install_file(sess: Session, kind: str, path: Path, editor: Editor) -> bool:
     return True
 
 
+# ---------------------------------------------------------------------------
+# launcher: ~/.local/bin/supermemory
+
+
+def render_launcher(python: str, env: dict[str, str]) -> str:
+    """The launcher script: our marker, then exec the package with absolute paths."""
+    lines = [
+        "#!/bin/sh",
+        f"{LAUNCHER_MARKER} written by install.py, removed by `python install.py --uninstall`.",
+        "# Runs the supermemory CLI of the install below; re-running install.py rewrites this file.",
+    ]
+    home = env.get("SUPERMEMORY_HOME")
+    if home:  # the data dir the hooks and the MCP server use, unless the caller sets one
+        lines += [
+            'if [ -z "${SUPERMEMORY_HOME:-}" ]; then',
+            f"    SUPERMEMORY_HOME={shlex.quote(home)}",
+            "    export SUPERMEMORY_HOME",
+            "fi",
+        ]
+    lines.append(f'exec {shlex.quote(python)} -m supermemory "$@"')
+    return "\n".join(lines) + "\n"
+
+
+def launcher_status(path: Path) -> tuple[str, bytes | None, str]:
+    """("missing" | "ours" | "foreign", current bytes, why it is foreign)."""
+    if path.is_symlink():
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        return "foreign", None, f"a symlink to {target}"
+    if not path.exists():
+        return "missing", None, ""
+    if not path.is_file():
+        return "foreign", None, "not a regular file"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return "foreign", None, f"unreadable ({exc.strerror or exc})"
+    head = data[:2048].decode("utf-8", "replace").split("\n")[:5]
+    if any(line.startswith(LAUNCHER_MARKER) for line in head):
+        return "ours", data, ""
+    return "foreign", data, f"no `{LAUNCHER_MARKER}` marker line"
+
+
+def _make_executable(path: Path) -> None:
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode & 0o500 != 0o500:
+        os.chmod(path, mode | 0o500)
+
+
+def install_launcher(sess: Session, path: Path, python: str, env: dict[str, str]) -> bool:
+    """Write our launcher at path unless a foreign file is there. Returns True if ours is (or would be) in place."""
+    text = render_launcher(python, env)
+    new = text.encode("utf-8", "surrogateescape")
+    status, old, why = launcher_status(path)
+    key = str(path)
+    if status == "foreign":
+        if key in sess.state.files and not sess.dry_run:  # ours was replaced since: no longer ours to remove
+            del sess.state.files[key]
+        say("!!", f"{path} is not supermemory's launcher ({why}); left alone.")
+        say("", f"      It may be another install of supermemory (pipx, pip --user) or another tool. To use this\n"
+                f"      install from the shell, remove {path} (pipx: `pipx uninstall supermemory`) and re-run\n"
+                f"      install.py, or run it directly: {shlex.quote(python)} -m supermemory")
+        return False
+    executable = old is not None and os.access(path, os.X_OK)
+    if old == new and executable:
+        say("--", f"unchanged {path}")
+        if not sess.dry_run and key not in sess.state.files:  # state lost: the marker says it is ours
+            sess.state.files[key] = {"kind": LAUNCHER_KIND, "created": True}
+        return True
+    if sess.dry_run:
+        if old == new:
+            say("~~", f"would make {path} executable")
+        else:
+            say("~~", f"would {'create' if old is None else 'update'} {path}")
+            print_diff(path, None if old is None else old.decode("utf-8", "replace"), text)
+        return True
+    try:
+        if old is not None and old != new:
+            sess.backup(path)
+    except OSError as exc:
+        sess.errors += 1
+        say("!!", f"{path}: cannot back it up ({exc}); left untouched.")
+        return False
+    try:
+        sess.ensure_parent(path)
+        sess.state.files[key] = {"kind": LAUNCHER_KIND, "created": True}
+        sess.state.save()
+        if old != new:
+            atomic_write(path, new, 0o755)
+        _make_executable(path)
+    except OSError as exc:
+        sess.errors += 1
+        say("!!", f"{path}: cannot write it ({exc}); left as it was.")
+        return False
+    sess.changed.append(key)
+    say("ok", f"made {path} executable" if old == new else f"{'created' if old is None else 'updated'} {path}")
+    return True
+
+
+def uninstall_launcher(sess: Session, path: Path) -> None:
+    """Delete path if it is our launcher; anything else there is left alone."""
+    key = str(path)
+    status, old, why = launcher_status(path)
+    if status != "ours":
+        if status == "foreign":
+            say("--", f"{path} is not supermemory's launcher ({why}); left alone")
+        if key in sess.state.files and not sess.dry_run:
+            del sess.state.files[key]
+        return
+    if sess.dry_run:
+        say("~~", f"would delete {path}")
+        print_diff(path, old.decode("utf-8", "replace"), None)
+        return
+    try:
+        sess.backup(path)
+        os.unlink(path)
+    except OSError as exc:
+        sess.errors += 1
+        say("!!", f"{path}: cannot delete it ({exc}); left as it was.")
+        return
+    sess.state.files.pop(key, None)
+    sess.state.save()
+    say("ok", f"deleted our launcher {path}")
+
+
+def _same_path(a: str | Path, b: str | Path) -> bool:
+    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def _login_files(shell: str, home: Path) -> list[Path]:
+    """The files a login shell of this kind reads first (only the first existing one counts for bash)."""
+    if shell == "bash":
+        for name in (".bash_profile", ".bash_login", ".profile"):
+            if (home / name).is_file():
+                return [home / name]
+        return []
+    if shell == "zsh":
+        return [Path(os.environ.get("ZDOTDIR") or home) / ".zprofile"]
+    if shell == "fish":
+        return []
+    return [home / ".profile"]
+
+
+def path_advice(launcher: Path, fresh_dir: bool, planned: bool = False) -> list[tuple[str, str]]:
+    """(tag, message) lines: is `supermemory` on PATH now and, if not, the exact line to add and where.
+
+    :param fresh_dir: the launcher's folder is one we created (so a login profile that adds it
+        "if it exists" has not seen it yet).
+    :param planned: dry run: the launcher is not written yet, so only the folder's place in PATH counts.
+    """
+    pathvar = os.environ.get("PATH", "")
+    bindir = launcher.parent
+    on_path = any(entry and _same_path(entry, bindir) for entry in pathvar.split(os.pathsep))
+    found = shutil.which("supermemory", path=pathvar)
+    if on_path and found and _same_path(found, launcher):
+        return [("ok", f"supermemory is on your PATH ({launcher})")]
+    if planned and on_path and not found:
+        return [("--", f"supermemory will be on your PATH ({launcher.parent} is in PATH)")]
+    user_home = Path.home()
+    shell = os.path.basename(os.environ.get("SHELL", "")) or "sh"
+    if _same_path(bindir, user_home / ".local" / "bin"):
+        dir_sh, dir_show = "$HOME/.local/bin", "~/.local/bin"
+    else:
+        dir_sh, dir_show = _sh_dquote(str(bindir))[1:-1], str(bindir)
+    if shell == "fish":
+        rc, line = "~/.config/fish/config.fish", f'set -gx PATH "{dir_sh}" $PATH'
+    else:
+        rc = {"zsh": "~/.zshrc", "bash": "~/.bashrc"}.get(shell, "~/.profile")
+        line = f'export PATH="{dir_sh}:$PATH"'
+    if found:
+        out = [("!!", f"`supermemory` on your PATH is {found}, not this install's launcher {launcher}."),
+               ("", f"      To run this install instead, add this line at the end of {rc}, then open a new shell:")]
+    else:
+        out = [("!!", f"supermemory is not on your PATH yet ({dir_show} is not in PATH).")]
+        profile = None
+        if fresh_dir and dir_show == "~/.local/bin":
+            profile = next((p for p in _login_files(shell, user_home) if ".local/bin" in _read_quiet(p)), None)
+        if profile is not None:
+            shown = str(profile)
+            if profile.is_relative_to(user_home):
+                shown = "~/" + profile.relative_to(user_home).as_posix()
+            out.append(("", f"      {shown} adds {dir_show} to PATH at your next login, now that the folder exists.\n"
+                            f"      Until then, run this line in open shells (or add it to {rc}):"))
+        else:
+            out.append(("", f"      Add this line to {rc}, then open a new shell:"))
+    out.append(("", f"    {line}"))
+    return out
+
+
+def _read_quiet(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def prepare_python(args, paths: Paths) -> str | None:
     checkout = Path(__file__).resolve().parent
     if args.python:
@@ -1256,6 +1462,9 @@ def selfcheck(python: str, paths: Paths, specs: list[tuple[str, dict]]) -> bool:
     res = run_package(python, ["doctor"], paths, capture=True, timeout=120)
     if res.returncode == 0:
         say("ok", "supermemory doctor")
+        for line in (res.stdout or "").splitlines():  # warnings do not fail the check, but are worth seeing
+            if line.startswith("warning: "):
+                say("!!", "doctor: " + line[len("warning: "):].removeprefix("WARNING: "))
     else:
         ok = False
         say("!!", f"supermemory doctor reported problems (exit {res.returncode}):\n{_tail(res.stdout + res.stderr)}")
@@ -1302,6 +1511,15 @@ def do_install(args, paths: Paths) -> int:
     sess = Session(paths, args.dry_run)
     for kind in kinds:
         install_file(sess, kind, paths.default_path(kind), build_editor(kind, python, env, block))
+    launcher = False
+    if args.no_launcher:
+        pass
+    elif os.name == "nt":
+        say("--", f"no shell launcher on Windows; the CLI is {paths.venv / 'Scripts' / 'supermemory.exe'} "
+                  f"(or {python} -m supermemory)")
+    else:
+        launcher = install_launcher(sess, paths.launcher, python, env)
+    fresh_bindir = str(paths.launcher.parent) in sess.state.data["created_dirs"] or not paths.launcher.parent.exists()
     if not args.dry_run:
         sess.state.data["python"] = python
         sess.state.save()
@@ -1309,6 +1527,9 @@ def do_install(args, paths: Paths) -> int:
         say("!!", "hooks cannot carry SUPERMEMORY_HOME on Windows; set it in your user environment too.")
     code = 2 if sess.errors else 0
     if args.dry_run:
+        if launcher:
+            for tag, msg in path_advice(paths.launcher, fresh_bindir, planned=True):
+                say(tag, msg)
         say("", "dry run finished; nothing was written.")
         return code
     if not args.no_selfcheck:
@@ -1330,6 +1551,9 @@ def do_install(args, paths: Paths) -> int:
                 "`[features] codex_hooks = true` in config.toml.")
     if code == 1:
         say("!!", "the self-check failed (see above); registration is in place.")
+    if launcher:
+        for tag, msg in path_advice(paths.launcher, fresh_bindir):
+            say(tag, msg)
     say("", f"Undo with: python {Path(__file__).name} --uninstall")
     return code
 
@@ -1412,6 +1636,12 @@ def do_uninstall(args, paths: Paths) -> int:
                 targets.setdefault(key, rec["kind"])
     for key, kind in targets.items():
         uninstall_file(sess, kind, Path(key))
+    # the launcher goes with the last registration: a narrower uninstall keeps it while others remain
+    narrow = args.claude_only or args.codex_only or args.no_hooks or args.no_instructions
+    others = any(isinstance(rec, dict) and rec.get("kind") in KINDS and key not in targets
+                 for key, rec in sess.state.files.items())
+    if purge or not (args.no_launcher or narrow and others):
+        uninstall_launcher(sess, paths.launcher)
     if not args.dry_run:
         remaining = []
         for d in sorted(sess.state.data["created_dirs"], key=lambda p: -len(Path(p).parts)):
@@ -1481,6 +1711,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="register the Claude Code MCP server in DIR/.mcp.json instead of ~/.claude.json")
     p.add_argument("--no-instructions", action="store_true",
                    help="do not add the usage block to ~/.claude/CLAUDE.md and ~/.codex/AGENTS.md")
+    p.add_argument("--no-launcher", action="store_true",
+                   help="do not write (on --uninstall: keep) the ~/.local/bin/supermemory launcher that puts the CLI on PATH")
     p.add_argument("--no-model", action="store_true", help="skip `supermemory model install`")
     p.add_argument("--no-selfcheck", action="store_true",
                    help="skip `supermemory doctor` and the MCP initialize handshake at the end")
@@ -1488,7 +1720,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="use this interpreter as-is instead of creating <data dir>/venv (it must be able to import supermemory)")
     p.add_argument("--no-pip", action="store_true", help="skip `pip install` of this checkout")
     p.add_argument("--home", metavar="DIR",
-                   help="user home used to find ~/.claude.json, ~/.claude/ and ~/.codex/ (default: your home)")
+                   help="user home used to find ~/.claude.json, ~/.claude/, ~/.codex/ and ~/.local/bin/ (default: your home)")
     p.add_argument("--yes", "-y", action="store_true", help="accepted for scripts; the installer never prompts anyway")
     return p
 
