@@ -10,6 +10,7 @@ import pytest
 from supermemory.config import Config
 from supermemory.core import MemoryStore
 from supermemory.errors import InvalidInputError, ModelMismatchError, NamespaceError, NotFoundError
+from supermemory.text import estimate_tokens
 
 from conftest import FakeEmbedder
 from helpers.common import age_search_index
@@ -241,12 +242,17 @@ def test_tasks_default_to_open_and_briefing_lists_them_after_pinned(store):
     assert "Open tasks" not in store.briefing()["text"]
 
 
-def test_briefing_respects_its_token_budget(store):
+@pytest.mark.parametrize("budget", [50, 60, 70, 100, 200, 250])
+def test_briefing_respects_its_token_budget(store, budget):
     for i in range(60):
         store.remember(f"Decision number {i}: use library{i} for feature{i} because reasons", kind="decision")
-    brief = store.briefing(max_tokens=200)
-    assert brief["tokens"] <= 200 + 30
-    assert "more not shown" in brief["text"]
+    brief = store.briefing(max_tokens=budget)
+    assert brief["tokens"] <= budget
+    assert estimate_tokens(brief["text"]) <= brief["tokens"]
+    shown = sum(line.startswith("- [") for line in brief["text"].splitlines())
+    # 20 decisions are fetched (recent changes skip them); the note counts the ones left out.
+    assert brief["sections"]["decisions"] == 20 and brief["sections"]["recent"] == 0
+    assert brief["text"].splitlines()[-1] == f"(…{20 - shown} more not shown — use memory_recall or memory_list)"
 
 
 def test_briefing_never_loads_the_embedder(db_path, config):
