@@ -346,11 +346,14 @@ def test_search_log_stays_under_its_cap_after_10k_recalls_and_stats_match_it(db_
         s.recall(f"query {i % 97}", touch=False, lexical_only=True)
     rows = s.conn.execute("SELECT count(*) FROM search_log").fetchone()[0]
     assert rows == 500
+    # Known latencies, newest row slowest-first: 500.1234 ... 1.1234 ms.
+    log_ids = [r[0] for r in s.conn.execute("SELECT id FROM search_log ORDER BY id DESC")]
+    s.conn.executemany("UPDATE search_log SET latency_ms = ? WHERE id = ?",
+                       [(rank + 0.1234, log_id) for rank, log_id in enumerate(log_ids, 1)])
     stats = s.stats()
-    latencies = sorted(r[0] for r in s.conn.execute("SELECT latency_ms FROM search_log"))
-    assert stats["searches"] == rows
-    assert stats["latency_ms_p50"] == round(latencies[max(1, -(-50 * len(latencies) // 100)) - 1], 3)
-    assert stats["latency_ms_p95"] == round(latencies[max(1, -(-95 * len(latencies) // 100)) - 1], 3)
+    assert stats["searches"] == 500
+    # Nearest rank: the ceil(p/100 * 500)-th smallest, rounded to 3 places.
+    assert stats["latency_ms_p50"] == 250.123 and stats["latency_ms_p95"] == 475.123
     s.close()
 
 
