@@ -430,7 +430,10 @@ def test_memory_usage_guide_lists_every_tool(store):
 
 
 def test_memory_usage_guide_accepts_missing_arguments(store):
-    assert ok(store, "memory_usage_guide")["structuredContent"]["text"]
+    from supermemory.guide import usage_guide
+
+    result = ok(store, "memory_usage_guide")
+    assert result["structuredContent"]["text"] == result["content"][0]["text"] == usage_guide(store.config, tools=TOOLS)
 
 
 def test_memory_export_writes_inside_the_exports_folder(store, tmp_path):
