@@ -93,6 +93,23 @@ def _dcg(gains: list[int]) -> float:
     return sum(g / math.log2(i + 2) for i, g in enumerate(gains))
 
 
+def query_metrics(ranked: list, relevant: set) -> dict:
+    """Recall@1/5/10, MRR@10 and binary nDCG@10 of one ranked id list; {} when nothing is relevant.
+
+    :param ranked: result ids, best first (None for a hit that maps to no labelled doc).
+    :param relevant: the ids that count as correct answers.
+    """
+    relevant = set(relevant)
+    if not relevant:
+        return {}
+    metrics = {f"recall@{k}": len(relevant & set(ranked[:k])) / len(relevant) for k in (1, 5, 10)}
+    first = next((i for i, r in enumerate(ranked[:10]) if r in relevant), None)
+    metrics["mrr@10"] = 1 / (first + 1) if first is not None else 0.0
+    ideal = _dcg([1] * min(len(relevant), 10))
+    metrics["ndcg@10"] = _dcg([1 if r in relevant else 0 for r in ranked[:10]]) / ideal
+    return metrics
+
+
 def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, details=None) -> dict:
     """Run each query and aggregate the metrics (overall, per category, negatives)."""
     from supermemory.errors import InvalidInputError
@@ -122,14 +139,7 @@ def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, detai
         relevant = set(q.get("relevant") or [])
         row = {"id": q["id"], "category": (q.get("meta") or {}).get("category_name"), "hits": len(ranked),
                "relevant": sorted(relevant), "ranked": ranked[:limit]}
-        if relevant:
-            gains = [1 if r in relevant else 0 for r in ranked[:10]]
-            for k in (1, 5, 10):
-                row[f"recall@{k}"] = len(relevant & set(ranked[:k])) / len(relevant)
-            first = next((i for i, r in enumerate(ranked[:10]) if r in relevant), None)
-            row["mrr@10"] = 1 / (first + 1) if first is not None else 0.0
-            ideal = _dcg([1] * min(len(relevant), 10))
-            row["ndcg@10"] = _dcg(gains) / ideal if ideal else 0.0
+        row.update(query_metrics(ranked, relevant))
         per_query.append(row)
         if details is not None:
             details.write(json.dumps(row, ensure_ascii=False) + "\n")

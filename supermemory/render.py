@@ -32,39 +32,53 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
 
 
 def render_briefing(sections: dict, *, budget: int, namespace: str) -> tuple[str, int]:
-    """Section-by-section briefing cut to `budget` tokens; returns (text, tokens used)."""
+    """Section-by-section briefing cut to `budget` tokens; returns (text, tokens used).
+
+    Each line is charged its token estimate plus one for its newline. When items are left out,
+    the "more not shown" note is charged too (room for it is kept back, so the total stays within
+    `budget` unless the header and the note alone exceed it).
+    """
     total_items = sum(len(v) for v in sections.values())
     if total_items == 0:
         text = (f"supermemory: no memories yet for {namespace}. Store durable facts with memory_remember "
                 "as you learn them (decisions, gotchas, preferences, open tasks).")
         return text, estimate_tokens(text)
     header = f"# supermemory briefing ({namespace})"
-    lines = [header]
-    used = estimate_tokens(header)
-    omitted = 0
-    for key, title in _SECTION_TITLES:
-        items = sections.get(key) or []
-        if not items:
-            continue
-        heading = f"## {title}"
-        cost_heading = estimate_tokens(heading) + 1
-        first = True
-        for item in items:
-            line = memory_line(item, max_chars=320 if key == "sessions" else 200)
-            cost = estimate_tokens(line) + 1
-            if used + cost + (cost_heading if first else 0) > budget:
-                omitted += 1
+
+    def lay_out(limit: int) -> tuple[list[str], int, int]:
+        lines = [header]
+        used = estimate_tokens(header)
+        omitted = 0
+        for key, title in _SECTION_TITLES:
+            items = sections.get(key) or []
+            if not items:
                 continue
-            if first:
-                lines.append(heading)
-                used += cost_heading
-                first = False
-            lines.append(line)
-            used += cost
+            heading = f"## {title}"
+            cost_heading = estimate_tokens(heading) + 1
+            first = True
+            for item in items:
+                line = memory_line(item, max_chars=320 if key == "sessions" else 200)
+                cost = estimate_tokens(line) + 1
+                if used + cost + (cost_heading if first else 0) > limit:
+                    omitted += 1
+                    continue
+                if first:
+                    lines.append(heading)
+                    used += cost_heading
+                    first = False
+                lines.append(line)
+                used += cost
+        return lines, used, omitted
+
+    def note(omitted: int) -> str:
+        return f"(…{omitted} more not shown — use memory_recall or memory_list)"
+
+    lines, used, omitted = lay_out(budget)
     if omitted:
-        tail = f"(…{omitted} more not shown — use memory_recall or memory_list)"
-        lines.append(tail)
-        used += estimate_tokens(tail)
+        # Lay out again with room for the note; `total_items` has at least as many digits as any count.
+        lines, used, omitted = lay_out(budget - (estimate_tokens(note(total_items)) + 1))
+        lines.append(note(omitted))
+        used += estimate_tokens(lines[-1]) + 1
     return "\n".join(lines), used
 
 

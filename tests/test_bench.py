@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from supermemory.bench import load_cases, summarise
+from supermemory.bench import evaluate, load_cases, query_metrics, summarise
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,6 +26,61 @@ def test_summarise_computes_recall_mrr_ndcg_and_negatives():
     assert out["negative_empty_rate"] == 0.5 and out["negative_mean_hits"] == 1.0
     assert out["categories"]["negative"]["empty_rate"] == 0.5
     assert out["latency_ms_p50"] == 2.0 and out["tokens_per_page"] == 20
+
+
+@pytest.mark.parametrize("ranked, relevant, expected", [
+    # One relevant doc at rank 2: DCG 1/log2(3), ideal DCG 1.
+    (["d2", "d1", "d3"], {"d1"},
+     {"recall@1": 0.0, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.5, "ndcg@10": 0.6309297535714575}),
+    # Two relevant at ranks 1 and 3: (1 + 1/log2(4)) / (1 + 1/log2(3)); a hit with no doc (None) counts as a miss.
+    (["d1", None, "d3", "d4"], {"d1", "d3"},
+     {"recall@1": 0.5, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 1.0, "ndcg@10": 0.9197207891481876}),
+    # One of three relevant found, at rank 1: ideal DCG is 1 + 1/log2(3) + 1/log2(4).
+    (["a", "x"], {"a", "b", "c"},
+     {"recall@1": 1 / 3, "recall@5": 1 / 3, "recall@10": 1 / 3, "mrr@10": 1.0, "ndcg@10": 0.46927872602275644}),
+    # Relevant at ranks 2 and 5 of two: (1/log2(3) + 1/log2(6)) / (1 + 1/log2(3)); recall@1 sees neither.
+    (["x", "a", "y", "z", "b"], {"a", "b"},
+     {"recall@1": 0.0, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.5, "ndcg@10": 0.6240505200038379}),
+    # Rank 11 is outside every @10 metric.
+    ([f"x{i}" for i in range(10)] + ["a"], {"a"},
+     {"recall@1": 0.0, "recall@5": 0.0, "recall@10": 0.0, "mrr@10": 0.0, "ndcg@10": 0.0}),
+    # Twelve relevant, the first ten ranks all relevant: the ideal is capped at ten, so nDCG is 1.
+    ([f"r{i}" for i in range(12)], {f"r{i}" for i in range(12)},
+     {"recall@1": 1 / 12, "recall@5": 5 / 12, "recall@10": 10 / 12, "mrr@10": 1.0, "ndcg@10": 1.0}),
+    (["d1"], set(), {}),
+])
+def test_query_metrics_scores_a_ranked_list_against_its_relevant_set(ranked, relevant, expected):
+    got = query_metrics(ranked, relevant)
+    assert got.keys() == expected.keys()
+    for name, value in expected.items():
+        assert got[name] == pytest.approx(value, rel=1e-12, abs=1e-12), name
+
+
+class _StubStore:
+    """Returns canned result ids per query, so evaluate() is checked without a ranker."""
+
+    def __init__(self, pages):
+        self.pages = pages
+
+    def remember_many(self, items, progress=None, create_namespace=False):
+        return [f"M{i}" for i in range(1, len(items) + 1)]
+
+    def recall(self, query, **kwargs):
+        return {"results": [{"id": mid} for mid in self.pages[query]], "tokens": 10 * len(self.pages[query])}
+
+
+def test_evaluate_scores_each_query_from_the_store_ranking():
+    docs = [{"id": f"d{i}", "text": f"doc {i}"} for i in (1, 2, 3)]
+    queries = [{"id": "q1", "query": "one", "relevant": ["d1"]},
+               {"id": "q2", "query": "two", "relevant": ["d1", "d3"]},
+               {"id": "q3", "query": "none", "relevant": []}]
+    # M1..M3 are d1..d3; M9 is a hit no labelled doc maps to.
+    store = _StubStore({"one": ["M2", "M1", "M3", "M9"], "two": ["M1", "M9", "M3"], "none": ["M2"]})
+    out = evaluate(store, docs, queries)
+    assert out["n"] == 2 and out["negatives"] == 1
+    assert out["recall@1"] == 0.25 and out["recall@5"] == 1.0 and out["mrr@10"] == 0.75
+    assert out["ndcg@10"] == 0.7753          # mean of 0.63093 and 0.91972, to 4 places
+    assert out["negative_hit_rate"] == 1.0 and out["tokens_per_page"] == 26.6667
 
 
 def test_cases_file_is_well_formed():

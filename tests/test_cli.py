@@ -77,10 +77,14 @@ def test_cjk_and_identifier_queries_find_their_memories(env):
         assert out["results"] and out["results"][0]["id"] == ids[text], query
 
 
-@pytest.mark.parametrize("query", ['"unbalanced', "AND OR NOT", "NEAR(", "col:val", "*"])
-def test_fts_syntax_queries_never_error(env, query):
-    run(["remember", "some memory"], env)
-    run(["recall", "--", query], env)
+@pytest.mark.parametrize("query, found", [
+    *((q, False) for q in ['"unbalanced', "AND OR NOT", "NEAR(", "col:val", "*"]),
+    ('"deployments', True), ("(deployments)", True),
+])
+def test_fts_syntax_queries_never_error(env, query, found):
+    mid = run(["remember", "ordinary memory about deployments"], env).stdout.strip()
+    out = json.loads(run(["recall", "--json", "--", query], env).stdout)
+    assert [r["id"] for r in out["results"]] == ([mid] if found else [])
 
 
 def test_update_then_history_shows_both_versions(env):

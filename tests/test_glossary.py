@@ -32,7 +32,13 @@ def test_english_gloss_is_what_the_embedder_reads():
     assert english_gloss("《战国无双3》是由哪两个公司合作") == "《战国无双3》是由哪两个公司合作"
 
 
-@pytest.mark.parametrize("query", ["", "   ", "???", "数据库数据库数据库" * 500])
-def test_odd_queries_do_not_break_it(query):
-    cross_terms(query)
-    english_gloss(query)
+@pytest.mark.parametrize("query, gloss", [("", ""), ("   ", ""), ("???", "???")])
+def test_odd_queries_do_not_break_it(query, gloss):
+    assert cross_terms(query) == {}
+    assert english_gloss(query) == gloss
+
+
+def test_a_long_repeated_query_translates_every_repeat():
+    query = "数据库" * 1500
+    assert english_gloss(query) == " ".join(["database"] * 1500)
+    assert cross_terms(query) == cross_terms("数据库") != {}

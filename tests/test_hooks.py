@@ -314,10 +314,16 @@ def test_damaged_db_fails_open_and_is_never_modified(tmp_path, home, damage, eve
 
 
 def test_direct_check_db_file_accepts_healthy_and_missing_files(tmp_path, home):
+    # Accepting means returning without raising, and leaving the file as it was (a check never creates one).
     hooks.check_db_file(tmp_path / "missing.db")
+    assert not (tmp_path / "missing.db").exists()
     (tmp_path / "empty.db").write_bytes(b"")
     hooks.check_db_file(tmp_path / "empty.db")
-    hooks.check_db_file(_make_db(home, tmp_path))
+    assert (tmp_path / "empty.db").read_bytes() == b""
+    healthy = _make_db(home, tmp_path)
+    before = healthy.read_bytes()
+    hooks.check_db_file(healthy)
+    assert healthy.read_bytes() == before
     with pytest.raises(hooks.DamagedDatabase):
         hooks.check_db_file(_damage("truncated-at-page", tmp_path / "other", tmp_path))
 

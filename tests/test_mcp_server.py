@@ -11,6 +11,7 @@ import textwrap
 import threading
 from pathlib import Path
 
+import jsonschema
 import pytest
 from helpers.common import LineReader, age_search_index
 
@@ -20,11 +21,6 @@ from supermemory.core import MemoryStore
 from supermemory.embed import HashProvider
 from supermemory.mcp_server import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
                                     SUPPORTED_PROTOCOL_VERSIONS, TOOLS, Session, resolve_export_path, serve, validate)
-
-try:
-    import jsonschema
-except ImportError:  # pragma: no cover - jsonschema arrives with the mcp test dependency
-    jsonschema = None
 
 REPO = Path(__file__).resolve().parents[1]
 PING = {"jsonrpc": "2.0", "id": "after", "method": "ping"}
@@ -76,7 +72,7 @@ def call(store, name: str, arguments: dict | None = None, *, init=INIT) -> dict:
     params = {"name": name} if arguments is None else {"name": name, "arguments": arguments}
     frames.append({"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": params})
     response = by_id(run(frames, store))["call"]
-    if "result" in response and not response["result"]["isError"] and jsonschema is not None:
+    if "result" in response and not response["result"]["isError"]:
         tool = mcp_server.TOOLS_BY_NAME[name]
         jsonschema.validate(response["result"]["structuredContent"], tool.output_schema)
     return response
@@ -276,9 +272,8 @@ def test_tools_list_describes_every_tool(store):
         assert tool["outputSchema"]["type"] == "object"
         assert set(tool["annotations"]) >= {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
         assert tool["annotations"]["openWorldHint"] is False
-        if jsonschema is not None:
-            jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
-            jsonschema.Draft202012Validator.check_schema(tool["outputSchema"])
+        jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
+        jsonschema.Draft202012Validator.check_schema(tool["outputSchema"])
 
 
 def test_tools_list_honours_cursors(store):
@@ -435,7 +430,10 @@ def test_memory_usage_guide_lists_every_tool(store):
 
 
 def test_memory_usage_guide_accepts_missing_arguments(store):
-    assert ok(store, "memory_usage_guide")["structuredContent"]["text"]
+    from supermemory.guide import usage_guide
+
+    result = ok(store, "memory_usage_guide")
+    assert result["structuredContent"]["text"] == result["content"][0]["text"] == usage_guide(store.config, tools=TOOLS)
 
 
 def test_memory_export_writes_inside_the_exports_folder(store, tmp_path):

@@ -39,11 +39,12 @@ def test_query_terms_drop_stop_words_unless_nothing_else_remains():
     assert query_terms("what is it") != []
 
 
-@pytest.mark.parametrize("query", ['"unbalanced', "AND OR NOT", "NEAR(", "col:val", "*", 'a"b'])
-def test_fts_match_quotes_every_term(query):
-    expr = fts_match(query_terms(query))
-    for part in filter(None, expr.split(" OR ")):
-        assert part.startswith('"') and part.endswith('"')
+@pytest.mark.parametrize("query, expr", [
+    ('"unbalanced', '"unbalanc"'), ("AND OR NOT", '"and" OR "or" OR "not"'), ("NEAR(", '"near"'),
+    ("col:val", '"col:val" OR "colval" OR "col" OR "val"'), ("*", ""), ('a"b', '"a""b" OR "ab"'),
+])
+def test_fts_match_quotes_every_term(query, expr):
+    assert fts_match(query_terms(query)) == expr
 
 
 def test_summary_is_first_sentence_and_capped():
@@ -58,11 +59,21 @@ def test_token_estimate_counts_cjk_per_character():
     assert estimate_tokens("") == 0
 
 
-def test_chunking_respects_budget_and_overlaps():
-    text = "\n\n".join(f"Paragraph {i}. " + "word " * 120 for i in range(6))
-    chunks = chunk(text, max_tokens=260, overlap_tokens=48)
-    assert len(chunks) > 1
-    assert all(estimate_tokens(c) <= 260 + 5 for c in chunks)
+@pytest.mark.parametrize("overlap_tokens, spans", [
+    (30, [(0, 10), (7, 17), (14, 24), (21, 30)]),   # 3 lines of 10 tokens carried over
+    (25, [(0, 10), (8, 18), (16, 26), (24, 30)]),   # a third line would make 30 > 25
+    (0, [(0, 10), (10, 20), (20, 30)]),
+])
+def test_chunking_respects_budget_and_overlaps(overlap_tokens, spans):
+    lines = [f"line {i:02d} " + "x" * 32 for i in range(30)]   # 40 chars = 10 tokens each
+    chunks = chunk("\n".join(lines), max_tokens=100, overlap_tokens=overlap_tokens)
+    assert chunks == ["\n".join(lines[a:b]) for a, b in spans]
+    for before, after in zip(chunks, chunks[1:]):
+        carried = overlap_tokens // 10
+        assert after.split("\n")[:carried] == before.split("\n")[len(before.split("\n")) - carried:]
+        assert after.split("\n")[carried] not in before
+    # The budget counts the lines; the newlines joining them are not charged.
+    assert all(sum(estimate_tokens(line) for line in c.split("\n")) <= 100 for c in chunks)
     assert chunk("short text") == ["short text"]
 
 

@@ -445,11 +445,15 @@ def test_parsers_tolerate_odd_structures():
         {"type": "session_meta", "payload": {"id": 5, "git": "main"}},
         {"timestamp": 17, "type": "mystery"},
     ]
-    for parser in (parse_claude, parse_codex):
+    for parser, platform in ((parse_claude, "claude-code"), (parse_codex, "codex")):
         d = parser(weird + ["not a dict", None])  # type: ignore[list-item]
-        assert isinstance(d, SessionDigest)
-        json.dumps(digest_to_dict(d))
-        render_digest(d)
+        assert isinstance(d, SessionDigest) and d.platform == platform
+        # Junk yields no request, turn, file or error, and the digest still serialises and renders.
+        assert (d.requests, d.turns, d.files, d.files_read, d.errors) == ([], 0, [], [], [])
+        assert d.session_id is None and d.model is None and d.git_branch is None
+        as_dict = digest_to_dict(d)
+        assert json.loads(json.dumps(as_dict)) == as_dict
+        assert render_digest(d)[1].startswith(f"Platform: {platform}\n0 requests")
 
 
 def test_detect_platform_and_dispatch():
