@@ -373,15 +373,33 @@ class MemoryStore:
             return ns
         if not self._q("SELECT 1 FROM memories WHERE namespace = ? LIMIT 1", (ns,)):
             raise NamespaceError(
-                f"namespace {ns!r} does not exist yet (current project is {self.namespace!r}); "
+                f"namespace {ns!r} does not exist yet (current project is {self.namespace!r}){self._near(ns)}; "
                 "pass create_namespace=true (CLI: --create-namespace) to start it")
         return ns
 
-    def _read_namespaces(self, namespace: str | None) -> list[str] | None:
-        """Namespaces a read covers: project + global, one given namespace (+ global), or all (None)."""
+    def _near(self, ns: str) -> str:
+        """', did you mean …' with the existing namespaces closest to a mistyped one."""
+        import difflib
+
+        names = [n for n in self.namespaces() if n != GLOBAL_NAMESPACE]
+        close = difflib.get_close_matches(ns, names, n=3, cutoff=0.6)
+        if close:
+            return "; did you mean " + " or ".join(repr(n) for n in close) + "?"
+        return ("; existing namespaces: " + ", ".join(names[:10]) + (" …" if len(names) > 10 else "")) if names else ""
+
+    def _read_namespaces(self, namespace: str | None, *, must_exist: bool = False) -> list[str] | None:
+        """Namespaces a read covers: project + global, one given namespace (+ global), or all (None).
+
+        `must_exist` (recall, list): an explicitly named namespace that holds no memory is a typo
+        more often than an empty project, so it is refused with the near names instead of
+        answering "nothing found".
+        """
         ns = self.namespace if namespace is None else normalize_namespace(namespace, allow_all=True)
         if ns == ALL_NAMESPACES:
             return None
+        if (must_exist and namespace is not None and ns not in (self.namespace, GLOBAL_NAMESPACE)
+                and not self._q("SELECT 1 FROM memories WHERE namespace = ? LIMIT 1", (ns,))):
+            raise NamespaceError(f"namespace {ns!r} does not exist (no memory was ever stored in it){self._near(ns)}")
         return [ns] if ns == GLOBAL_NAMESPACE else [ns, GLOBAL_NAMESPACE]
 
     @staticmethod
@@ -943,7 +961,7 @@ class MemoryStore:
         offset = _int(offset, "offset", 0, 10**9)
         now = self.clock()
         where, params = self._filters(kinds=kinds, tags=tags, since=since, until=until, status=status, now=now)
-        ns_sql, ns_params = self._ns_clause(self._read_namespaces(namespace))
+        ns_sql, ns_params = self._ns_clause(self._read_namespaces(namespace, must_exist=True))
         order_sql = {"recent": "m.updated_at DESC, m.id DESC",
                      "importance": "m.pinned DESC, m.importance DESC, m.updated_at DESC"}.get(order)
         if order_sql is None:
@@ -1073,7 +1091,7 @@ class MemoryStore:
             if value is not None:
                 _num(value, name, 0, 1)
         now = self.clock()
-        namespaces = self._read_namespaces(namespace)
+        namespaces = self._read_namespaces(namespace, must_exist=True)
         where, params = self._filters(kinds=kinds, tags=tags, since=since, until=until, platform=platform, now=now)
         settings = self.config.section("ranking")
         n_cand = max(limit * 3, int(settings.get("candidates", 60)))

@@ -20,8 +20,12 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
     label = item["kind"] + (f"/{item['status']}" if item.get("status") and item["kind"] == "task" else "")
     text = item.get("body") if with_body and item.get("body") else item.get("summary", "")
     title = item.get("title") or ""
-    if text and title and text.strip().startswith(title.strip().rstrip("…")):
-        text = text[len(title):].lstrip(" .:—-") if len(text) > len(title) else ""
+    stem = title.strip().rstrip("…").rstrip()
+    if text and stem and text.strip().startswith(stem):
+        # The title repeats the text's start: show only the rest, cut exactly where the title was.
+        rest = text.strip()[len(stem):]
+        cut_mid_text = title.strip().endswith("…")
+        text = rest.lstrip(" .:—-") if not cut_mid_text else ("…" + rest.lstrip() if rest.strip() else "")
     text = " ".join(text.split())
     if len(text) > max_chars:
         text = text[: max_chars - 1].rstrip() + "…"

@@ -155,6 +155,33 @@ def test_namespaces_are_isolated_and_global_is_shared(db_path, config):
     b.close()
 
 
+def test_recall_in_a_namespace_that_does_not_exist_says_so_and_names_the_near_one(store):
+    store.remember("webapp builds with vite", namespace="webapp", create_namespace=True)
+    with pytest.raises(NamespaceError, match=r"namespace 'webap' does not exist.*did you mean 'webapp'\?"):
+        store.recall("vite build", namespace="webap")
+    with pytest.raises(NamespaceError, match="did you mean 'webapp'"):
+        store.list(namespace="webap")
+    assert ids(store.recall("webapp builds with vite", namespace="webapp"))
+
+
+def test_an_unknown_namespace_far_from_any_lists_the_existing_ones(store):
+    store.remember("webapp builds with vite", namespace="webapp", create_namespace=True)
+    with pytest.raises(NamespaceError, match=r"existing namespaces: .*webapp"):
+        store.recall("vite", namespace="zzzzzz")
+
+
+def test_the_current_project_and_global_are_never_refused_even_when_empty(store):
+    assert store.recall("anything at all", namespace="proj")["results"] == []
+    assert store.recall("anything at all", namespace="global")["results"] == []
+    assert store.list(namespace="proj")["items"] == []
+
+
+def test_remember_into_a_mistyped_namespace_lists_the_near_name(store):
+    store.remember("webapp builds with vite", namespace="webapp", create_namespace=True)
+    with pytest.raises(NamespaceError, match=r"'webap' does not exist yet.*did you mean 'webapp'\?.*create_namespace"):
+        store.remember("typo", namespace="webap")
+
+
 def test_writing_to_a_new_namespace_needs_consent(store):
     with pytest.raises(NamespaceError):
         store.remember("typo namespace", namespace="porj")
