@@ -198,7 +198,7 @@ def cmd_stats(args) -> int:
 def cmd_doctor(args) -> int:
     from supermemory.doctor import render, run_checks
 
-    report = run_checks(_config(args))
+    report = run_checks(load_config(strict=False))  # a bad config file is one of the things it reports
     _print_json(report) if args.json else print(render(report))
     return 0 if report["ok"] else 1
 
@@ -245,22 +245,25 @@ def cmd_model(args) -> int:
 
 
 def cmd_config(args) -> int:
-    from supermemory.config import set_setting
+    from supermemory.config import set_setting, unknown_setting
 
-    config = _config(args)
     if args.set:
         key, sep, value = args.set.partition("=")
         if not sep:
             raise SupermemoryError("--set takes key=value, e.g. ranking.temperature=0.2")
-        set_setting(config, key.strip(), value.strip())
-        config = _config(args)
+        # Lenient: a file with other problems must not stop the user from fixing one key here.
+        set_setting(load_config(strict=False), key.strip(), value.strip())
+        config = load_config(strict=False)
         print(f"{key.strip()} = {json.dumps(config.get(key.strip()))}")
+        for problem in config.problems:
+            sys.stderr.write(f"warning: {problem}\n")
         return 0
+    config = _config(args)
     if args.get:
-        value = config.get(args.get)
-        if value is None:
-            raise SupermemoryError(f"unknown setting {args.get!r}")
-        print(json.dumps(value, ensure_ascii=False))
+        unknown = unknown_setting(args.get)
+        if unknown:
+            raise SupermemoryError(unknown)
+        print(json.dumps(config.get(args.get), ensure_ascii=False))
         return 0
     _print_json(config.settings)
     return 0

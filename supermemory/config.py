@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
-from supermemory.errors import InvalidInputError
+from supermemory.errors import ConfigError, InvalidInputError
 
 GLOBAL_NAMESPACE = "global"
 ALL_NAMESPACES = "*"
@@ -35,6 +36,8 @@ DEFAULTS: dict[str, Any] = {
         # bge's retrieval instruction is prepended to a query whose best lexical match covers less
         # than this share of it (questions worded unlike their answer); 0 = never, above 1 = always.
         "query_instruction_below": 0.3,
+        "query_instruction": "Represent this sentence for searching relevant passages: ",
+        "query_blend": False,         # embed the query with and without the instruction, average both
     },
     "ranking": {
         "weights": {
@@ -101,6 +104,284 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+# --- validation -------------------------------------------------------------------------------------
+# Every key of DEFAULTS is a setting; its type is the type of its default. RULES adds the bounds and
+# choices that matter; validate_settings is the one check (config --set, load_config, doctor).
+
+class Rule(NamedTuple):
+    """What a setting accepts beyond its type: bounds (numbers), choices and prefixes (strings)."""
+
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple = ()
+    above: bool = False       # `lo` itself is excluded
+    prefixes: tuple = ()
+    real: bool = False        # any number, though the default is a whole one
+
+
+_SHARE = Rule(0, 1)
+_COUNT = Rule(0)
+_AT_LEAST_ONE = Rule(1)
+_TOKENS = Rule(50, 100_000)   # what MemoryStore.briefing accepts as a budget
+
+RULES: dict[str, Rule] = {
+    "embedder.provider": Rule(choices=("onnx", "hash", "openai")),
+    "embedder.model": Rule(choices=("bge-small-en-v1.5",)),
+    "embedder.threads": Rule(1, 256),
+    "embedder.openai_base_url": Rule(prefixes=("http://", "https://")),
+    "embedder.openai_dimensions": _COUNT,
+    "embedder.query_instruction_below": _COUNT,
+    **{f"ranking.weights.{name}": Rule(-1, 1) for name in DEFAULTS["ranking"]["weights"]},
+    "ranking.temperature": Rule(0, 10, above=True),
+    "ranking.half_life_days": _COUNT,
+    "ranking.mmr_lambda": _SHARE,
+    "ranking.vector_floor": _SHARE,
+    "ranking.lexical_floor": _SHARE,
+    "ranking.vector_base": Rule(-1, 1, real=True),
+    "ranking.coverage_mix": _SHARE,
+    "ranking.relative_cutoff": _SHARE,
+    "ranking.vector_margin": _SHARE,
+    "ranking.query_coverage": _SHARE,
+    "ranking.query_coverage_cjk": _SHARE,
+    "ranking.confident_cosine": _SHARE,
+    "ranking.unknown_name_coverage": _SHARE,
+    "ranking.supersede_overlap": _SHARE,
+    "ranking.supersede_cosine": _SHARE,
+    "ranking.supersede_cosine_asked": _SHARE,
+    "ranking.supersede_overlap_asked": _SHARE,
+    "ranking.candidates": Rule(1, 10_000),
+    "ranking.match_max_df": _SHARE,
+    "recall.default_limit": _AT_LEAST_ONE,
+    "recall.max_limit": _AT_LEAST_ONE,
+    "recall.max_tokens": _AT_LEAST_ONE,
+    "recall.ram_vector_limit": _COUNT,
+    "briefing.max_tokens": _TOKENS,
+    "briefing.recent_days": Rule(0, real=True),
+    "store.chunk_max_tokens": Rule(16, 100_000),
+    "store.chunk_overlap_tokens": _COUNT,
+    "store.max_content_chars": _AT_LEAST_ONE,
+    "store.near_duplicate_similarity": _SHARE,
+    "store.default_importance": _SHARE,
+    "lifecycle.stale_days": Rule(0, 36_500, real=True),
+    "lifecycle.importance_floor": _SHARE,
+    "lifecycle.purge_after_days": Rule(0, 36_500, real=True),
+    "lifecycle.session_versions_kept": _COUNT,
+    "search_log.max_rows": _COUNT,
+    "capture.max_chars": Rule(200),
+    "mcp.max_response_bytes": Rule(1024),
+    "mcp.max_frame_bytes": Rule(1024),
+    "mcp.instructions_briefing_tokens": _TOKENS,
+    "hooks.budget_seconds": Rule(0.05, 600),
+    "hooks.briefing_tokens": _TOKENS,
+}
+# (smaller, larger, may be equal): settings that only make sense in this order.
+_ORDERED = (("recall.default_limit", "recall.max_limit", True),
+            ("store.chunk_overlap_tokens", "store.chunk_max_tokens", False))
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+_BAD = object()
+
+
+def _leaves(tree: Mapping, prefix: str = ""):
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield from _leaves(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _sections(tree: Mapping, prefix: str = ""):
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield f"{prefix}{key}"
+            yield from _sections(value, f"{prefix}{key}.")
+
+
+SETTINGS: dict[str, Any] = dict(_leaves(DEFAULTS))   # dotted key → default, every known setting
+SECTIONS: tuple = tuple(_sections(DEFAULTS))          # dotted keys that hold settings (ranking.weights)
+assert set(RULES) <= set(SETTINGS), set(RULES) - set(SETTINGS)
+
+
+class SettingProblem(NamedTuple):
+    """One invalid setting: the message to show and the dotted keys it concerns."""
+
+    message: str
+    keys: tuple
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "?")) else text + "."
+
+
+def _number(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _integer(key: str) -> bool:
+    return isinstance(SETTINGS[key], int) and not isinstance(SETTINGS[key], bool) and not RULES.get(key, Rule()).real
+
+
+def expected(key: str) -> str:
+    """What setting `key` accepts, in words ("an integer >= 1", "one of onnx, hash, openai")."""
+    default, rule = SETTINGS[key], RULES.get(key, Rule())
+    if isinstance(default, bool):
+        return "true or false"
+    if rule.choices:
+        return "one of " + ", ".join(rule.choices)
+    if isinstance(default, str):
+        return "a string" + (" starting with " + " or ".join(rule.prefixes) if rule.prefixes else "")
+    noun = "an integer" if _integer(key) else "a number"
+    if rule.lo is not None and rule.hi is not None:
+        if rule.above:
+            return f"{noun} above {_number(rule.lo)} and at most {_number(rule.hi)}"
+        return f"{noun} from {_number(rule.lo)} to {_number(rule.hi)}"
+    if rule.lo is not None:
+        return f"{noun} {'>' if rule.above else '>='} {_number(rule.lo)}"
+    return noun
+
+
+def _checked(key: str, value: Any) -> Any:
+    """`value` as setting `key` holds it (bool words become booleans), or `_BAD`."""
+    default, rule = SETTINGS[key], RULES.get(key, Rule())
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        word = value.strip().lower() if isinstance(value, str) else None
+        return True if word in _TRUE else False if word in _FALSE else _BAD
+    if isinstance(default, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return _BAD
+        if _integer(key):
+            if isinstance(value, float) and not value.is_integer():
+                return _BAD
+            value = int(value)
+        if rule.lo is not None and (value < rule.lo or (rule.above and value == rule.lo)):
+            return _BAD
+        if rule.hi is not None and value > rule.hi:
+            return _BAD
+        return value
+    if not isinstance(value, str) or (rule.choices and value not in rule.choices):
+        return _BAD
+    if rule.prefixes and not value.startswith(rule.prefixes):
+        return _BAD
+    return value
+
+
+def unknown_setting(dotted: str) -> str | None:
+    """None for a known key (a setting or a section), else a message naming the nearest known keys."""
+    if dotted in SETTINGS or dotted in SECTIONS:
+        return None
+    import difflib
+
+    ancestors = {dotted.rsplit(".", n)[0] for n in range(1, dotted.count(".") + 1)}
+    known = [key for key in (*SETTINGS, *SECTIONS) if key not in ancestors]
+    parent, _, leaf = dotted.rpartition(".")
+    siblings = [key.rpartition(".")[2] for key in known if key.rpartition(".")[0] == parent]
+    close: list[str] = []
+    for cutoff in (0.8, 0.6):  # a near-exact typo names one key; a looser match up to three; the
+        # last part within its own section first (shared prefixes make every full key look alike)
+        close = [f"{parent}.{key}" if parent else key
+                 for key in difflib.get_close_matches(leaf, siblings, n=3, cutoff=cutoff)
+                 ] or difflib.get_close_matches(dotted, known, n=3, cutoff=cutoff)
+        if close:
+            break
+    if close:
+        hint = "did you mean " + (close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]) + "?"
+    else:
+        parent = dotted.rpartition(".")[0]
+        if parent in SECTIONS:
+            node = DEFAULTS
+            for part in parent.split("."):
+                node = node[part]
+            hint = f"{parent} holds {', '.join(node)}"
+        else:
+            hint = f"the sections are {', '.join(DEFAULTS)}"
+    return f"unknown setting {dotted!r}; {hint}"
+
+
+def _walk(user: Mapping, defaults: Mapping, prefix: str, problems: list) -> None:
+    for key, value in user.items():
+        dotted = f"{prefix}{key}"
+        if key not in defaults:
+            message = unknown_setting(dotted)
+            if "." in str(key) and (dotted in SETTINGS or dotted in SECTIONS):
+                head, _, tail = str(key).partition(".")
+                message = (f"setting {dotted!r} is written as one key; nest it instead: "
+                           f'{{"{head}": {{"{tail}": ...}}}}')
+            problems.append(SettingProblem(message, (dotted,)))
+            continue
+        default = defaults[key]
+        if isinstance(default, dict):
+            if isinstance(value, Mapping):
+                _walk(value, default, dotted + ".", problems)
+            else:
+                problems.append(SettingProblem(
+                    f"{dotted} = {_show(value)}: expected an object holding {', '.join(default)}", (dotted,)))
+        elif _checked(dotted, value) is _BAD:
+            problems.append(SettingProblem(
+                f"{dotted} = {_show(value)}: expected {expected(dotted)} (default {_show(default)})", (dotted,)))
+
+
+def _lookup(tree: Mapping, dotted: str) -> tuple[bool, Any]:
+    node: Any = tree
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def validate_settings(tree: Mapping) -> list[SettingProblem]:
+    """Every problem in a settings tree (the config file's, partial or whole): unknown keys, wrong
+    types, values out of range or outside their choices, settings in the wrong order.
+
+    :param tree: nested settings as in config.json; keys left out keep their defaults.
+    :returns: the problems, empty when the tree is valid.
+    """
+    if not isinstance(tree, Mapping):
+        return [SettingProblem(f"the settings must be a JSON object, not {_show(tree)}", ("",))]
+    problems: list[SettingProblem] = []
+    _walk(tree, DEFAULTS, "", problems)
+    flagged = {key for problem in problems for key in problem.keys}
+    for small, large, equal_ok in _ORDERED:
+        if flagged & {small, large, small.rpartition(".")[0], large.rpartition(".")[0]}:
+            continue
+        values = []
+        for key in (small, large):
+            found, value = _lookup(tree, key)
+            values.append(_checked(key, value) if found else SETTINGS[key])
+        if values[0] > values[1] or (values[0] == values[1] and not equal_ok):
+            relation = "above" if equal_ok else "not below"
+            problems.append(SettingProblem(f"{small} = {_show(values[0])} is {relation} {large} = "
+                                           f"{_show(values[1])}", (small, large)))
+    return problems
+
+
+def _sanitised(user: Mapping, problems: list[SettingProblem]) -> dict:
+    """DEFAULTS overridden by every valid setting of `user`; the keys with a problem keep their default."""
+    bad = {key for problem in problems for key in problem.keys}
+    settings = copy.deepcopy(DEFAULTS)
+    for dotted in SETTINGS:
+        parts = dotted.split(".")
+        if any(".".join(parts[:n]) in bad for n in range(1, len(parts) + 1)):
+            continue
+        found, value = _lookup(user, dotted)
+        if found:
+            node = settings
+            for part in parts[:-1]:
+                node = node[part]
+            node[parts[-1]] = _checked(dotted, value)
+    return settings
+
+
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """The data directory: `SUPERMEMORY_HOME`, else `~/.supermemory`."""
     env = os.environ if env is None else env
@@ -135,6 +416,7 @@ class Config:
     model_dir_override: Path | None = None
     explicit_namespace: str | None = None
     project_dir: Path | None = None
+    problems: tuple = ()      # config file problems a lenient load worked around (their keys use defaults)
 
     @property
     def db_path(self) -> Path:
@@ -167,28 +449,54 @@ class Config:
         return namespace_for_dir(self.project_dir or Path.cwd())
 
 
+def read_config_file(path: Path) -> dict:
+    """The settings tree the user wrote in `path` (empty when there is no file), not yet validated.
+
+    Raises:
+        ConfigError: the file is unreadable, not JSON, or not a JSON object.
+    """
+    if not path.exists():
+        return {}
+    try:
+        user = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"config file {path} is not valid JSON: {exc}") from exc
+    if not isinstance(user, dict):
+        raise ConfigError(f"config file {path} must hold a JSON object, not {_show(user)}")
+    return user
+
+
 def load_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,
-                cwd: str | os.PathLike | None = None) -> Config:
+                cwd: str | os.PathLike | None = None, strict: bool = True) -> Config:
     """Build the process Config from the environment and `<home>/config.json`.
 
     :param env: environment mapping (default `os.environ`).
     :param home: data dir override (default from `SUPERMEMORY_HOME`).
     :param cwd: project directory override (hooks pass the payload's `cwd`).
+    :param strict: refuse a config file with problems (the CLI); False: every bad setting keeps
+        its default and the problems are listed in `Config.problems` (hooks, the MCP server, doctor).
     Raises:
-        InvalidInputError: the config file is not valid JSON.
+        ConfigError: (strict only) the config file is not valid JSON, or holds an unknown key, a
+            value of the wrong type, out of range or outside its choices.
     """
     env = os.environ if env is None else env
     home = Path(home) if home else data_dir(env)
-    settings = copy.deepcopy(DEFAULTS)
     path = home / "config.json"
-    if path.exists():
-        try:
-            user = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise InvalidInputError(f"config file {path} is not valid JSON: {exc}") from exc
-        if not isinstance(user, dict):
-            raise InvalidInputError(f"config file {path} must hold a JSON object")
-        settings = _deep_merge(settings, user)
+    notes: list[str] = []
+    try:
+        user = read_config_file(path)
+    except ConfigError as exc:
+        if strict:
+            raise
+        user, notes = {}, [str(exc)]
+    problems = validate_settings(user)
+    if problems and strict:
+        listed = (_sentence(str(problems[0])) if len(problems) == 1 else f"{len(problems)} problems: "
+                  + " ".join(f"({n}) {_sentence(str(p))}" for n, p in enumerate(problems, 1)))
+        raise ConfigError(f"config file {path}: {listed} Fix: edit the file, or set a valid value with "
+                          "`supermemory config --set KEY=VALUE`")
+    notes += [f"config file {path}: {problem}" for problem in problems]
+    settings = _sanitised(user, problems)
     if env.get("SUPERMEMORY_EMBED_PROVIDER"):
         settings["embedder"]["provider"] = env["SUPERMEMORY_EMBED_PROVIDER"]
     model_dir = env.get("SUPERMEMORY_MODEL_DIR")
@@ -199,29 +507,40 @@ def load_config(env: Mapping[str, str] | None = None, *, home: Path | None = Non
         model_dir_override=Path(model_dir).expanduser() if model_dir else None,
         explicit_namespace=env.get("SUPERMEMORY_NAMESPACE") or None,
         project_dir=Path(project) if project else None,
+        problems=tuple(notes),
     )
 
 
 def set_setting(config: Config, dotted: str, value: str) -> dict:
     """Persist one `key=value` into the config file and return the new user-level tree.
 
+    The value is refused, and the file left as it was, when the key is unknown or the value does
+    not fit it; problems elsewhere in the file do not block fixing this key.
+
+    :param dotted: a setting (`recall.default_limit`) or a section (`ranking.weights`, value a JSON object).
+    :param value: the text after `=`; JSON when it parses as JSON, else a string.
     Raises:
-        InvalidInputError: unknown key (typos must not silently do nothing).
+        ConfigError: unknown key, a value of the wrong type / range / choice, or a file that is not JSON.
     """
-    parts = dotted.split(".")
-    node: Any = DEFAULTS
-    for part in parts:
-        if not isinstance(node, dict) or part not in node:
-            raise InvalidInputError(f"unknown setting {dotted!r}; see `supermemory config`")
-        node = node[part]
+    dotted = dotted.strip()
+    unknown = unknown_setting(dotted)
+    if unknown:
+        raise ConfigError(_sentence(unknown) + " The config file was not changed")
     path = config.config_path
-    user: dict = {}
-    if path.exists():
-        user = json.loads(path.read_text(encoding="utf-8") or "{}")
+    user = read_config_file(path)
+    parts = dotted.split(".")
     cursor = user
     for part in parts[:-1]:
-        cursor = cursor.setdefault(part, {})
+        if not isinstance(cursor.get(part), dict):
+            cursor[part] = {}
+        cursor = cursor[part]
     cursor[parts[-1]] = _coerce(value)
+    refused = [p for p in validate_settings(user)
+               if any(key == dotted or key.startswith(dotted + ".") for key in p.keys)]
+    if refused:
+        raise ConfigError(" ".join(_sentence(str(p)) for p in refused) + " The config file was not changed")
+    if dotted in SETTINGS:
+        cursor[parts[-1]] = _checked(dotted, cursor[parts[-1]])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(user, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return user

@@ -1,6 +1,9 @@
 """`supermemory doctor`: what is installed, what works, and how to fix what does not."""
 from __future__ import annotations
 
+import contextlib
+import importlib
+import io
 import platform
 import sys
 
@@ -8,13 +11,49 @@ from supermemory import db as dbm
 from supermemory.config import Config
 from supermemory.errors import SupermemoryError
 
+# The runtime dependencies that must import (module name → pip package).
+DEPENDENCIES = {"numpy": "numpy", "onnxruntime": "onnxruntime", "tokenizers": "tokenizers",
+                "sqlite_vec": "sqlite-vec"}
+
+
+def check_dependencies() -> dict:
+    """Import each runtime dependency: `{module: {"ok", "version", "error"}}`.
+
+    A real import (not a file probe), so a broken install (an ABI mismatch, a missing shared
+    library) is caught too. Slow (numpy and onnxruntime take ~0.6 s): doctor only. What a failing
+    import prints itself (onnxruntime prints the numpy traceback) is kept off the report.
+    """
+    found = {}
+    for name in DEPENDENCIES:
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                module = importlib.import_module(name)
+        except ImportError as exc:  # an ImportError subclass covers ModuleNotFoundError
+            found[name] = {"ok": False, "version": None, "error": f"{type(exc).__name__}: {exc}"}
+        else:
+            found[name] = {"ok": True, "version": str(getattr(module, "__version__", "") or "") or None,
+                           "error": None}
+    return found
+
 
 def run_checks(config: Config, *, driver: str | None = None) -> dict:
-    """Collect every health fact; `ok` is False when something required is broken."""
+    """Collect every health fact; `ok` is False when something required is broken.
+
+    :param config: the process settings, loaded leniently so `config.problems` (a bad config
+        file) is reported here instead of stopping the checks.
+    """
     problems: list[str] = []
     warnings: list[str] = []
     report: dict = {"python": platform.python_version(), "executable": sys.executable,
                     "data_dir": str(config.home), "db_path": str(config.db_path)}
+    report["config"] = {"path": str(config.config_path), "exists": config.config_path.exists(),
+                        "ok": not config.problems, "problems": list(config.problems)}
+    problems += config.problems
+    report["dependencies"] = check_dependencies()
+    for name, dep in report["dependencies"].items():
+        if not dep["ok"]:
+            problems.append(f"{name} cannot be imported ({dep['error']}); fix: "
+                            f"`{sys.executable} -m pip install {DEPENDENCIES[name]}`")
     try:
         chosen = dbm.choose_driver(driver)
         report["driver"] = chosen.name
@@ -26,7 +65,7 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
             dbm.load_vec(conn)
             report["sqlite_vec_version"] = conn.execute("SELECT vec_version()").fetchone()[0]
             conn.close()
-        else:
+        elif report["dependencies"]["sqlite_vec"]["ok"]:
             warnings.append("sqlite-vec cannot be loaded by any driver: vectors use numpy brute force "
                             "(fine up to ~100k memories); `pip install sqlean.py sqlite-vec` enables it")
     except SupermemoryError as exc:
@@ -37,24 +76,36 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
     report["embedder"] = {"provider": provider}
     if provider == "onnx":
         status = model_status(config.model_dir)
+        missing = not all(f.get("present") for f in status["files"].values())
         report["embedder"].update({"model": status["model"], "model_dir": status["dir"],
                                    "source": status["source"], "checksum_ok": status["ok"],
-                                   "files": status["files"]})
+                                   "files": status["files"],
+                                   "status": "ok" if status["ok"] else "missing" if missing else "damaged"})
         if not status["ok"]:
-            missing = not all(f.get("present") for f in status["files"].values())
-            msg = ("embedding model missing" if missing else "embedding model checksum mismatch")
+            state = (f"not installed (missing from {status['dir']})" if missing
+                     else f"damaged (checksum mismatch in {status['dir']})")
             if config.get("embedder.allow_hash_fallback", True):
-                warnings.append(f"WARNING: {msg} in {status['dir']}: supermemory falls back to the weak `hash` "
-                                "embedder. Fix: `supermemory model install`")
+                message = (f"embedding model {state}: run `supermemory model install`; recall falls back "
+                           "to the lower-quality hash embedder")
+                warnings.append(message)
                 report["embedder"]["active"] = "hash (fallback)"
             else:
-                problems.append(f"{msg}; fix: `supermemory model install`")
+                message = (f"embedding model {state}: run `supermemory model install` (no fallback: "
+                           "embedder.allow_hash_fallback is false)")
+                problems.append(message)
+            report["embedder"]["message"] = message
         else:
             report["embedder"]["active"] = "onnx"
+        runtime = [name for name in ("onnxruntime", "tokenizers") if not report["dependencies"][name]["ok"]]
+        if runtime:  # already a problem above; say what it does to the embedder
+            report["embedder"]["active"] = ("hash (fallback)" if config.get("embedder.allow_hash_fallback", True)
+                                            else "unavailable")
+            report["embedder"]["blocked_by"] = runtime
     elif provider == "hash":
-        warnings.append("WARNING: the `hash` embedder is configured: recall quality is much lower than bge-small")
+        warnings.append("the `hash` embedder is configured: recall quality is much lower than bge-small")
         report["embedder"]["active"] = "hash"
-    if config.db_path.exists() and "driver" in report:
+    report["db_exists"] = config.db_path.exists()
+    if report["db_exists"] and "driver" in report:
         try:
             from supermemory.core import MemoryStore
 
@@ -72,6 +123,8 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
                 store.close()
         except SupermemoryError as exc:
             problems.append(str(exc))
+        except ImportError as exc:  # a missing dependency, already reported above
+            problems.append(f"the database cannot be opened without {exc.name or exc}")
     else:
         report["memories"] = 0
         report["schema_version"] = None
@@ -82,25 +135,54 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
     return report
 
 
+def _database_line(report: dict) -> str:
+    if not report.get("db_exists"):
+        return f"database      {report['db_path']} (schema: no database yet, created on first write)"
+    if report.get("schema_version") is None:
+        return f"database      {report['db_path']} (cannot be opened: see PROBLEM below)"
+    return (f"database      {report['db_path']} (schema {report['schema_version']}, "
+            f"{report.get('memories', 0)} memories)")
+
+
+def _embedder_line(emb: dict) -> str:
+    line = f"embedder      {emb.get('active', emb.get('provider'))}"
+    if emb.get("provider") != "onnx":
+        return line
+    if emb.get("message"):
+        line = f"{line}: {emb['message']}"
+    else:
+        line = f"{line} {emb.get('model')} at {emb.get('model_dir')} (checksum ok)"
+    if emb.get("blocked_by"):
+        line += f"; the model cannot run without {' and '.join(emb['blocked_by'])} (see PROBLEM below)"
+    return line
+
+
 def render(report: dict) -> str:
-    """Human-readable doctor report."""
+    """Human-readable doctor report: one line per fact, then each warning and problem once."""
     emb = report.get("embedder", {})
+    deps = report.get("dependencies", {})
     lines = [
         f"python        {report['python']} ({report['executable']})",
+        "packages      " + ", ".join(f"{name} {dep['version'] or ''}".strip() if dep["ok"] else f"{name} MISSING"
+                                      for name, dep in deps.items()),
         f"sqlite        {report.get('sqlite_version', '?')} via {report.get('driver', '?')}, "
         f"FTS5 {'yes' if report.get('fts5') else 'NO'}",
-        f"vectors       {report.get('vector_index', '?')}"
-        + (f" {report['sqlite_vec_version']}" if report.get("sqlite_vec_version") else ""),
-        f"embedder      {emb.get('active', emb.get('provider'))}"
-        + (f" {emb.get('model')} at {emb.get('model_dir')} (checksum {'ok' if emb.get('checksum_ok') else 'NOT ok'})"
-           if emb.get("provider") == "onnx" else ""),
-        f"database      {report['db_path']} (schema {report.get('schema_version')}, "
-        f"{report.get('memories', 0)} memories)",
+        ("vectors       unavailable until numpy is installed" if not deps.get("numpy", {"ok": True})["ok"] else
+         f"vectors       {report.get('vector_index', '?')}"
+         + (f" {report['sqlite_vec_version']}" if report.get("sqlite_vec_version") else "")),
+        _embedder_line(emb),
+        _database_line(report),
+        f"config        {report['config']['path']}"
+        + ("" if report["config"]["exists"] else " (none: built-in defaults)")
+        + ("" if report["config"]["ok"] else " (has problems: see PROBLEM below)"),
         f"namespace     {report.get('namespace')}",
     ]
+    shown = {emb.get("message")}
     for warning in report["warnings"]:
-        lines.append(f"warning: {warning}")
+        if warning not in shown:
+            lines.append(f"warning: {warning}")
     for problem in report["problems"]:
-        lines.append(f"PROBLEM: {problem}")
+        if problem not in shown:
+            lines.append(f"PROBLEM: {problem}")
     lines.append("ok" if report["ok"] else "NOT OK")
     return "\n".join(lines)

@@ -9,6 +9,10 @@ class InvalidInputError(SupermemoryError, ValueError):
     """An argument was missing, of the wrong type, or out of range."""
 
 
+class ConfigError(InvalidInputError):
+    """A setting in the config file or given to `config --set` is unknown, of the wrong type, or out of range."""
+
+
 class NotFoundError(SupermemoryError, LookupError):
     """No memory with that id exists in the namespaces searched."""
 

@@ -45,6 +45,7 @@ _OUTPUT_LOCK = threading.Lock()
 # Set when a bounded worker thread (model load / embedding) was left running past its time:
 # the process then ends with os._exit so interpreter teardown never races native code.
 _ABANDONED = threading.Event()
+_WARNED: set = set()   # config problems already reported by this process
 
 
 class DamagedDatabase(Exception):
@@ -155,27 +156,16 @@ def detect_platform(payload: dict, env=os.environ) -> str:
 # --- config and store ------------------------------------------------------------------------------
 
 def _load_config(payload: dict | None = None):
-    """The process config for the payload's project; a broken config file falls back to defaults."""
-    from supermemory.config import Config, data_dir, load_config
-    from supermemory.errors import InvalidInputError
+    """The process config for the payload's project. A bad config file never fails the hook: each
+    problem is reported once on stderr and the settings it concerns keep their defaults."""
+    from supermemory.config import load_config
 
-    cwd = _project_dir(payload or {})
-    try:
-        return load_config(cwd=cwd)
-    except InvalidInputError as exc:
-        sys.stderr.write(f"supermemory hook: {exc}; using the built-in defaults\n")
-        import copy
-
-        from supermemory.config import DEFAULTS
-
-        settings = copy.deepcopy(DEFAULTS)
-        if os.environ.get("SUPERMEMORY_EMBED_PROVIDER"):
-            settings["embedder"]["provider"] = os.environ["SUPERMEMORY_EMBED_PROVIDER"]
-        model_dir = os.environ.get("SUPERMEMORY_MODEL_DIR")
-        return Config(home=data_dir(), settings=settings,
-                      model_dir_override=Path(model_dir).expanduser() if model_dir else None,
-                      explicit_namespace=os.environ.get("SUPERMEMORY_NAMESPACE") or None,
-                      project_dir=Path(cwd))
+    config = load_config(cwd=_project_dir(payload or {}), strict=False)
+    for problem in config.problems:
+        if problem not in _WARNED:
+            _WARNED.add(problem)
+            sys.stderr.write(f"supermemory hook: {problem} (built-in defaults used instead; session continues)\n")
+    return config
 
 
 def _flag(value, default: bool = True) -> bool:

@@ -1320,16 +1320,15 @@ def serve(stdin=None, stdout=None, *, config: Config | None = None,
 
     :param stdin: binary stream of frames (default: the process stdin).
     :param stdout: binary stream for frames (default: the process stdout, with fd 1 moved to stderr).
-    :param config: settings (default `load_config()`).
+    :param config: settings (default `load_config(strict=False)`: config file problems are logged
+        on stderr and the settings they concern keep their defaults).
     :param store_factory: `factory(namespace) -> MemoryStore` (default: open `config.db_path`).
     """
     real_stdio = stdin is None and stdout is None
     if config is None:
-        try:
-            config = load_config()
-        except SupermemoryError as exc:
-            logger.error("cannot start the MCP server: %s", exc)
-            return 1
+        config = load_config(strict=False)  # a bad config file must not keep the agent's tools away
+        for problem in config.problems:
+            logger.warning("%s (built-in defaults used instead)", problem)
     saved_stdout = sys.stdout
     restore: Callable[[], None]
     if stdout is None:

@@ -1,0 +1,172 @@
+"""`supermemory doctor`: not ok when a runtime dependency cannot be imported or the config file is
+bad; one clear line per fact (no `schema None`, the missing model said once with its fix)."""
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.common import subprocess_env
+from supermemory import doctor
+from supermemory.config import Config
+from supermemory.core import MemoryStore
+from supermemory.embed import HashProvider
+
+BLOCKER = """
+import sys
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == {name!r} or name.startswith({name!r} + "."):
+            raise ImportError("blocked by the test: " + name)
+        return None
+
+sys.meta_path.insert(0, Block())
+from supermemory.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def doctor_proc(home: Path, cwd: Path, *args: str, block: str | None = None, **env: str):
+    command = [sys.executable, "-c", BLOCKER.format(name=block)] if block else [sys.executable, "-m", "supermemory"]
+    return subprocess.run([*command, "doctor", *args], cwd=cwd, env=subprocess_env(home, **env),
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def home(tmp_path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+# --- dependencies ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["numpy", "onnxruntime", "tokenizers", "sqlite_vec"])
+def test_doctor_is_not_ok_when_a_runtime_dependency_cannot_be_imported(home, monkeypatch, name):
+    real = importlib.import_module
+
+    def refuse(module, *args, **kwargs):
+        if module == name:
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return real(module, *args, **kwargs)
+
+    monkeypatch.setattr(importlib, "import_module", refuse)
+    report = doctor.run_checks(Config(home=home))
+    assert report["ok"] is False
+    assert report["dependencies"][name]["ok"] is False
+    assert [dep for dep, state in report["dependencies"].items() if not state["ok"]] == [name]
+    (problem,) = [p for p in report["problems"] if p.startswith(f"{name} cannot be imported")]
+    assert f"pip install {doctor.DEPENDENCIES[name]}`" in problem
+    assert f"{name} MISSING" in doctor.render(report)
+    if name in ("onnxruntime", "tokenizers"):  # the onnx embedder cannot run: said on its line too
+        assert report["embedder"]["blocked_by"] == [name]
+        assert f"cannot run without {name}" in doctor.render(report)
+
+
+def test_doctor_exits_one_when_numpy_is_blocked_in_a_fresh_process(home, tmp_path):
+    proc = doctor_proc(home, tmp_path, "--json", block="numpy")
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["ok"] is False and report["dependencies"]["numpy"]["ok"] is False
+    assert any(p.startswith("numpy cannot be imported") and "blocked by the test" in p for p in report["problems"])
+    text = doctor_proc(home, tmp_path, block="numpy")
+    assert text.returncode == 1 and text.stdout.rstrip().endswith("NOT OK")
+    assert "PROBLEM: numpy cannot be imported" in text.stdout
+
+
+def test_doctor_lists_the_dependency_versions_when_all_import(home):
+    report = doctor.run_checks(Config(home=home))
+    import numpy
+
+    assert report["dependencies"]["numpy"] == {"ok": True, "version": numpy.__version__, "error": None}
+    assert all(dep["ok"] for dep in report["dependencies"].values())
+
+
+# --- the config file ----------------------------------------------------------------------------------
+
+def test_doctor_reports_a_bad_config_file_as_a_problem(home, tmp_path):
+    path = home / "config.json"
+    path.write_text(json.dumps({"recall": {"default_limit": "abc"}, "rankng": {}}))
+    proc = doctor_proc(home, tmp_path, "--json")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["ok"] is False
+    assert report["config"]["ok"] is False and report["config"]["path"] == str(path)
+    assert f'config file {path}: recall.default_limit = "abc": expected an integer >= 1 (default 8)' \
+        in report["problems"]
+    assert any("unknown setting 'rankng'; did you mean ranking?" in p for p in report["problems"])
+    text = doctor_proc(home, tmp_path).stdout
+    assert f'PROBLEM: config file {path}: recall.default_limit = "abc"' in text
+    assert "(has problems: see PROBLEM below)" in text
+
+
+def test_doctor_reports_a_config_file_that_is_not_json(home, tmp_path):
+    (home / "config.json").write_text("{broken")
+    report = json.loads(doctor_proc(home, tmp_path, "--json").stdout)
+    assert report["ok"] is False and any("is not valid JSON" in p for p in report["problems"])
+
+
+def test_a_valid_config_file_is_ok(home, tmp_path):
+    (home / "config.json").write_text(json.dumps({"recall": {"default_limit": 5}}))
+    proc = doctor_proc(home, tmp_path, "--json")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, report["problems"]
+    assert report["config"] == {"path": str(home / "config.json"), "exists": True, "ok": True, "problems": []}
+
+
+# --- what the text says ---------------------------------------------------------------------------------
+
+def test_doctor_says_no_database_yet_instead_of_schema_none(home):
+    report = doctor.run_checks(Config(home=home, settings=_hash_settings()))
+    assert report["db_exists"] is False and report["schema_version"] is None  # JSON unchanged
+    text = doctor.render(report)
+    assert "schema None" not in text
+    assert "(schema: no database yet, created on first write)" in text
+
+
+def test_doctor_with_a_database_prints_its_schema_and_count(home):
+    from supermemory import db as dbm
+
+    config = Config(home=home, settings=_hash_settings())
+    with MemoryStore(config.db_path, config=config, embedder=HashProvider(), namespace="proj") as store:
+        store.remember("Deploys go through blue-green", kind="decision", create_namespace=True)
+    report = doctor.run_checks(config)
+    assert report["db_exists"] is True and report["schema_version"] == len(dbm.MIGRATIONS)
+    assert f"(schema {len(dbm.MIGRATIONS)}, 1 memories)" in doctor.render(report)
+
+
+def test_doctor_names_a_missing_model_once_with_the_fix(home):
+    report = doctor.run_checks(Config(home=home))  # onnx, model not installed, hash fallback allowed
+    text = doctor.render(report)
+    fix_lines = [line for line in text.splitlines() if "supermemory model install" in line]
+    assert len(fix_lines) == 1, text
+    assert fix_lines[0].startswith("embedder      hash (fallback): embedding model not installed")
+    assert "lower-quality hash embedder" in fix_lines[0]
+    assert "NOT ok" not in text and "WARNING" not in text
+    assert text.rstrip().endswith("\nok")
+    # the JSON still carries it as a warning, with the same fields as before
+    assert report["embedder"]["checksum_ok"] is False and report["embedder"]["status"] == "missing"
+    assert any("supermemory model install" in w and "missing" in w for w in report["warnings"])
+
+
+def test_doctor_json_keeps_its_fields(home):
+    report = doctor.run_checks(Config(home=home))
+    assert {"python", "executable", "data_dir", "db_path", "driver", "sqlite_version", "fts5", "vector_index",
+            "embedder", "memories", "schema_version", "namespace", "problems", "warnings", "ok"} <= set(report)
+    assert {"provider", "model", "model_dir", "source", "checksum_ok", "files", "active"} <= set(report["embedder"])
+
+
+def _hash_settings() -> dict:
+    import copy
+
+    from supermemory.config import DEFAULTS
+
+    settings = copy.deepcopy(DEFAULTS)
+    settings["embedder"]["provider"] = "hash"
+    return settings
