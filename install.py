@@ -1459,12 +1459,15 @@ def mcp_handshake(command: str, args: list[str], env: dict, cwd: Path, timeout: 
 
 def selfcheck(python: str, paths: Paths, specs: list[tuple[str, dict]]) -> bool:
     ok = True
-    res = run_package(python, ["doctor"], paths, capture=True, timeout=120)
+    res = run_package(python, ["doctor", "--json"], paths, capture=True, timeout=120)
     if res.returncode == 0:
         say("ok", "supermemory doctor")
-        for line in (res.stdout or "").splitlines():  # warnings do not fail the check, but are worth seeing
-            if line.startswith("warning: "):
-                say("!!", "doctor: " + line[len("warning: "):].removeprefix("WARNING: "))
+        try:
+            warnings = json.loads(res.stdout or "{}").get("warnings") or []
+        except ValueError:
+            warnings = []
+        for warning in warnings:  # warnings do not fail the check, but are worth seeing
+            say("!!", "doctor: " + str(warning))
     else:
         ok = False
         say("!!", f"supermemory doctor reported problems (exit {res.returncode}):\n{_tail(res.stdout + res.stderr)}")

@@ -85,10 +85,10 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
             state = (f"not installed (missing from {status['dir']})" if missing
                      else f"damaged (checksum mismatch in {status['dir']})")
             if config.get("embedder.allow_hash_fallback", True):
-                message = (f"embedding model {state}: run `supermemory model install`; recall falls back "
-                           "to the lower-quality hash embedder")
+                message = (f"embedding model {state}: run `supermemory model install`; until then recall is "
+                           "lexical-only (a database already pinned to the `hash` fallback keeps using it)")
                 warnings.append(message)
-                report["embedder"]["active"] = "hash (fallback)"
+                report["embedder"]["active"] = "none (lexical-only)"   # a fresh pin never takes the fallback
             else:
                 message = (f"embedding model {state}: run `supermemory model install` (no fallback: "
                            "embedder.allow_hash_fallback is false)")
@@ -98,7 +98,7 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
             report["embedder"]["active"] = "onnx"
         runtime = [name for name in ("onnxruntime", "tokenizers") if not report["dependencies"][name]["ok"]]
         if runtime:  # already a problem above; say what it does to the embedder
-            report["embedder"]["active"] = ("hash (fallback)" if config.get("embedder.allow_hash_fallback", True)
+            report["embedder"]["active"] = ("none (lexical-only)" if config.get("embedder.allow_hash_fallback", True)
                                             else "unavailable")
             report["embedder"]["blocked_by"] = runtime
     elif provider == "hash":
@@ -113,6 +113,9 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
             try:
                 report["schema_version"] = dbm.schema_version(store.conn)
                 report["pinned_model"] = store.pinned_model()
+                if report["embedder"].get("active") == "none (lexical-only)" and \
+                        (report["pinned_model"] or {}).get("provider") == "hash":
+                    report["embedder"]["active"] = "hash (fallback)"
                 stats = store.stats(namespace="*")
                 report["memories"] = stats["memories"]
                 report["by_namespace"] = stats["by_namespace"]

@@ -161,8 +161,8 @@ def test_a_missing_model_stores_lexically_loudly_never_pins_the_fallback_and_doc
     assert json.loads(out)["embedder"] is None, "a fresh database was pinned to the fallback embedder"
     code, out, err = _run(["doctor", "--json"], home, project, SUPERMEMORY_EMBED_PROVIDER="onnx")
     report = json.loads(out)
-    assert any("supermemory model install" in w and "missing" in w for w in report["warnings"]), report
-    assert report["embedder"]["active"] == "hash (fallback)"
+    assert any("supermemory model install" in w and "not installed" in w for w in report["warnings"]), report
+    assert report["embedder"]["active"] == "none (lexical-only)"
     answer = assert_session_start_ok(*_run(["hook", "session-start"], home, project, _session_start_payload(project),
                                            SUPERMEMORY_EMBED_PROVIDER="onnx"))
     assert answer is not None

@@ -146,8 +146,8 @@ def test_doctor_names_a_missing_model_once_with_the_fix(home):
     text = doctor.render(report)
     fix_lines = [line for line in text.splitlines() if "supermemory model install" in line]
     assert len(fix_lines) == 1, text
-    assert fix_lines[0].startswith("embedder      hash (fallback): embedding model not installed")
-    assert "lower-quality hash embedder" in fix_lines[0]
+    assert fix_lines[0].startswith("embedder      none (lexical-only): embedding model not installed")
+    assert "until then recall is lexical-only" in fix_lines[0]
     assert "NOT ok" not in text and "WARNING" not in text
     assert text.rstrip().endswith("\nok")
     # the JSON still carries it as a warning, with the same fields as before

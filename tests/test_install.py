@@ -157,9 +157,8 @@ elif args[:2] == ["model", "install"]:
     print("fake model install")
     sys.exit(3 if mode == "model-fail" else 0)
 elif args[:1] == ["doctor"]:
-    if mode == "doctor-warn":
-        print("warning: WARNING: embedding model missing in /fake/models: falls back to `hash`")
-    print("ok")
+    warnings = ["embedding model missing in /fake/models: lexical-only"] if mode == "doctor-warn" else []
+    print(json.dumps({"ok": True, "warnings": warnings}) if "--json" in args else "ok")
 elif args[:1] == ["mcp"]:
     if mode == "mcp-dead":
         print("boom: cannot open database", file=sys.stderr)
@@ -900,7 +899,7 @@ def test_selfcheck_relays_doctor_warnings_without_failing(env, fakepkg):
     assert res.returncode == 0, res.output
     lines = res.stdout.splitlines()
     assert lines[lines.index("[ok] supermemory doctor") + 1] == \
-        "[!!] doctor: embedding model missing in /fake/models: falls back to `hash`"
+        "[!!] doctor: embedding model missing in /fake/models: lexical-only"
     assert "self-check failed" not in res.stdout
 
 
@@ -935,14 +934,15 @@ def test_registered_commands_answer_initialize(env, fakepkg, server):
     pythonpath = [fakepkg] if server == "fake" else [ROOT]
     args = ["--python", sys.executable, "--no-pip", "--no-model"]
     res = env.run(*args, fast=False, pythonpath=pythonpath)
-    # --no-model: the real doctor warns that the model is missing (hash fallback), which is not a failure
+    # --no-model: the real doctor warns that the model is missing (lexical-only), which is not a failure
     assert res.returncode == 0, res.output
     lines = res.stdout.splitlines()
     assert "[ok] supermemory doctor" in lines
     warnings = [ln for ln in lines if ln.startswith("[!!] doctor: ")]
     if server == "real":
         model_dir = env.data / "models" / "bge-small-en-v1.5"
-        assert [w.startswith(f"[!!] doctor: embedding model missing in {model_dir}") for w in warnings] == [True]
+        assert [w.startswith("[!!] doctor: embedding model not installed") and str(model_dir) in w
+                for w in warnings] == [True], warnings
     else:
         assert warnings == []
     assert res.stdout.count("MCP server answers initialize") == 1, res.output
