@@ -104,7 +104,8 @@ def main():
             for p in parts[:-1]:
                 node = node[p]
             node[parts[-1]] = v
-        settings["vector_floor"] = settings.get("vector_floor") or 0.6  # the store default for onnx
+        if settings.get("vector_floor", "auto") == "auto":
+            settings["vector_floor"] = 0.6  # the store's calibrated floor for onnx
         print(dict(zip(keys, combo)), score(gathered, mem_to_doc, settings), flush=True)
 
 

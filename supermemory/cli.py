@@ -70,7 +70,7 @@ def cmd_recall(args) -> int:
                               since=args.since, until=args.until, max_tokens=args.max_tokens,
                               explain=args.explain or args.explain_all, explain_all=args.explain_all,
                               min_similarity=args.min_similarity, relative_cutoff=args.relative_cutoff,
-                              touch=not args.no_touch, origin="cli")
+                              gates=not args.no_gates, touch=not args.no_touch, origin="cli")
     if args.json:
         _print_json(result)
     else:
@@ -415,6 +415,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain-all", action="store_true", help="also show dropped candidates and why")
     p.add_argument("--min-similarity", type=float, help="cosine floor (0 disables)")
     p.add_argument("--relative-cutoff", type=float, help="drop hits below this share of the best attention (0 disables)")
+    p.add_argument("--no-gates", action="store_true",
+                   help="turn every relevance gate off (query gate, floors, relative cutoff): the best-ranked come back")
     p.add_argument("--no-touch", action="store_true", help="do not count this recall (benchmarks)")
     p.add_argument("--full", action="store_true", help="print full bodies")
 

@@ -53,7 +53,7 @@ DEFAULTS: dict[str, Any] = {
         "temperature": 0.1,
         "half_life_days": 45.0,
         "mmr_lambda": 0.4,
-        "vector_floor": 0.0,        # 0 → calibrated per-embedder floor (MemoryStore._default_floor)
+        "vector_floor": "auto",     # cosine floor; "auto" = calibrated per embedder, 0 = no floor
         "lexical_floor": 0.15,      # query coverage a lexical hit needs to bypass the cosine floor
         "vector_base": -1,          # cosine the vector feature maps to 0; -1 = this query's background
         "coverage_mix": 1.0,        # lexical feature = bm25 share x query coverage
@@ -117,6 +117,7 @@ class Rule(NamedTuple):
     above: bool = False       # `lo` itself is excluded
     prefixes: tuple = ()
     real: bool = False        # any number, though the default is a whole one
+    words: tuple = ()         # strings a numeric setting also accepts ("auto")
 
 
 _SHARE = Rule(0, 1)
@@ -135,7 +136,7 @@ RULES: dict[str, Rule] = {
     "ranking.temperature": Rule(0, 10, above=True),
     "ranking.half_life_days": _COUNT,
     "ranking.mmr_lambda": _SHARE,
-    "ranking.vector_floor": _SHARE,
+    "ranking.vector_floor": Rule(0, 1, words=("auto",)),
     "ranking.lexical_floor": _SHARE,
     "ranking.vector_base": Rule(-1, 1, real=True),
     "ranking.coverage_mix": _SHARE,
@@ -229,6 +230,11 @@ def _integer(key: str) -> bool:
     return isinstance(SETTINGS[key], int) and not isinstance(SETTINGS[key], bool) and not RULES.get(key, Rule()).real
 
 
+def _numeric(key: str) -> bool:
+    default = SETTINGS[key]
+    return (isinstance(default, (int, float)) and not isinstance(default, bool)) or bool(RULES.get(key, Rule()).words)
+
+
 def expected(key: str) -> str:
     """What setting `key` accepts, in words ("an integer >= 1", "one of onnx, hash, openai")."""
     default, rule = SETTINGS[key], RULES.get(key, Rule())
@@ -236,16 +242,17 @@ def expected(key: str) -> str:
         return "true or false"
     if rule.choices:
         return "one of " + ", ".join(rule.choices)
-    if isinstance(default, str):
+    if isinstance(default, str) and not rule.words:
         return "a string" + (" starting with " + " or ".join(rule.prefixes) if rule.prefixes else "")
     noun = "an integer" if _integer(key) else "a number"
+    words = "".join(f' or "{word}"' for word in rule.words)
     if rule.lo is not None and rule.hi is not None:
         if rule.above:
-            return f"{noun} above {_number(rule.lo)} and at most {_number(rule.hi)}"
-        return f"{noun} from {_number(rule.lo)} to {_number(rule.hi)}"
+            return f"{noun} above {_number(rule.lo)} and at most {_number(rule.hi)}{words}"
+        return f"{noun} from {_number(rule.lo)} to {_number(rule.hi)}{words}"
     if rule.lo is not None:
-        return f"{noun} {'>' if rule.above else '>='} {_number(rule.lo)}"
-    return noun
+        return f"{noun} {'>' if rule.above else '>='} {_number(rule.lo)}{words}"
+    return noun + words
 
 
 def _checked(key: str, value: Any) -> Any:
@@ -256,7 +263,9 @@ def _checked(key: str, value: Any) -> Any:
             return value
         word = value.strip().lower() if isinstance(value, str) else None
         return True if word in _TRUE else False if word in _FALSE else _BAD
-    if isinstance(default, (int, float)):
+    if isinstance(value, str) and value in rule.words:
+        return value
+    if _numeric(key):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return _BAD
         if _integer(key):

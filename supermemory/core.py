@@ -1068,12 +1068,14 @@ class MemoryStore:
                since: Any = None, until: Any = None, platform: str | None = None,
                max_tokens: int | None = None, explain: bool = False, explain_all: bool = False,
                min_similarity: float | None = None, relative_cutoff: float | None = None,
-               touch: bool = True, lexical_only: bool = False, origin: str = "",
+               gates: bool = True, touch: bool = True, lexical_only: bool = False, origin: str = "",
                channels: Sequence[str] = ("lexical", "vector")) -> dict:
         """Find the memories that answer `query`: hybrid candidates → ranker → gates → budget.
 
         :param min_similarity: cosine floor override (0 disables the absolute floor).
         :param relative_cutoff: attention-ratio cutoff override (0 disables).
+        :param gates: False turns every relevance gate off for this call (the query gate, the floors
+            and the relative cutoff): ranked candidates come back up to `limit` and the budget.
         :param touch: bump recall counters of returned hits (False for benchmarks).
         :param lexical_only: never load the embedding model (hooks).
         :param channels: candidate sources, for baselines: ("lexical",), ("vector",) or both.
@@ -1103,20 +1105,23 @@ class MemoryStore:
             return self._finish_recall(query, namespaces, [], [], 0, started, touch, explain, explain_all,
                                        origin, vector_error)
         cfg = self.rank_config(query, min_similarity=min_similarity, relative_cutoff=relative_cutoff,
-                               has_vectors=query_vec is not None, doc_freq=doc_freq)
+                               has_vectors=query_vec is not None, doc_freq=doc_freq, gates=gates)
         selected, dropped = ranking.rank(final, cfg, limit=limit, max_tokens=max_tokens,
                                          cosine_fn=_dot if query_vec is not None else None)
         return self._finish_recall(query, namespaces, selected, dropped, len(final), started, touch, explain,
                                    explain_all, origin, vector_error, records)
 
     def rank_config(self, query: str, *, min_similarity: float | None = None, relative_cutoff: float | None = None,
-                    has_vectors: bool = True, doc_freq: dict | None = None) -> ranking.RankConfig:
+                    has_vectors: bool = True, doc_freq: dict | None = None, gates: bool = True) -> ranking.RankConfig:
         """The ranker settings for one query: config file values plus per-call overrides."""
         settings = self.config.section("ranking")
         floor = min_similarity if min_similarity is not None else self._default_floor()
         extra = {}
         if not has_vectors:
             extra["lexical_floor"] = min(float(settings.get("lexical_floor", 0.5)), 0.34)
+        if not gates:
+            floor, relative_cutoff = 0.0, 0.0
+            extra.update(lexical_floor=0.0, query_gate=False)
         if getattr(self._embedder, "provider_id", "onnx") != "onnx":
             extra["supersede_cosine"] = 0.0   # calibrated on bge-small; other providers use word overlap
         return ranking.RankConfig.from_settings(settings, vector_floor=floor, relative_cutoff=relative_cutoff,
@@ -1266,9 +1271,10 @@ class MemoryStore:
         return final, records, query_vec, vector_error, doc_freq
 
     def _default_floor(self) -> float:
-        configured = float(self.config.get("ranking.vector_floor", 0.0) or 0.0)
-        if configured > 0:
-            return configured
+        """`ranking.vector_floor`: a number (0 = no floor), or "auto": calibrated per embedder."""
+        configured = self.config.get("ranking.vector_floor", "auto")
+        if configured != "auto":
+            return float(configured)
         provider = getattr(self._embedder, "provider_id", "onnx")
         return {"onnx": 0.6, "hash": 0.35}.get(provider, 0.5)
 

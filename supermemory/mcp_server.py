@@ -247,7 +247,7 @@ def _call_remember(session: "Session", store, args: dict) -> dict:
 def _call_recall(session: "Session", store, args: dict) -> dict:
     return store.recall(args["query"], origin="mcp",
                         **_kw(args, "limit", "kinds", "tags", "since", "until", "max_tokens", "explain",
-                              "min_similarity", "relative_cutoff", "namespace"))
+                              "min_similarity", "relative_cutoff", "gates", "namespace"))
 
 
 def _call_get(session: "Session", store, args: dict) -> dict:
@@ -614,6 +614,8 @@ TOOLS: list[Tool] = [
             "min_similarity": {"type": "number", "minimum": 0, "maximum": 1, "description": "cosine floor; 0 disables"},
             "relative_cutoff": {"type": "number", "minimum": 0, "maximum": 1,
                                 "description": "drop hits below this share of the best; 0 disables"},
+            "gates": {"type": "boolean", "default": True,
+                      "description": "false: no relevance gate at all, the best-ranked come back (for browsing)"},
             "namespace": _NS,
         }, ("query",)),
         output_schema=_out({"query": _STR, "namespaces": _STR_LIST, "results": {"type": "array", "items": _HIT},

@@ -85,6 +85,7 @@ class RankConfig:
     unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
     unknown_name_coverage: float = 0.6  # query gate with such names: lexical coverage needed (0 disables)
     vague_words: tuple = ()            # the query's words when it names nothing specific (per query)
+    query_gate: bool = True            # False: no query-level gate at all (recall(gates=False))
     vague_gate: bool = True            # query gate: a vague query needs a confident cosine
     disjoint_gate: bool = False        # query gate: a query sharing no word with any candidate needs one too
     supersede_overlap: float = 0.3     # share of a memory's words a revising memory must repeat
@@ -353,7 +354,7 @@ def gate(ranked: list[Ranked], cfg: RankConfig) -> None:
     bg = background([r.candidate.cosine for r in ranked], cfg.background_prior)
     for item in ranked:
         item.features["background"] = bg
-    ok, reason = query_has_evidence(ranked, cfg, bg)
+    ok, reason = query_has_evidence(ranked, cfg, bg) if cfg.query_gate else (True, "")
     if not ok:
         for item in ranked:
             item.gated = reason

@@ -317,3 +317,12 @@ def test_the_mcp_server_warns_and_answers_initialize_and_a_tool_call(world, cont
         client.kill()
     assert code == 0 and "Traceback" not in err
     assert fragment in err and "built-in defaults used instead" in err
+
+
+def test_vector_floor_accepts_auto_or_a_share_and_names_both_when_wrong():
+    from supermemory.config import validate_settings
+
+    assert validate_settings({"ranking": {"vector_floor": "auto"}}) == []
+    assert validate_settings({"ranking": {"vector_floor": 0}}) == []
+    problems = validate_settings({"ranking": {"vector_floor": "calibrated"}})
+    assert len(problems) == 1 and 'a number from 0 to 1 or "auto"' in problems[0].message, problems

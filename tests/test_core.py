@@ -9,6 +9,7 @@ import pytest
 
 from supermemory.config import Config
 from supermemory.core import MemoryStore
+from supermemory.embed import HashProvider
 from supermemory.errors import InvalidInputError, ModelMismatchError, NamespaceError, NotFoundError
 from supermemory.text import estimate_tokens
 
@@ -250,6 +251,26 @@ def test_recall_returns_nothing_for_a_query_that_names_nothing_specific(store):
     assert out["results"] == []
     assert any("names nothing specific" in d["reason"] for d in out["dropped"]), out["dropped"][:1]
     assert store.recall("how do I test lumen", touch=False)["results"]
+
+
+def test_gates_false_turns_every_gate_off_including_the_query_gate(store):
+    a = store.remember("lumen unit tests use vitest; pnpm test runs them in watch mode.")
+    b = store.remember("Run the relevant tests before saying a task is done.")
+    assert store.recall("how do I test it", touch=False)["results"] == []
+    out = store.recall("how do I test it", gates=False, touch=False)
+    assert sorted(ids(out)) == sorted([a["id"], b["id"]])
+    assert "note" not in out
+    # the two documented overrides alone leave the query gate in place: they are floors, not the switch
+    assert store.recall("how do I test it", min_similarity=0, relative_cutoff=0, touch=False)["results"] == []
+
+
+def test_vector_floor_zero_means_no_floor_and_auto_means_the_calibrated_one(db_path, tmp_path):
+    for configured, expected in ((0, 0.0), (0.42, 0.42), ("auto", 0.35)):
+        cfg = Config(home=tmp_path / f"h{configured}")
+        cfg.settings["ranking"]["vector_floor"] = configured
+        with MemoryStore(db_path, config=cfg, embedder=HashProvider(), namespace="proj") as s:
+            assert s.rank_config("deploy the api").vector_floor == expected, configured
+            assert s.rank_config("deploy the api", min_similarity=0).vector_floor == 0.0
 
 
 def test_ttl_expired_memories_leave_recall(db_path, config):
