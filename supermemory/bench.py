@@ -114,7 +114,9 @@ def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, detai
     """Run each query and aggregate the metrics (overall, per category, negatives)."""
     from supermemory.errors import InvalidInputError
 
-    doc_to_mem = seed(store, docs, progress=_progress("seeding") if sys.stderr.isatty() else None)
+    from supermemory.render import progress_printer
+
+    doc_to_mem = seed(store, docs, progress=progress_printer("seeding") if sys.stderr.isatty() else None)
     mem_to_doc = {v: k for k, v in doc_to_mem.items()}
     overrides = {}
     if mode != "full":
@@ -183,13 +185,6 @@ def summarise(rows: list[dict], latencies: list[float], tokens: list[int], *, mo
                 entry["empty_rate"] = mean([1.0 if r["hits"] == 0 else 0.0 for r in neg])
             out["categories"][name] = entry
     return out
-
-
-def _progress(label):
-    def report(done, total):
-        sys.stderr.write(f"\r{label}: {done}/{total}" + ("\n" if done == total else ""))
-        sys.stderr.flush()
-    return report
 
 
 def render(summary: dict) -> str:

@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 
 from supermemory.config import KINDS, RELATIONS, TASK_STATUSES, load_config
-from supermemory.errors import SupermemoryError
+from supermemory.errors import InvalidInputError, SupermemoryError
+
+# A write of more chunks than this shows its embedding progress on stderr (~1 s of work and up).
+LONG_WRITE_CHUNKS = 16
 
 logger = logging.getLogger("supermemory")
 
@@ -18,12 +21,24 @@ def _print_json(data) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-def _progress(label: str):
-    def report(done: int, total: int) -> None:
-        if sys.stderr.isatty() or done == total:
-            sys.stderr.write(f"\r{label}: {done}/{total}" + ("\n" if done == total else ""))
-            sys.stderr.flush()
-    return report
+def _progress(label: str, min_total: int = 1):
+    from supermemory.render import progress_printer
+
+    return progress_printer(label, min_total=min_total)
+
+
+def _text(value: str | None, field: str) -> str | None:
+    """A text argument as the user meant it: `-` reads stdin; bytes that are not UTF-8 (kept by
+    argv and stdin as surrogates) are refused with their offset instead of being stored as `?`."""
+    if value is None:
+        return None
+    raw = sys.stdin.buffer.read() if value == "-" else os.fsencode(value)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            f"{field} is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            "convert it first, e.g. `iconv -f latin1 -t utf-8`") from None
 
 
 def _config(args):
@@ -45,10 +60,11 @@ def _ns(args):
 
 def cmd_remember(args) -> int:
     with _store(args) as store:
-        result = store.remember(args.text, title=args.title, kind=args.kind, tags=args.tag,
-                                importance=args.importance, pinned=args.pin, ttl_days=args.ttl_days,
+        result = store.remember(_text(args.text, "text"), title=_text(args.title, "title"), kind=args.kind,
+                                tags=args.tag, importance=args.importance, pinned=args.pin, ttl_days=args.ttl_days,
                                 namespace=_ns(args), create_namespace=args.create_namespace,
-                                source={"platform": "cli", "cwd": os.getcwd()})
+                                source={"platform": "cli", "cwd": os.getcwd()},
+                                progress=_progress("embedding", min_total=LONG_WRITE_CHUNKS))
     if args.json:
         _print_json(result)
     else:
@@ -91,7 +107,10 @@ def cmd_get(args) -> int:
                   + (f" · superseded by {item['superseded_by']}" if item["superseded_by"] else ""))
             print("  " + item["body"].replace("\n", "\n  "))
         for missing in result["missing"]:
-            sys.stderr.write(f"not found: {missing}\n")
+            if missing in result.get("forgotten", ()):
+                sys.stderr.write(f"{missing} was forgotten; `supermemory restore {missing}` brings it back\n")
+            else:
+                sys.stderr.write(f"not found: {missing}\n")
     return 0 if not result["missing"] else 1
 
 
@@ -122,7 +141,8 @@ def cmd_history(args) -> int:
 
 def cmd_update(args) -> int:
     with _store(args) as store:
-        result = store.update(args.id, content=args.content, title=args.title, kind=args.kind, tags=args.tag,
+        result = store.update(args.id, content=_text(args.content, "content"), title=_text(args.title, "title"),
+                              kind=args.kind, tags=args.tag,
                               importance=args.importance, pinned=args.pin, status=args.status,
                               namespace=_ns(args))
     _print_json(result) if args.json else print(result["id"])
@@ -188,8 +208,11 @@ def cmd_stats(args) -> int:
         emb = result["embedder"] or {}
         print(f"embedder     {emb.get('provider', 'not pinned yet')} {emb.get('model', '')}")
         print(f"database     {result['db_path']} ({result['db_bytes'] / 1e6:.1f} MB, {result['vector_index']})")
-        print(f"searches     {result['searches']} (empty {result['empty_result_rate']:.0%}, mean hits "
-              f"{result['mean_hits']}, p50 {result['latency_ms_p50']} ms, p95 {result['latency_ms_p95']} ms)")
+        if result["searches"]:
+            print(f"searches     {result['searches']} (empty {result['empty_result_rate']:.0%}, mean hits "
+                  f"{result['mean_hits']}, p50 {result['latency_ms_p50']} ms, p95 {result['latency_ms_p95']} ms)")
+        else:
+            print("searches     none yet (latency figures appear after the first recall)")
         for query in result["recent_empty_queries"]:
             print(f"  no result: {query}")
     return 0
@@ -394,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = add("remember", cmd_remember, "store a memory and print its id")
-    p.add_argument("text", help="the memory text")
+    p.add_argument("text", help="the memory text; - reads it from stdin")
     p.add_argument("-t", "--title", help="short title (default: first sentence)")
     p.add_argument("-k", "--kind", default="note", choices=KINDS, help="kind of memory")
     p.add_argument("--tag", action="append", help="tag (repeatable)")

@@ -77,7 +77,9 @@ def clean_text(value: Any, field: str, *, max_chars: int, allow_empty: bool = Fa
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = text.encode("utf-8", "replace").decode("utf-8")
+        bad = sum(1 for ch in text if "\ud800" <= ch <= "\udfff")
+        text = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+        logger.warning("%s held %d character(s) that are not valid UTF-8; stored as U+FFFD", field, bad)
     if not text.strip() and not allow_empty:
         raise InvalidInputError(f"{field} must not be empty")
     return text
@@ -477,11 +479,11 @@ class MemoryStore:
         return chunk(body, max_tokens=int(self.config.get("store.chunk_max_tokens", 260)),
                      overlap_tokens=int(self.config.get("store.chunk_overlap_tokens", 48)))
 
-    def _embed_chunks(self, title: str, pieces: list[str]):
+    def _embed_chunks(self, title: str, pieces: list[str], progress: Callable[[int, int], None] | None = None):
         """Vectors for chunk texts, or None when no embedder can run (lexical-only, loudly)."""
         texts = [_embed_text(title, p) for p in pieces]
         try:
-            return self.embedder.embed_multi(texts)
+            return self.embedder.embed_multi(texts, progress=progress)
         except EmbeddingUnavailableError as exc:
             logger.warning("storing without vectors (lexical recall only until `supermemory reindex`): %s", exc)
             return None
@@ -530,12 +532,14 @@ class MemoryStore:
                  tags: Sequence[str] | None = None, importance: float | None = None,
                  confidence: float = 1.0, pinned: bool = False, ttl_days: float | None = None,
                  namespace: str | None = None, source: dict | None = None, status: str | None = None,
-                 create_namespace: bool = False, external_key: str | None = None) -> dict:
+                 create_namespace: bool = False, external_key: str | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> dict:
         """Store a memory (chunked, redacted, embedded); exact repeats return the existing id.
 
         :param content: the memory text.
         :param kind: fact, decision, preference, task, gotcha, note or session.
         :param namespace: target namespace; one that does not exist yet needs `create_namespace`.
+        :param progress: `progress(chunks embedded, chunks)` for long texts (the CLI shows it).
         :returns: {"id", "status": "created"|"duplicate", "near_duplicates", "chunks", "redacted", ...}
         Raises:
             InvalidInputError: bad arguments. NamespaceError: unknown namespace without consent.
@@ -572,7 +576,7 @@ class MemoryStore:
                     "duplicate_of": format_id(existing[0][0]), "near_duplicates": [], "chunks": 0,
                     "redacted": redacted}
         pieces = self._chunk(body)
-        vectors = self._embed_chunks(title, pieces)
+        vectors = self._embed_chunks(title, pieces, progress)
         near = self._near_duplicates(vectors[0], [ns]) if vectors is not None else []
         now = self.clock()
         with self._txn():
@@ -708,6 +712,8 @@ class MemoryStore:
             content = clean_text(content, "content", max_chars=limit)
         if title is not None:
             title = clean_text(title, "title", max_chars=500, allow_empty=True)
+        if title is None and content is not None and old["title"] == summarize(old["body"], max_chars=80):
+            title = ""   # the old title was made from the old text: make a new one from the new text
         body, new_title, redacted = self._prepare_content(
             content if content is not None else old["body"], title if title is not None else old["title"])
         if not body:
@@ -868,7 +874,8 @@ class MemoryStore:
     # --- reads --------------------------------------------------------------------------------
 
     def get(self, ids: Any, *, namespace: str | None = None) -> dict:
-        """Full records by id (superseded versions too, marked); missing ids are listed.
+        """Full records by id (superseded versions too, marked); missing ids are listed, and the
+        forgotten ones among them also under `forgotten` (`restore` brings them back).
 
         Raises:
             InvalidInputError: malformed ids.
@@ -879,17 +886,20 @@ class MemoryStore:
         if len(id_list) > 100:
             raise InvalidInputError("at most 100 ids per call")
         namespaces = self._read_namespaces(namespace)
-        found, missing = [], []
+        found, missing, forgotten = [], [], []
         for memory_id in id_list:
             rec = self._fetch(memory_id)
             if rec is None or rec["deleted_at"] is not None or (
                     namespaces is not None and rec["namespace"] not in namespaces):
                 missing.append(format_id(memory_id))
+                if rec is not None and rec["deleted_at"] is not None and (
+                        namespaces is None or rec["namespace"] in namespaces):
+                    forgotten.append(format_id(memory_id))
                 continue
             item = self._public(rec)
             item["links"] = self._links_of(memory_id)
             found.append(item)
-        return {"memories": found, "missing": missing}
+        return {"memories": found, "missing": missing, "forgotten": forgotten}
 
     def _links_of(self, memory_id: int) -> list[dict]:
         rows = self._q("SELECT src, dst, relation, weight FROM links WHERE src = ? OR dst = ?", (memory_id, memory_id))

@@ -134,6 +134,8 @@ def _secure_file(path: Path) -> None:
     if not path.exists():
         fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
+    elif path.stat().st_size == 0 and not Path(str(path) + "-wal").exists():
+        logger.warning("%s exists but is empty (0 bytes): starting a new database in it", path)
     with contextlib.suppress(OSError):
         os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) & 0o600)
 

@@ -372,8 +372,12 @@ def _render_get(result: dict, args: dict) -> str:
     for item in result.get("memories", []):
         for link in item.get("links") or []:
             lines.append(f"  link {link['src']} -{link['relation']}→ {link['dst']} ({link['weight']})")
-    if result.get("missing"):
-        lines.append("Not found: " + ", ".join(result["missing"]))
+    forgotten = result.get("forgotten") or []
+    gone = [m for m in result.get("missing", []) if m not in forgotten]
+    if gone:
+        lines.append("Not found: " + ", ".join(gone))
+    if forgotten:
+        lines.append("Forgotten (memory_restore brings them back): " + ", ".join(forgotten))
     return _with_note("\n".join(lines) or "Nothing found.", result)
 
 
@@ -630,7 +634,8 @@ TOOLS: list[Tool] = [
         description=("Use when a recall or list line is not enough and you need the full text, tags, links and "
                      "version state of specific memories by id."),
         input_schema=_obj({"ids": _IDS, "namespace": _NS}, ("ids",)),
-        output_schema=_out({"memories": {"type": "array", "items": _MEMORY}, "missing": _STR_LIST, "note": _STR},
+        output_schema=_out({"memories": {"type": "array", "items": _MEMORY}, "missing": _STR_LIST,
+                            "forgotten": _STR_LIST, "note": _STR},
                            ("memories", "missing")),
         annotations=_annotations(True, False, True),
         call=_call_get, render=_render_get, fit=_fit_bodies("memories"),

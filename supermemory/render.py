@@ -1,6 +1,10 @@
 """Token-aware text rendering shared by the MCP server, the CLI and the hooks."""
 from __future__ import annotations
 
+import sys
+import time
+from typing import Callable, TextIO
+
 from supermemory.text import estimate_tokens
 
 _SECTION_TITLES = (
@@ -148,3 +152,32 @@ def render_mermaid(graph: dict) -> str:
     for edge in graph["edges"]:
         lines.append(f"  {edge['src']} -- {edge['relation']} --> {edge['dst']}")
     return "\n".join(lines)
+
+
+def progress_printer(label: str, *, stream: TextIO | None = None, min_total: int = 1,
+                     clock: Callable[[], float] = time.monotonic) -> Callable[[int, int], None]:
+    """A `progress(done, total)` callback for long CLI work: on a terminal one line redrawn in place
+    (count, percent, rate, ETA); elsewhere a line at every tenth, so logs show it moving too.
+    Totals under `min_total` stay silent (a short write needs no progress)."""
+    started = clock()
+    shown = {"step": -1}
+
+    def report(done: int, total: int) -> None:
+        out = stream or sys.stderr
+        if total < min_total:
+            return
+        elapsed = max(clock() - started, 1e-9)
+        rate = done / elapsed
+        eta = (total - done) / rate if rate > 0 else 0.0
+        line = f"{label}: {done}/{total} ({done * 100 // max(total, 1)}%, {rate:.1f}/s, ETA {eta:.0f} s)"
+        tty = getattr(out, "isatty", lambda: False)()
+        if tty:
+            out.write("\r" + line + ("\n" if done >= total else ""))
+        else:
+            step = done * 10 // max(total, 1)
+            if step == shown["step"]:
+                return
+            shown["step"] = step
+            out.write(line + "\n")
+        out.flush()
+    return report

@@ -168,3 +168,68 @@ def test_run_py_launcher_works_from_checkout(env):
     proc = subprocess.run([sys.executable, str(ROOT / "run.py"), "remember", "via run.py"], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.startswith("M")
+
+
+def test_remember_dash_reads_the_text_from_stdin(env):
+    out = run(["remember", "-", "--namespace", "global"], env, stdin="piped: the CI cache key is the lockfile hash\n")
+    memory_id = out.stdout.strip()
+    got = json.loads(run(["get", memory_id, "--json"], env).stdout)
+    assert got["memories"][0]["body"] == "piped: the CI cache key is the lockfile hash"
+
+
+def test_remember_refuses_text_that_is_not_utf8_and_names_the_byte(env, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "supermemory", "remember", b"caf\xe9 au lait", "--namespace", "global"],
+                          cwd=ROOT, env=env, capture_output=True, timeout=120)
+    assert proc.returncode == 1
+    assert b"error: text is not valid UTF-8 (byte 0xe9 at offset 3)" in proc.stderr, proc.stderr
+    stdin = subprocess.run([sys.executable, "-m", "supermemory", "remember", "-", "--namespace", "global"],
+                           cwd=ROOT, env=env, capture_output=True, input=b"ok \xff\xfe", timeout=120)
+    assert stdin.returncode == 1 and b"byte 0xff at offset 3" in stdin.stderr, stdin.stderr
+    assert json.loads(run(["stats", "--json"], env).stdout)["memories"] == 0
+
+
+def test_get_on_a_forgotten_id_points_at_restore(env):
+    memory_id = run(["remember", "the staging DB is on port 5433", "--namespace", "global"], env).stdout.strip()
+    run(["forget", memory_id], env)
+    proc = run(["get", memory_id], env, check=False)
+    assert proc.returncode == 1
+    assert f"{memory_id} was forgotten; `supermemory restore {memory_id}` brings it back" in proc.stderr
+    assert "not found" not in proc.stderr
+    assert "not found: M999" in run(["get", "M999"], env, check=False).stderr
+
+
+def test_update_content_replaces_a_title_that_was_made_from_the_old_text(env):
+    memory_id = run(["remember", "Deploys run on Fridays.", "--namespace", "global"], env).stdout.strip()
+    named = run(["remember", "Ports: the API listens on 8080.", "-t", "API port", "--namespace", "global"],
+                env).stdout.strip()
+    new_id = run(["update", memory_id, "--content", "Deploys run on Tuesdays after standup."], env).stdout.strip()
+    renamed = run(["update", named, "--content", "Ports: the API listens on 9090."], env).stdout.strip()
+    titles = {m["id"]: m["title"] for m in json.loads(run(["get", new_id, renamed, "--json"], env).stdout)["memories"]}
+    assert titles == {new_id: "Deploys run on Tuesdays after standup.", renamed: "API port"}
+
+
+def test_stats_on_a_new_store_says_no_searches_yet_instead_of_none(env):
+    out = run(["stats"], env).stdout
+    assert "searches     none yet" in out
+    assert "None" not in out
+
+
+def test_a_zero_byte_database_file_is_initialised_and_says_so(env, tmp_path):
+    home = Path(env["SUPERMEMORY_HOME"])
+    home.mkdir(parents=True)
+    (home / "memory.db").write_bytes(b"")
+    proc = run(["remember", "after the empty file", "--namespace", "global"], env)
+    assert "memory.db exists but is empty (0 bytes): starting a new database in it" in proc.stderr
+    assert (home / "memory.db").stat().st_size > 0
+    assert "exists but is empty" not in run(["stats"], env).stderr
+
+
+def test_a_long_write_shows_its_embedding_progress_on_stderr(env):
+    text = "\n\n".join(f"Paragraph {i}: " + " ".join(f"word{i}x{j}" for j in range(120)) for i in range(40))
+    proc = run(["remember", "-", "--namespace", "global"], env, stdin=text)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("embedding: ")]
+    assert lines and lines[-1].startswith("embedding: ") and "(100%" in lines[-1], proc.stderr
+    total = int(lines[-1].split("/")[1].split()[0])
+    assert total >= 16 and len(lines) <= 11
+    short = run(["remember", "a short fact", "--namespace", "global"], env)
+    assert "embedding: " not in short.stderr

@@ -29,3 +29,23 @@ def test_a_title_equal_to_the_text_shows_no_dangling_separator():
 def test_a_title_that_does_not_start_the_text_keeps_the_whole_text():
     line = memory_line({"id": "M4", "kind": "fact", "title": "Ports", "summary": "The API listens on 8080."})
     assert line == "- [M4 fact] Ports — The API listens on 8080."
+
+
+def test_progress_off_a_terminal_prints_a_line_per_tenth_with_rate_and_eta():
+    import io
+
+    from supermemory.render import progress_printer
+
+    ticks = iter(float(i) for i in range(1000))
+    out = io.StringIO()
+    report = progress_printer("embedding", stream=out, min_total=5, clock=lambda: next(ticks))
+    for done in range(1, 51):
+        report(done, 50)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 11      # the start, then every tenth
+    assert lines[-1] == "embedding: 50/50 (100%, 1.0/s, ETA 0 s)"
+    silent = io.StringIO()
+    short = progress_printer("embedding", stream=silent, min_total=5)
+    for done in range(1, 4):
+        short(done, 3)
+    assert silent.getvalue() == ""
