@@ -42,7 +42,7 @@ import hashlib
 import math
 import re
 from collections import Counter
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 __all__ = ["redact", "rules_hit", "rules_fingerprint", "REDACTION_TYPES", "RULE_KINDS", "PRIVATE_TYPE"]
 
@@ -382,7 +382,8 @@ class _Rule:
     still cut out of the original text by position.  ``name`` is unique in the
     table (tests hold one sample per name); ``kind`` is the reported type."""
 
-    __slots__ = ("name", "kind", "regex", "regex_ci", "groups", "keep", "triggers", "lowered", "stems", "shaped")
+    __slots__ = ("name", "kind", "marker", "regex", "regex_ci", "groups", "keep", "triggers", "lowered", "stems",
+                 "shaped")
 
     def __init__(
         self,
@@ -399,6 +400,7 @@ class _Rule:
     ) -> None:
         self.name = name or kind
         self.kind = kind
+        self.marker = _marker(kind)
         self.regex = re.compile(pattern)
         # used on the original text if lowering ever changes its length
         self.regex_ci = re.compile(pattern, re.IGNORECASE) if lowered else self.regex
@@ -568,6 +570,8 @@ def _keep_generic(m: "re.Match[str]", value: str) -> bool:
     if shape == "hex":  # a digest or UUID is a secret only under a name that says so
         return _SECRET_NAME.search(full) is None
     if _DIGIT.search(v) is None or not re.search(r"[A-Za-z]", v):
+        return True
+    if sum(ord(b) - ord(a) == 1 for a, b in zip(v, v[1:])) * 2 >= len(v):  # an alphabet: "abc...XYZ0123"
         return True
     return _entropy(v) < min(3.5, math.log2(len(v)) - 0.6)
 
@@ -916,6 +920,8 @@ _RULES: tuple[_Rule, ...] = (
     ),
 )
 
+_UNSHAPED = tuple(rule for rule in _RULES if not rule.shaped)
+
 #: Every rule name in the table, in the order the rules run, with the type it reports
 #: (PEM private keys are matched in code, first).
 RULE_KINDS: dict[str, str] = {"private_key": "private_key", **{r.name: r.kind for r in _RULES}}
@@ -950,6 +956,16 @@ def _stem_starts(haystack: str, stems: tuple[str, ...]) -> list[int]:
     return starts
 
 
+def _stem_matches(regex: "re.Pattern[str]", haystack: str, found: list[int],
+                  skip: list[int]) -> Iterator["re.Match[str]"]:
+    """Matches at the keyword positions ``found`` from ``skip[0]`` on (the caller moves it)."""
+    for i in found:
+        if i >= skip[0]:
+            m = regex.match(haystack, i)
+            if m is not None:
+                yield m
+
+
 def _apply(rule: _Rule, text: str, haystack: str, counts: dict[str, int], *, fold: bool = False,
            hits: Optional[dict[str, int]] = None, starts: Optional[dict[tuple, list[int]]] = None) -> str:
     """Replace in ``text`` the secrets ``rule`` finds in ``haystack``: ``text``
@@ -957,32 +973,25 @@ def _apply(rule: _Rule, text: str, haystack: str, counts: dict[str, int], *, fol
     case-insensitively instead.  ``starts`` caches keyword positions in
     ``haystack`` for the rules that share its stems."""
     regex = rule.regex_ci if fold else rule.regex
-    marker = _marker(rule.kind)
-    parts: list[str] = []
-    pos = 0
     # Stem rules try every keyword occurrence; one inside a kept value is tried
     # too, once: "token: TWILIO_AUTH_TOKEN=<hex>" keeps the outer value (an
     # assignment) and then judges the inner one on its own.
-    skip_to = 0
+    skip = [0]
     nest_end = -1
-
-    def candidates() -> Iterator["re.Match[str]"]:
-        if not rule.stems or fold:
-            yield from regex.finditer(haystack)
-            return
-        if starts is None:
+    if rule.stems and not fold:
+        found = None if starts is None else starts.get(rule.stems)
+        if found is None:
             found = _stem_starts(haystack, rule.stems)
-        else:
-            found = starts.get(rule.stems)
-            if found is None:
-                found = starts[rule.stems] = _stem_starts(haystack, rule.stems)
-        for i in found:
-            if i >= skip_to:  # read live: the loop below moves it
-                m = regex.match(haystack, i)
-                if m is not None:
-                    yield m
-
-    for m in candidates():
+            if starts is not None:
+                starts[rule.stems] = found
+        if not found:
+            return text
+        matches: Iterable["re.Match[str]"] = _stem_matches(regex, haystack, found, skip)
+    else:
+        matches = regex.finditer(haystack)
+    parts: list[str] = []
+    pos = 0
+    for m in matches:
         name = None
         for g in rule.groups:
             if m.group(g) is not None:
@@ -991,20 +1000,20 @@ def _apply(rule: _Rule, text: str, haystack: str, counts: dict[str, int], *, fol
         start, end = m.span() if name is None else m.span(name)
         if rule.keep is not None and rule.keep(m, text[start:end]):
             if name is not None and m.start() >= nest_end:
-                skip_to, nest_end = start, m.end()
+                skip[0], nest_end = start, m.end()
             else:
-                skip_to = m.end()
+                skip[0] = m.end()
             continue
         parts.append(text[pos:start])
-        parts.append(marker)
-        pos = skip_to = end
+        parts.append(rule.marker)
+        pos = skip[0] = end
     if not parts:
         return text
     parts.append(text[pos:])
-    found = len(parts) // 2
-    counts[rule.kind] = counts.get(rule.kind, 0) + found
+    n = len(parts) // 2
+    counts[rule.kind] = counts.get(rule.kind, 0) + n
     if hits is not None:
-        hits[rule.name] = hits.get(rule.name, 0) + found
+        hits[rule.name] = hits.get(rule.name, 0) + n
     return "".join(parts)
 
 
@@ -1023,12 +1032,11 @@ def _redact_secrets(text: str, counts: dict[str, int], hits: Optional[dict[str, 
     lowered: Optional[str] = None
     starts: dict[tuple, list[int]] = {}  # keyword positions in ``lowered``
     # The long runs of token characters, gathered once: a few percent of
-    # ordinary text, so a hundred provider rules cost one scan, not a hundred.
-    runs: Optional[str] = None
-    for rule in _RULES:
+    # ordinary text, so a hundred provider rules cost one scan, not a hundred
+    # (and none at all when there is no run, as in most short texts).
+    runs = " ".join(_RUN.findall(text))
+    for rule in _RULES if runs else _UNSHAPED:
         if rule.shaped:
-            if runs is None:
-                runs = " ".join(_RUN.findall(text))
             if rule.triggers:
                 if not any(t in runs for t in rule.triggers):
                     continue
