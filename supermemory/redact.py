@@ -503,7 +503,7 @@ _GENERIC_STEMS = _KW_STEMS + ("auth", "cred")
 # names that say the value is a credential: a hex digest or UUID under them is one too
 _SECRET_NAME = re.compile(
     r"secret|passw|pwd|passphrase|token|auth|cred|priv|signing|master|encrypt|licen[cs]e|hmac"
-    r"|(?:api|access|account|session|client|app)[ _.-]?key"
+    r"|(?:api|access|account|session|client|app|service|subscription|consumer|shared|deploy|admin|write)[ _.-]?key"
 )
 # names that say it is not: lookup keys, public halves, metadata about a key
 _PUBLIC_NAME = re.compile(
@@ -515,6 +515,8 @@ _PUBLIC_NAME = re.compile(
     r"|fingerprint|checksum|digest|etag"
 )
 _SEGMENTS = re.compile(r"[A-Za-z0-9]+")
+_DIGEST_LABEL = re.compile(r"(?:sha|SHA)(?:1|224|256|384|512)[:=-]|(?:md5|MD5|blake2[bs]?|xxh[0-9]*)[:=-]")
+_PREFIXED_ID = re.compile(r"[a-z]{2,6}_[A-Za-z0-9]{8,64}")
 _HEX_SEGMENT = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _WORD_SEGMENT = re.compile(r"([A-Za-z]+)[0-9]{0,4}")
 
@@ -557,6 +559,8 @@ def _keep_generic(m: "re.Match[str]", value: str) -> bool:
         v = v.rstrip(":.,")
     if len(v) < 16 or _SPACE.search(v) or _keep_assignment(m, value):  # cheapest test first
         return True
+    if max(map(len, _SEGMENTS.findall(v)), default=0) < 12:  # host names, versions, short ids joined up
+        return True
     s = m.string
     start = _key_start(s, m.start("kw"))
     name = s[start : m.end("tail")].lower()
@@ -564,11 +568,16 @@ def _keep_generic(m: "re.Match[str]", value: str) -> bool:
     full = f"{prev} {name}" if prev else name
     if _PUBLIC_NAME.search(full):
         return True
+    if _DIGEST_LABEL.match(v):  # SHA256:<fingerprint>, sha512-<integrity>: digests, whatever the name
+        return True
     shape = _shape(v)
     if shape == "words":
         return True
+    secretish = _SECRET_NAME.search(full) is not None
     if shape == "hex":  # a digest or UUID is a secret only under a name that says so
-        return _SECRET_NAME.search(full) is None
+        return not secretish
+    if not secretish and _PREFIXED_ID.fullmatch(v):  # "key": "msg_01XF...", cus_..., req_...: object ids
+        return True
     if _DIGIT.search(v) is None or not re.search(r"[A-Za-z]", v):
         return True
     if sum(ord(b) - ord(a) == 1 for a, b in zip(v, v[1:])) * 2 >= len(v):  # an alphabet: "abc...XYZ0123"

@@ -540,6 +540,11 @@ ISSUE_LOOKALIKES = [
     ("words under key names", "auth.method: oauth2_client_credentials\nprimary key: id\nsort_key: created_at"),
     ("twilio account sid", "TWILIO_ACCOUNT_SID=AC" + hexs(32)),
     ("age public key", "age1" + fake(58, BECH32.lower())),
+    ("an alphabet constant", '_KEY_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-$"'),
+    ("fingerprints and object ids under key names", "ssh key: SHA256:" + fake(43, B64).rstrip("=") + " dev@laptop\n"
+     '"key": "msg_01' + fake(22) + '"'),
+    ("host names under auth names", "AUTH_DOMAIN=dev-" + fake(9, LOWER + DIGITS) + ".us.auth0.com\n"
+     "AUTH_URL=https://login.microsoftonline.com/common/oauth2/v2.0/authorize"),
 ]
 
 
