@@ -636,6 +636,12 @@ def test_the_secrets_the_issue_lists_are_caught_bare_in_prose():
     assert out.startswith("tried [REDACTED:huggingface_token] then [REDACTED:sendgrid_key]; storage AccountKey=")
 
 
+@pytest.mark.parametrize("text", [c[1] for c in RULE_CASES], ids=[c[0] for c in RULE_CASES])
+def test_redacting_a_rule_sample_twice_changes_nothing_more(text):
+    once, _ = redact(text)
+    assert redact(once) == (once, {})
+
+
 def test_the_rule_fingerprint_is_stable_and_short():
     assert rules_fingerprint() == rules_fingerprint()
     assert len(rules_fingerprint()) == 16
