@@ -136,6 +136,8 @@ def cmd_history(args) -> int:
                 state += f", deleted {version['deleted_at']}"
             print(f"{version['id']}  {version['valid_from']}  ({state})  {version['title']}")
             print("    " + version["body"].replace("\n", "\n    "))
+        for event in result.get("redactions", []):
+            print(f"{event['id']}  {event['at']}  redacted in place: {', '.join(event['fields'])}")
     return 0
 
 
@@ -309,7 +311,7 @@ def cmd_import(args) -> int:
 
 def cmd_maintenance(args) -> int:
     with _store(args) as store:
-        result = store.maintenance()
+        result = store.maintenance(redact=True if args.redact else None)
     _print_json(result) if args.json else print(", ".join(f"{k} {v}" for k, v in result.items()))
     return 0
 
@@ -509,7 +511,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("doctor", cmd_doctor, "check the installation and say how to fix problems", ns=False)
     add("init", cmd_init, "create the data dir and database", ns=False)
     add("reindex", cmd_reindex, "re-embed every memory with the configured model", ns=False)
-    add("maintenance", cmd_maintenance, "purge expired and old soft-deleted rows, optimise FTS, checkpoint WAL", ns=False)
+    p = add("maintenance", cmd_maintenance, "purge expired and old soft-deleted rows, optimise FTS, checkpoint WAL",
+            ns=False)
+    p.add_argument("--redact", action="store_true", help="re-redact every stored copy with the current rules now "
+                   "(default: once, after the rules changed)")
 
     p = add("model", cmd_model, "install or check the embedding model", ns=False)
     p.add_argument("action", choices=("install", "status"), help="install or status")

@@ -203,8 +203,11 @@ class MemoryStore:
         self._total_cache: tuple | None = None
         self.cache_vectors = cache_vectors
         if "m001_initial" in dbm.migrate(self.conn, self.driver):   # a new store: indexed by this tokenizer
+            from supermemory import reredact
+
             with self._txn():
                 dbm.set_meta(self.conn, "tokenizer_version", str(TOKENIZER_VERSION))
+                reredact.stamp(self)   # and redacted by these rules
         self.index_stale = self._index_version() != str(TOKENIZER_VERSION)
         if self.index_stale and upgrade_index:
             try:
@@ -906,7 +909,8 @@ class MemoryStore:
         return [{"src": format_id(s), "dst": format_id(d), "relation": r, "weight": w} for s, d, r, w in rows]
 
     def history(self, id: Any, *, namespace: str | None = None) -> dict:
-        """Every version of a memory's chain, oldest first.
+        """Every version of a memory's chain, oldest first, and the in-place redactions of any of
+        them (`redactions`: id, at, types, fields rewritten).
 
         Raises:
             NotFoundError: unknown id.
@@ -929,7 +933,13 @@ class MemoryStore:
             item["merged_into"] = item["superseded_by"]
             versions.append(item)
         versions.sort(key=lambda v: (v["valid_from"] or "", int(v["id"][1:])))
-        return {"id": format_id(memory_id), "current": format_id(self._head(root)), "versions": versions}
+        ids = [parse_id(v["id"]) for v in versions]
+        redactions = [{"id": format_id(row_id), "at": iso(at), "types": json.loads(types), "fields": json.loads(fields)}
+                      for row_id, at, types, fields in self._q(
+                          f"SELECT memory_id, at, types, fields FROM redactions WHERE memory_id IN "
+                          f"({','.join('?' * len(ids))}) ORDER BY at, id", ids)]
+        return {"id": format_id(memory_id), "current": format_id(self._head(root)), "versions": versions,
+                "redactions": redactions}
 
     def _filters(self, *, kinds=None, tags=None, since=None, until=None, platform=None,
                  status=None, now: float) -> tuple[str, list]:
@@ -1634,8 +1644,33 @@ class MemoryStore:
                            for r in rows[:sample]],
                 "truncated": len(rows) > sample}
 
-    def maintenance(self, *, sweep: bool = False) -> dict:
-        """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL."""
+    def redact_stored(self, *, dry_run: bool = False) -> dict:
+        """Re-redact every stored copy of every memory with the current rules, in place.
+
+        The one sanctioned overwrite: bodies, titles, summaries (old versions and deleted rows
+        too), chunks, live FTS rows, vectors (re-embedded, or dropped until `reindex` when no
+        embedder can run), search log and capture state, in one write transaction with freed
+        space zeroed, then VACUUM so no free page keeps the old bytes. Each rewritten row gets
+        a redaction in `history`. Idempotent: a second pass finds nothing.
+
+        :param dry_run: count what would change, write nothing.
+        :returns: counts per table, `types` (secrets by type), `ids` (memory rows rewritten), `rows`.
+        Raises:
+            StorageError: the database is busy or read-only.
+        """
+        from supermemory import reredact
+
+        return reredact.redact_stored(self, dry_run=dry_run)
+
+    def maintenance(self, *, sweep: bool = False, redact: bool | None = None) -> dict:
+        """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL,
+        and re-redact stored text (`redact_stored`) once after the redaction rules changed.
+
+        :param redact: True re-redacts now, False never; None (default) when the rules changed
+            since the last pass and `store.redact_secrets` is on.
+        """
+        from supermemory import reredact
+
         now = self.clock()
         retention = float(self.config.get("lifecycle.purge_after_days", 30)) * 86400
         with self._txn():
@@ -1656,12 +1691,19 @@ class MemoryStore:
             last = self.conn.execute("SELECT max(id) FROM search_log").fetchone()[0] or 0
             trimmed = self.conn.execute("DELETE FROM search_log WHERE id <= ?", (last - cap,)).rowcount
             self.conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        redacted = 0
+        enabled = bool(self.config.get("store.redact_secrets", True))
+        if redact or (redact is None and enabled and reredact.is_stale(self)):
+            redacted = self.redact_stored()["rows"]
+        elif redact is None and not enabled and not reredact.is_stale(self):
+            with self._txn():   # text written from now on is not redacted: re-check it once re-enabled
+                self.conn.execute("DELETE FROM meta WHERE key = ?", (reredact.STAMP_KEY,))
         swept = self.sweep(apply=True, namespace="*")["matched"] if sweep else 0
         if self.path != ":memory:":
             with contextlib.suppress(self.driver.Error):
                 self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         return {"expired": len(expired), "purged": len(old), "log_trimmed": max(0, trimmed), "swept": swept,
-                "session_versions_pruned": pruned}
+                "session_versions_pruned": pruned, "redacted": redacted}
 
     def _prune_session_versions(self, *, keep: int) -> int:
         """Session memories get a new version at every capture (Codex: every turn); keep only the
@@ -1914,6 +1956,10 @@ class MemoryStore:
             vec_of[vid] = (pieces, matrix[offset:offset + len(pieces)] if matrix is not None else None)
             offset += len(pieces)
         with self._txn():
+            if todo:   # exported text is stored as it was: the next maintenance re-redacts it
+                from supermemory.reredact import STAMP_KEY
+
+                self.conn.execute("DELETE FROM meta WHERE key = ?", (STAMP_KEY,))
             for line, versions in todo:
                 for version in versions:
                     pieces, vectors = vec_of[version["id"]]

@@ -351,6 +351,22 @@ def m003_briefing_indexes(conn) -> None:
         """)
 
 
+@migration()
+def m004_redactions(conn) -> None:
+    """In-place re-redactions (`MemoryStore.redact_stored`): the one overwrite of stored text,
+    recorded per memory row so `history` shows it."""
+    _script(conn, """
+        CREATE TABLE redactions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            at REAL NOT NULL,
+            types TEXT NOT NULL DEFAULT '{}',
+            fields TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX redactions_memory ON redactions(memory_id)
+        """)
+
+
 def _applied(conn) -> list[str]:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS _supermemory_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")

@@ -409,6 +409,8 @@ def _render_history(result: dict, args: dict) -> str:
         body = version.get("body") or ""
         if body:
             lines.append("    " + body.replace("\n", "\n    "))
+    for event in result.get("redactions", []):
+        lines.append(f"- {event['id']} {event['at']} redacted in place: {', '.join(event['fields'])}")
     return _with_note("\n".join(lines), result)
 
 
@@ -685,10 +687,11 @@ TOOLS: list[Tool] = [
         summary="every version of a memory, oldest first",
         title="Version history",
         description=("Use to see how a memory evolved: every version of its chain, oldest first, with the time "
-                     "each one was current."),
+                     "each one was current, and any secret redacted from a version in place."),
         input_schema=_obj({"id": _ID, "namespace": _NS}, ("id",)),
         output_schema=_out({"id": _STR, "current": _STR, "versions": {"type": "array", "items": _MEMORY},
-                            "note": _STR}, ("id", "versions")),
+                            "redactions": {"type": "array", "items": {"type": "object"}}, "note": _STR},
+                           ("id", "versions")),
         annotations=_annotations(True, False, True),
         call=_call_history, render=_render_history, fit=_fit_bodies("versions"),
     ),

@@ -9,9 +9,17 @@
 * Recognised secrets are replaced by ``[REDACTED:<type>]``.  Only the secret
   itself is replaced: the key of an assignment, the scheme/user/host of a URL
   and the ``Authorization: Bearer`` prefix are kept, so the text stays useful.
-  Rules run most specific first (see ``REDACTION_TYPES``): an Anthropic key is
-  never labelled ``openai_key``, ``GITHUB_TOKEN=ghp_...`` counts once as
-  ``github_token``, and a JWT sent as a bearer token is labelled ``jwt``.
+  Rules run most specific first (see ``RULE_KINDS``, the rule table): provider
+  formats (about a hundred, by prefix or shape), then structured tokens and
+  headers, then values named by their key.  An Anthropic key is never labelled
+  ``openai_key``, ``GITHUB_TOKEN=ghp_...`` counts once as ``github_token``,
+  and a JWT sent as a bearer token is labelled ``jwt``.
+* The last rule, ``generic_secret``, takes a long random-looking value under
+  any name with key / auth / credential / secret / token / password in it.  A
+  hex digest or UUID counts only under a name that says it is a credential
+  (``api_secret: <hex>`` goes, ``cache key: <sha>`` and ``idempotency key:
+  <uuid>`` stay).  A label whose value is itself an assignment is looked into:
+  ``token: TWILIO_AUTH_TOKEN=<hex>`` loses the hex.
 
 The rules are heuristics tuned to miss few real secrets while leaving ordinary
 prose and code alone: hashes, UUIDs, lockfile checksums, data URIs, words such
@@ -20,40 +28,25 @@ as "password reset flow", identifiers such as ``token_count``, variables
 values (``password=${DB_PASSWORD}``, ``token=None``) come back unchanged.
 
 Speed: every regex is precompiled and starts with a literal, so the engine
-skips ahead with a substring search; keyword assignments are located with
-``str.find`` and matched on a lower-cased copy of the text; all quantifiers
-are bounded, so the run time is linear.  A megabyte of ordinary code or prose
+skips ahead with a substring search (the few that cannot run only when a
+trigger substring is present); keyword assignments are located with
+``str.find`` and matched on a lower-cased copy of the text; quantifiers are
+bounded or run over one character class, so the run time is linear.  A megabyte of ordinary code or prose
 takes a few tens of milliseconds.  ``redact`` never raises on a ``str`` (lone
 surrogates and NUL bytes included).
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 import re
+from collections import Counter
 from typing import Callable, Iterable, Iterator, Optional
 
-__all__ = ["redact", "REDACTION_TYPES", "PRIVATE_TYPE"]
+__all__ = ["redact", "rules_hit", "rules_fingerprint", "REDACTION_TYPES", "RULE_KINDS", "PRIVATE_TYPE"]
 
 PRIVATE_TYPE = "private"
-
-#: Every type ``redact`` may report, in the order the rules run.
-REDACTION_TYPES: tuple[str, ...] = (
-    "private_key",
-    "anthropic_key",
-    "openai_key",
-    "github_token",
-    "gitlab_token",
-    "slack_token",
-    "stripe_key",
-    "google_api_key",
-    "npm_token",
-    "aws_access_key",
-    "jwt",
-    "bearer_token",
-    "url_password",
-    "aws_secret_key",
-    "password_assignment",
-)
 
 _MARKER_PREFIX = "[REDACTED:"
 
@@ -386,22 +379,28 @@ Check = Callable[["re.Match[str]", str], bool]
 class _Rule:
     """One pattern.  ``lowered`` rules are written in lower case and matched
     against ``text.lower()`` (fast, case-sensitive scanning); the secret is
-    still cut out of the original text by position."""
+    still cut out of the original text by position.  ``name`` is unique in the
+    table (tests hold one sample per name); ``kind`` is the reported type."""
 
-    __slots__ = ("kind", "regex", "regex_ci", "groups", "keep", "triggers", "lowered", "stems")
+    __slots__ = ("name", "kind", "marker", "regex", "regex_ci", "groups", "keep", "triggers", "lowered", "stems",
+                 "shaped")
 
     def __init__(
         self,
         kind: str,
         pattern: str,
         *,
+        name: str = "",
         triggers: tuple[str, ...] = (),
         groups: tuple[str, ...] = (),
         keep: Optional[Check] = None,
         lowered: bool = False,
         stems: tuple[str, ...] = (),
+        shaped: bool = False,
     ) -> None:
+        self.name = name or kind
         self.kind = kind
+        self.marker = _marker(kind)
         self.regex = re.compile(pattern)
         # used on the original text if lowering ever changes its length
         self.regex_ci = re.compile(pattern, re.IGNORECASE) if lowered else self.regex
@@ -415,6 +414,9 @@ class _Rule:
         # found with str.find and tried with regex.match (much faster than a
         # regex scan for a pattern with no literal prefix)
         self.stems = stems
+        # every match is one run of _RUN_CHARS, 20 or more long: the rule runs
+        # only if it matches (or its triggers occur) in the text's long runs
+        self.shaped = shaped
 
 
 _B64URL = r"A-Za-z0-9_-"
@@ -461,65 +463,386 @@ def _keep_literal(m: "re.Match[str]", value: str) -> bool:
     return _keep_value(value, quoted=True, family="literal")
 
 
-# Literal first, boundary check as a look-behind after it: a pattern that
-# starts with a literal is scanned for with a fast substring search.
+def _needs_digit(m: "re.Match[str]", value: str) -> bool:
+    """Keep a match without a digit: a run of letters after the prefix is a word, not a key."""
+    return _DIGIT.search(value) is None
+
+
+def _needs_mixed_case(m: "re.Match[str]", value: str) -> bool:
+    """Keep a match whose random part is single-case (hf_transformerscachedirectoryname...)."""
+    body = value.split("_", 1)[-1] if value.startswith("hf_") else value[8:]
+    return body.islower() or body.isupper()
+
+
+def _keep_mailgun(m: "re.Match[str]", value: str) -> bool:
+    """key-<md5> names a cache entry; a Mailgun key also has letters past f and a digit."""
+    body = value[4:]
+    return _DIGIT.search(body) is None or re.search(r"[g-z]", body) is None
+
+
+def _keep_discord(m: "re.Match[str]", value: str) -> bool:
+    """A bot token's first part encodes a numeric id (digits in its base64); its last part is random."""
+    first, _, rest = value.partition(".")
+    last = rest.rpartition(".")[2]
+    return _DIGIT.search(first) is None or _is_wordy(last) or _is_camel_words(last)
+
+
+def _keep_aws_near_id(m: "re.Match[str]", value: str) -> bool:
+    """A secret key is base64 (mixed case and digits); a 40-hex SHA-1 next to a key id is not."""
+    v = m.group("s")
+    has = [_UPPER.search(v), re.search(r"[a-z]", v), _DIGIT.search(v) or re.search(r"[+/]", v)]
+    return not all(has)
+
+
+# ---- keyword-anchored, high-entropy values (names no provider rule knows) ----
+
+_GENERIC_KW = r"(?P<kw>key|auth(?:orization)?|cred(?:ential)?|secret|token|passw(?:or)?d|passphrase|pwd)"
+# the name may go on after the keyword: TOKEN_PROD, api_key.live, credentials
+_GENERIC_TAIL = r"(?P<tail>s?(?:[_.-][a-z0-9]{1,16}){0,3})"
+_GENERIC_STEMS = _KW_STEMS + ("auth", "cred")
+# names that say the value is a credential: a hex digest or UUID under them is one too
+_SECRET_NAME = re.compile(
+    r"secret|passw|pwd|passphrase|token|auth|cred|priv|signing|master|encrypt|licen[cs]e|hmac"
+    r"|(?:api|access|account|session|client|app|service|subscription|consumer|shared|deploy|admin|write)[ _.-]?key"
+)
+# names that say it is not: lookup keys, public halves, metadata about a key
+_PUBLIC_NAME = re.compile(
+    r"public|pub[ _.-]?key|cache|idempot|partition|primary|foreign|lookup|dedup|composite|unique"
+    r"|(?:sort|object|row|hash|map|range|dict|group|index|shard|routing|join|foreign|natural|message)[ _.-]?key"
+    r"|key[ _.-]?(?:id|ids|name|type|size|len|length|path|file|alg|algorithm|format|version|prefix|usage|ref|count"
+    r"|hash|fingerprint|spec|field|column|order)(?![a-z])"
+    r"|token[ _.-]?(?:id|type|count|counts|len|length|limit|usage|url|uri|endpoint|expiry|expires|budget)(?![a-z])"
+    r"|fingerprint|checksum|digest|etag"
+)
+_SEGMENTS = re.compile(r"[A-Za-z0-9]+")
+_DIGEST_LABEL = re.compile(r"(?:sha|SHA)(?:1|224|256|384|512)[:=-]|(?:md5|MD5|blake2[bs]?|xxh[0-9]*)[:=-]")
+_PREFIXED_ID = re.compile(r"[a-z]{2,6}_[A-Za-z0-9]{8,64}")
+_HEX_SEGMENT = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_WORD_SEGMENT = re.compile(r"([A-Za-z]+)[0-9]{0,4}")
+
+
+def _entropy(v: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(v)
+    return -sum(c / n * math.log2(c / n) for c in Counter(v).values())
+
+
+def _wordlike(segment: str) -> bool:
+    if len(segment) <= 5:
+        return True
+    m = _WORD_SEGMENT.fullmatch(segment)
+    return m is not None and (_is_wordy(m.group(1)) or _is_camel_words(m.group(1)))
+
+
+def _shape(v: str) -> str:
+    """'words' (identifiers, versions, prose), 'hex' (digests, UUIDs, hashed asset names) or 'random'."""
+    segments = _SEGMENTS.findall(v)
+    if all(_wordlike(s) for s in segments):
+        return "words"
+    if all(_wordlike(s) or _HEX_SEGMENT.fullmatch(s) for s in segments):
+        return "hex"
+    return "random"
+
+
+def _previous_word(s: str, start: int) -> str:
+    """The word before a key in prose: "cache" in "cache key: ...", "api" in "API key: ..."."""
+    if start < 2 or s[start - 1] != " ":
+        return ""
+    j = start - 1
+    lo = max(0, j - 32)
+    return s[lo:j].rsplit(None, 1)[-1] if s[lo:j].strip() else ""
+
+
+def _keep_generic(m: "re.Match[str]", value: str) -> bool:
+    v = value.strip()
+    if m.group("uq") is not None:
+        v = v.rstrip(":.,")
+    if len(v) < 16 or _SPACE.search(v) or _keep_assignment(m, value):  # cheapest test first
+        return True
+    if max(map(len, _SEGMENTS.findall(v)), default=0) < 12:  # host names, versions, short ids joined up
+        return True
+    s = m.string
+    start = _key_start(s, m.start("kw"))
+    name = s[start : m.end("tail")].lower()
+    prev = _previous_word(s, start).lower()
+    full = f"{prev} {name}" if prev else name
+    if _PUBLIC_NAME.search(full):
+        return True
+    if _DIGEST_LABEL.match(v):  # SHA256:<fingerprint>, sha512-<integrity>: digests, whatever the name
+        return True
+    shape = _shape(v)
+    if shape == "words":
+        return True
+    secretish = _SECRET_NAME.search(full) is not None
+    if shape == "hex":  # a digest or UUID is a secret only under a name that says so
+        return not secretish
+    if not secretish and _PREFIXED_ID.fullmatch(v):  # "key": "msg_01XF...", cus_..., req_...: object ids
+        return True
+    if _DIGIT.search(v) is None or not re.search(r"[A-Za-z]", v):
+        return True
+    if sum(ord(b) - ord(a) == 1 for a, b in zip(v, v[1:])) * 2 >= len(v):  # an alphabet: "abc...XYZ0123"
+        return True
+    return _entropy(v) < min(3.5, math.log2(len(v)) - 0.6)
+
+
+def _token(name: str, kind: str, prefix: str, body: str, *, keep: Optional[Check] = None,
+           edge: str = "A-Za-z0-9_", end: str = "A-Za-z0-9_-", triggers: tuple[str, ...] = ()) -> _Rule:
+    """A token that starts with the literal ``prefix``: the look-behind says the prefix does
+    not continue a longer word, the look-ahead that the random part ends where the token
+    does.  The rule runs only when ``triggers`` (default: the prefix) occur in the text's
+    long runs (see ``_RUN``)."""
+    p = re.escape(prefix)
+    return _Rule(kind, rf"{p}(?<![{edge}]{p}){body}(?![{end}])", name=name, keep=keep,
+                 triggers=triggers or (prefix,), shaped=True)
+
+
+# The redaction rule table.  Literal first, boundary check as a look-behind
+# after it: a pattern that starts with a literal is scanned for with a fast
+# substring search.  Most specific first: a provider's token is labelled with
+# its provider before the keyword rules at the end see the assignment.
 _RULES: tuple[_Rule, ...] = (
+    # --- AI providers --------------------------------------------------------
     _Rule(
         "anthropic_key",
         rf"sk-ant-(?<![{_B64URL}]sk-ant-)[{_B64URL}]{{20,}}",
+        triggers=("sk-ant-",),
+        shaped=True,
     ),
     _Rule(
         "openai_key",
         # a real key always has a digit somewhere; kebab-case words don't
         rf"sk-(?<![{_B64URL}]sk-)(?!ant-)(?:(?:proj|svcacct|admin)-)?"
         rf"(?=[{_B64URL}]{{0,300}}?[0-9])[{_B64URL}]{{20,}}",
+        triggers=("sk-",),
+        shaped=True,
     ),
+    _token("huggingface_token", "huggingface_token", "hf_", "[A-Za-z0-9]{34,40}", keep=_needs_mixed_case),
+    _token("huggingface_org_token", "huggingface_token", "api_org_", "[A-Za-z0-9]{34}", keep=_needs_mixed_case),
+    _token("replicate_token", "replicate_token", "r8_", "[A-Za-z0-9]{37}"),
+    _token("groq_key", "groq_key", "gsk_", "[A-Za-z0-9]{52}"),
+    _token("xai_key", "xai_key", "xai-", "[A-Za-z0-9]{80}"),
+    _token("perplexity_key", "perplexity_key", "pplx-", "[A-Za-z0-9]{48}"),
+    _token("nvidia_key", "nvidia_key", "nvapi-", "[A-Za-z0-9_-]{64}"),
+    _token("langsmith_key", "langsmith_key", "lsv2_", "(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
+    # --- source hosting, CI, package registries ------------------------------
     _Rule(
         "github_token",
         r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36,}",
+        triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        shaped=True,
     ),
     _Rule(
         "github_token",
         r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{22,}",
+        name="github_fine_grained_pat",
+        triggers=("github_pat_",),
+        shaped=True,
     ),
     _Rule(
         "gitlab_token",
-        rf"gl(?<![{_B64URL}]gl)(?:pat|dt|rt|ptt)-[{_B64URL}]{{20,}}",
+        rf"gl(?<![{_B64URL}]gl)(?:pat|oas|dt|rtr|rt|cbt|ptt|ft|imt|agent|soat|ffct)-[{_B64URL}]{{20,}}",
+        shaped=True,
     ),
+    _token("gitlab_runner_registration_token", "gitlab_token", "GR1348941", "[A-Za-z0-9_-]{20}"),
+    _token("npm_token", "npm_token", "npm_", "[A-Za-z0-9]{36}", end="A-Za-z0-9"),
+    _token("pypi_token", "pypi_token", "pypi-AgE", "[A-Za-z0-9_-]{50,}"),
+    _token("rubygems_key", "rubygems_key", "rubygems_", "[a-f0-9]{48}"),
+    _token("clojars_token", "clojars_token", "CLOJARS_", "[a-z0-9]{60}"),
+    _token("artifactory_key", "artifactory_key", "AKCp", "[A-Za-z0-9]{69}"),
+    _token("circleci_token", "circleci_token", "CCIPAT_", "[A-Za-z0-9]{22}_[a-f0-9]{40}"),
+    _token("buildkite_token", "buildkite_token", "bkua_", "[a-f0-9]{40}"),
+    _token("sourcegraph_token", "sourcegraph_token", "sgp_", "(?:[a-f0-9]{16}_)?[a-f0-9]{40}"),
+    _token("postman_key", "postman_key", "PMAK-", "[a-f0-9]{24}-[a-f0-9]{34}"),
+    _token("pulumi_token", "pulumi_token", "pul-", "[a-f0-9]{40}"),
+    _Rule(
+        "terraform_token",
+        r"[A-Za-z0-9](?<![A-Za-z0-9][A-Za-z0-9])[A-Za-z0-9]{13}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])",
+        triggers=(".atlasv1.",),
+        shaped=True,
+    ),
+    _token("harness_token", "harness_token", "pat.", "[A-Za-z0-9_-]{22}\\.[a-f0-9]{24}\\.[A-Za-z0-9]{20}"),
+    _token("octopus_key", "octopus_key", "API-", "[A-Z0-9]{26}", keep=_needs_digit, end="A-Za-z0-9"),
+    # --- chat and messaging --------------------------------------------------
     _Rule(
         "slack_token",
-        r"xox(?<![A-Za-z0-9]xox)[abeprs]-[A-Za-z0-9-]{10,}",
+        r"xox(?<![A-Za-z0-9]xox)[abeprscd]-[A-Za-z0-9-]{10,}",
     ),
     _Rule(
         "slack_token",
         r"xapp-(?<![A-Za-z0-9]xapp-)[0-9]-[A-Za-z0-9-]{10,}",
+        name="slack_app_token",
     ),
     _Rule(
         "slack_token",
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/-]{8,})",
+        name="slack_webhook",
         groups=("s",),
+        triggers=("hooks.slack.com/",),
+        shaped=True,
     ),
+    _Rule(
+        "discord_webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/(?P<s>[A-Za-z0-9_-]{60,80})",
+        groups=("s",),
+        triggers=("/api/webhooks/",),
+        shaped=True,
+    ),
+    _Rule(
+        "discord_bot_token",
+        r"[MNO](?<![A-Za-z0-9_.-][MNO])[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}"
+        r"(?![A-Za-z0-9_.-])",
+        keep=_keep_discord,
+        shaped=True,
+    ),
+    _Rule(
+        "telegram_bot_token",
+        r"[0-9](?<![0-9][0-9])[0-9]{7,9}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+        triggers=(":AA",),
+        shaped=True,
+    ),
+    _Rule(
+        "teams_webhook",
+        r"\.webhook\.office\.com/webhookb2/(?P<s>[A-Za-z0-9@/._-]{40,400})",
+        groups=("s",),
+        triggers=(".webhook.office.com/",),
+        shaped=True,
+    ),
+    _token("twilio_key", "twilio_key", "SK", "[0-9a-f]{32}", edge="A-Za-z0-9", end="A-Za-z0-9"),
+    _token("sendgrid_key", "sendgrid_key", "SG.", "[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}"),
+    _token("brevo_key", "brevo_key", "xkeysib-", "[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    _token("mailgun_key", "mailgun_key", "key-", "[0-9a-z]{32}", keep=_keep_mailgun, edge="A-Za-z0-9_-"),
+    _Rule(
+        "mailchimp_key",
+        r"[0-9a-f](?<![0-9A-Za-z][0-9a-f])[0-9a-f]{31}-us[0-9]{1,2}(?![0-9A-Za-z])",
+        triggers=("-us",),
+        shaped=True,
+    ),
+    # --- payments and commerce -----------------------------------------------
     _Rule(
         "stripe_key",
         r"(?<![A-Za-z0-9_])[srp]k_(?:live|test)_[A-Za-z0-9]{24,}",
         triggers=("k_live_", "k_test_"),
+        shaped=True,
     ),
+    _token("stripe_webhook_secret", "stripe_key", "whsec_", "[A-Za-z0-9]{32,}"),
+    _token("shopify_token", "shopify_token", "shp", "(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+           triggers=("shpat_", "shpca_", "shppa_", "shpss_")),
+    _token("square_token", "square_token", "sq0", "(?:atp|csp)-[A-Za-z0-9_-]{22,43}", triggers=("sq0atp-", "sq0csp-")),
+    _token("square_access_token", "square_token", "EAAA", "[A-Za-z0-9_-]{60}"),
+    _token("facebook_token", "facebook_token", "EAA", "[A-Za-z0-9]{90,512}"),
+    _token("shippo_token", "shippo_token", "shippo_", "(?:live|test)_[a-f0-9]{40}"),
+    _token("easypost_key", "easypost_key", "EZ", "[AT]K[A-Za-z0-9]{54}", triggers=("EZAK", "EZTK")),
+    _token("flutterwave_key", "flutterwave_key", "FLWSECK", "(?:_TEST)?-[a-h0-9]{32}-X", end="A-Za-z0-9"),
+    _token("duffel_token", "duffel_token", "duffel_", "(?:test|live)_[A-Za-z0-9_=-]{43}"),
+    # --- cloud platforms -----------------------------------------------------
     _Rule(
         "google_api_key",
         rf"AIza(?<![A-Za-z0-9_+/-]AIza)[{_B64URL}]{{35}}(?![{_B64URL}])",
+        triggers=("AIza",),
+        shaped=True,
     ),
-    _Rule(
-        "npm_token",
-        r"npm_(?<![A-Za-z0-9_]npm_)[A-Za-z0-9]{36}(?![A-Za-z0-9])",
-    ),
+    _token("google_oauth_client_secret", "google_oauth", "GOCSPX-", "[A-Za-z0-9_-]{28}"),
+    _token("google_oauth_token", "google_oauth", "ya29.", "[A-Za-z0-9_-]{30,2048}"),
+    _token("google_refresh_token", "google_oauth", "1//0", "[A-Za-z0-9_-]{40,512}", edge="A-Za-z0-9_:/"),
     _Rule(
         "aws_access_key",
-        r"A[KS]IA(?<![A-Za-z0-9+/]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9+/])",
-        triggers=("AKIA", "ASIA"),
+        r"A(?:KI|SI|BI|CC)A(?<![A-Za-z0-9+/]A..A)[A-Z0-9]{16}(?![A-Za-z0-9+/])",
+        triggers=("AKIA", "ASIA", "ABIA", "ACCA"),
+        shaped=True,
     ),
+    _token("aws_session_token", "aws_session_token", "IQoJb3JpZ2lu", "[A-Za-z0-9+/=%]{100,4096}",
+           edge="A-Za-z0-9+/", end="A-Za-z0-9+/=%"),
+    _Rule(
+        "azure_storage_key",
+        # AccountKey=... in a connection string, SharedAccessKey=... (Service Bus, Event Hubs)
+        r"(?:account|sharedaccess|storageaccount)key[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?P<s>[a-z0-9+/]{40,}={0,2})(?![a-z0-9+/=])",
+        triggers=("accountkey", "accesskey"),
+        lowered=True,
+        groups=("s",),
+        keep=_keep_literal,
+    ),
+    _Rule(
+        "azure_sas_signature",
+        # the signature of a shared access signature URL or connection string
+        r"[?&;](?<=[?&;])sig=(?P<s>[a-z0-9%+/=]{20,256})",
+        triggers=("sig=",),
+        lowered=True,
+        groups=("s",),
+    ),
+    _Rule(
+        "azure_client_secret",
+        r"[A-Za-z0-9_~.-](?<![A-Za-z0-9_~.-][A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{2}[0-9]Q~[A-Za-z0-9_~.-]{31,34}"
+        r"(?![A-Za-z0-9_~.-])",
+        triggers=("Q~",),
+        shaped=True,
+    ),
+    _token("alibaba_key", "alibaba_key", "LTAI", "[A-Za-z0-9]{20}", keep=_needs_digit),
+    _token("yandex_key", "yandex_key", "AQVN", "[A-Za-z0-9_-]{35,38}", keep=_needs_digit),
+    _token("digitalocean_token", "digitalocean_token", "do", "[opr]_v1_[a-f0-9]{64}", triggers=("_v1_",)),
+    _token("heroku_api_key", "heroku_api_key", "HRKU-", "[A-Za-z0-9_-]{40,70}"),
+    _token("fly_token", "fly_token", "f", "(?:m[12]|o1)_[A-Za-z0-9+/=_-]{40,2048}", end="A-Za-z0-9+/=_-",
+           triggers=("fm1_", "fm2_", "fo1_")),
+    _token("cloudflare_origin_ca_key", "cloudflare_origin_ca_key", "v1.0-", "[a-f0-9]{24}-[a-f0-9]{146}"),
+    _token("openshift_token", "openshift_token", "sha256~", "[A-Za-z0-9_-]{43}"),
+    _token("databricks_token", "databricks_token", "dapi", "[a-f0-9]{32}(?:-[0-9])?"),
+    _token("doppler_token", "doppler_token", "dp.", "(?:pt|st|ct|sa|scim|audit)\\.[A-Za-z0-9]{40,44}"),
+    _token("dynatrace_token", "dynatrace_token", "dt0", "[a-z][0-9]{2}\\.[A-Za-z0-9]{24}\\.[A-Za-z0-9]{64}"),
+    _token("supabase_token", "supabase_token", "sbp_", "[a-f0-9]{40}"),
+    _token("planetscale_token", "planetscale_token", "pscale_", "(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,64}"),
+    _token("netlify_token", "netlify_token", "nfp_", "[A-Za-z0-9]{36}"),
+    _token("scalingo_token", "scalingo_token", "tk-us-", "[A-Za-z0-9_-]{48}"),
+    _token("tailscale_key", "tailscale_key", "tskey-",
+           "(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,20}-[A-Za-z0-9]{20,40}"),
+    _token("vault_token", "vault_token", "hv", "[sbr]\\.[A-Za-z0-9_-]{24,}", triggers=("hvs.", "hvb.", "hvr.")),
+    _token("age_secret_key", "age_secret_key", "AGE-SECRET-KEY-1", "[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    # --- observability and SaaS ----------------------------------------------
+    _token("grafana_cloud_token", "grafana_token", "glc_", "[A-Za-z0-9+/]{32,400}={0,2}", end="A-Za-z0-9+/=_-"),
+    _token("grafana_service_account_token", "grafana_token", "glsa_", "[A-Za-z0-9]{32}_[a-f0-9]{8}"),
+    _token("grafana_api_key", "grafana_token", "eyJrIjoi", "[A-Za-z0-9+/]{40,400}={0,2}", end="A-Za-z0-9+/=_-"),
+    _token("new_relic_key", "new_relic_key", "NR", "(?:AK|II|JS|RA|SP)-[A-Za-z0-9_-]{19,40}", keep=_needs_digit,
+           triggers=("NRAK-", "NRII-", "NRJS-", "NRRA-", "NRSP-")),
+    _Rule(
+        "new_relic_key",
+        r"[0-9a-f](?<![0-9A-Za-z][0-9a-f])[0-9a-f]{35}NRAL(?![A-Za-z0-9])",
+        name="new_relic_license_key",
+        triggers=("NRAL",),
+        shaped=True,
+    ),
+    _token("sentry_token", "sentry_token", "sntry", "[su]_[A-Za-z0-9_+/=]{60,2048}", end="A-Za-z0-9_+/="),
+    _token("atlassian_token", "atlassian_token", "ATATT3", "[A-Za-z0-9_=-]{60,400}"),
+    _token("linear_key", "linear_key", "lin_", "(?:api|oauth)_[A-Za-z0-9]{40}"),
+    _token("notion_token", "notion_token", "ntn_", "[A-Za-z0-9]{46}"),
+    _token("notion_integration_secret", "notion_token", "secret_", "[A-Za-z0-9]{43}"),
+    _token("airtable_token", "airtable_token", "pat", "[A-Za-z0-9]{14}\\.[a-f0-9]{64}"),
+    _token("onepassword_token", "onepassword_token", "ops_eyJ", "[A-Za-z0-9+/=_-]{100,4096}", end="A-Za-z0-9+/=_-"),
+    _token("typeform_token", "typeform_token", "tfp_", "[A-Za-z0-9_.=-]{59}"),
+    _token("readme_key", "readme_key", "rdme_", "[a-z0-9]{70}"),
+    _token("prefect_key", "prefect_key", "pnu_", "[A-Za-z0-9]{36}"),
+    _token("frameio_token", "frameio_token", "fio-u-", "[A-Za-z0-9_=-]{64}"),
+    _token("contentful_token", "contentful_token", "CFPAT-", "[A-Za-z0-9_-]{43}"),
+    _token("dropbox_token", "dropbox_token", "sl.", "(?:u\\.)?[A-Za-z0-9_-]{130,2048}"),
+    _token("infracost_key", "infracost_key", "ico-", "[A-Za-z0-9]{32}"),
+    _token("adafruit_key", "adafruit_key", "aio_", "[A-Za-z0-9]{28}"),
+    _Rule(
+        "mapbox_token",
+        r"[st]k\.eyJ(?<![A-Za-z0-9_.-][st]k\.eyJ)[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}",
+        triggers=("k.eyJ",),
+        shaped=True,
+    ),
+    # --- structured tokens and headers ---------------------------------------
     _Rule(
         "jwt",
         rf"eyJ(?<![{_B64URL}]eyJ)[{_B64URL}]{{10,}}\.[{_B64URL}]{{10,}}\.[{_B64URL}]{{10,}}",
+        triggers=("eyJ",),
+        shaped=True,
+    ),
+    _Rule(
+        "okta_token",
+        # Authorization: SSWS <api token>
+        r"ssws(?<![a-z0-9_]ssws)[ \t]+(?P<s>00[a-z0-9_-]{40})(?![a-z0-9_-])",
+        lowered=True,
+        groups=("s",),
     ),
     _Rule(
         "bearer_token",
@@ -535,6 +858,7 @@ _RULES: tuple[_Rule, ...] = (
         # a bare "Bearer <token>" needs a long token with a digit in it
         r"bearer(?<![a-z0-9_]bearer)[ \t]+"
         r"(?P<s>(?=[a-z0-9._~+/-]{0,300}?[0-9])[a-z0-9._~+/-]{20,}=*)",
+        name="bearer_bare",
         lowered=True,
         groups=("s",),
         keep=_keep_literal,
@@ -546,6 +870,7 @@ _RULES: tuple[_Rule, ...] = (
         groups=("s",),
         keep=_keep_literal,
     ),
+    # --- named by their key --------------------------------------------------
     _Rule(
         "aws_secret_key",
         r"(?:aws[_.-]?secret[_.-]?(?:access[_.-]?)?key|secret[_.-]?access[_.-]?key)"
@@ -555,9 +880,20 @@ _RULES: tuple[_Rule, ...] = (
         groups=("s",),
     ),
     _Rule(
+        "aws_secret_key",
+        # the secret pasted next to its key id (already replaced above): CSV
+        # exports, `aws configure` prompts, "id / secret" in prose
+        r"\[REDACTED:aws_access_key\][^\r\n]{0,100}?(?:\r?\n[^\r\n]{0,100}?)?"
+        r"(?<![A-Za-z0-9/+])(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+        name="aws_secret_near_key_id",
+        triggers=("[REDACTED:aws_access_key]",),
+        groups=("s",),
+        keep=_keep_aws_near_id,
+    ),
+    _Rule(
         "password_assignment",
         _KW + _SEPARATOR + _VALUE,
-        stems=_KW_STEMS,
+        stems=_GENERIC_STEMS,  # shared with generic_secret: the positions are found once
         lowered=True,
         groups=_VALUE_GROUPS,
         keep=_keep_assignment,
@@ -566,6 +902,7 @@ _RULES: tuple[_Rule, ...] = (
         "password_assignment",
         # command-line flags: --password hunter2, --api-key "..."
         r"--(?<![\w-]--)(?:[a-z0-9]+-)*" + _KW + r"(?P<sep>[ \t]+)(?!-)" + _VALUE,
+        name="password_flag",
         lowered=True,
         groups=_VALUE_GROUPS,
         keep=_keep_assignment,
@@ -574,16 +911,50 @@ _RULES: tuple[_Rule, ...] = (
         "password_assignment",
         # <password>hunter2</password>, <db.password>...</db.password>
         r"<(?P<tag>[\w.:-]{0,40}?" + _KW + r")>(?P<xv>[^<\r\n]{1,1024})</(?P=tag)>",
+        name="password_xml",
         triggers=("</",),
         lowered=True,
         groups=("xv",),
         keep=_keep_xml,
     ),
+    _Rule(
+        "generic_secret",
+        # any other name with key / auth / credential / secret / token /
+        # password in it, holding a long random-looking value
+        _GENERIC_KW + _GENERIC_TAIL + _SEPARATOR + _VALUE,
+        stems=_GENERIC_STEMS,
+        lowered=True,
+        groups=_VALUE_GROUPS,
+        keep=_keep_generic,
+    ),
 )
 
+_UNSHAPED = tuple(rule for rule in _RULES if not rule.shaped)
 
-def _stem_matches(regex: "re.Pattern[str]", haystack: str, stems: tuple[str, ...]) -> Iterator["re.Match[str]"]:
-    """Like regex.finditer(haystack) for a pattern whose matches all start at one of ``stems``."""
+#: Every rule name in the table, in the order the rules run, with the type it reports
+#: (PEM private keys are matched in code, first).
+RULE_KINDS: dict[str, str] = {"private_key": "private_key", **{r.name: r.kind for r in _RULES}}
+if len(RULE_KINDS) != len(_RULES) + 1:  # pragma: no cover - a table edit gone wrong
+    raise RuntimeError("redaction rule names must be unique")
+
+#: Every type ``redact`` may report, in the order the rules run.
+REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
+
+#: Bump when a rule's keep logic changes in a way the patterns do not show:
+#: stores re-redact themselves once when ``rules_fingerprint()`` changes.
+RULES_VERSION = 2
+
+
+def rules_fingerprint() -> str:
+    """A short digest of the rule table: stores stamp it after a re-redaction pass, so
+    maintenance re-scans stored text only when the rules changed since."""
+    h = hashlib.sha256(str(RULES_VERSION).encode())
+    for rule in _RULES:
+        h.update(f"\x1f{rule.name}\x1e{rule.kind}\x1e{rule.regex.pattern}".encode())
+    return h.hexdigest()[:16]
+
+
+def _stem_starts(haystack: str, stems: tuple[str, ...]) -> list[int]:
     starts: list[int] = []
     for stem in stems:
         i = haystack.find(stem)
@@ -591,72 +962,124 @@ def _stem_matches(regex: "re.Pattern[str]", haystack: str, stems: tuple[str, ...
             starts.append(i)
             i = haystack.find(stem, i + 1)
     starts.sort()
-    end = 0
-    for i in starts:
-        if i < end:
-            continue
-        m = regex.match(haystack, i)
-        if m is not None:
-            end = m.end()
-            yield m
+    return starts
 
 
-def _apply(rule: _Rule, text: str, haystack: str, counts: dict[str, int], *, fold: bool = False) -> str:
+def _stem_matches(regex: "re.Pattern[str]", haystack: str, found: list[int],
+                  skip: list[int]) -> Iterator["re.Match[str]"]:
+    """Matches at the keyword positions ``found`` from ``skip[0]`` on (the caller moves it)."""
+    for i in found:
+        if i >= skip[0]:
+            m = regex.match(haystack, i)
+            if m is not None:
+                yield m
+
+
+def _apply(rule: _Rule, text: str, haystack: str, counts: dict[str, int], *, fold: bool = False,
+           hits: Optional[dict[str, int]] = None, starts: Optional[dict[tuple, list[int]]] = None) -> str:
     """Replace in ``text`` the secrets ``rule`` finds in ``haystack``: ``text``
     itself or a same-length lower-cased copy.  ``fold`` matches ``text``
-    case-insensitively instead."""
+    case-insensitively instead.  ``starts`` caches keyword positions in
+    ``haystack`` for the rules that share its stems."""
     regex = rule.regex_ci if fold else rule.regex
-    marker = _marker(rule.kind)
-    parts: list[str] = []
-    pos = 0
+    # Stem rules try every keyword occurrence; one inside a kept value is tried
+    # too, once: "token: TWILIO_AUTH_TOKEN=<hex>" keeps the outer value (an
+    # assignment) and then judges the inner one on its own.
+    skip = [0]
+    nest_end = -1
     if rule.stems and not fold:
-        matches: Iterable["re.Match[str]"] = _stem_matches(regex, haystack, rule.stems)
+        found = None if starts is None else starts.get(rule.stems)
+        if found is None:
+            found = _stem_starts(haystack, rule.stems)
+            if starts is not None:
+                starts[rule.stems] = found
+        if not found:
+            return text
+        matches: Iterable["re.Match[str]"] = _stem_matches(regex, haystack, found, skip)
     else:
         matches = regex.finditer(haystack)
+    parts: list[str] = []
+    pos = 0
     for m in matches:
         name = None
         for g in rule.groups:
             if m.group(g) is not None:
                 name = g
                 break
-        if name is None:  # the whole match is the secret
-            start, end = m.span()
-        else:
-            start, end = m.span(name)
-            if rule.keep is not None and rule.keep(m, text[start:end]):
-                continue
+        start, end = m.span() if name is None else m.span(name)
+        if rule.keep is not None and rule.keep(m, text[start:end]):
+            if name is not None and m.start() >= nest_end:
+                skip[0], nest_end = start, m.end()
+            else:
+                skip[0] = m.end()
+            continue
         parts.append(text[pos:start])
-        parts.append(marker)
-        pos = end
+        parts.append(rule.marker)
+        pos = skip[0] = end
     if not parts:
         return text
     parts.append(text[pos:])
-    counts[rule.kind] = counts.get(rule.kind, 0) + len(parts) // 2
+    n = len(parts) // 2
+    counts[rule.kind] = counts.get(rule.kind, 0) + n
+    if hits is not None:
+        hits[rule.name] = hits.get(rule.name, 0) + n
     return "".join(parts)
 
 
-def _redact_secrets(text: str, counts: dict[str, int]) -> str:
+# Characters of a token-shaped secret (and of the URLs and assignments around
+# it): every match of a ``shaped`` rule lies inside one run of them.
+_RUN_CHARS = "A-Za-z0-9_.+/=~%:@-"
+_RUN = re.compile(rf"(?<![{_RUN_CHARS}])[{_RUN_CHARS}]{{20,}}")
+
+
+def _redact_secrets(text: str, counts: dict[str, int], hits: Optional[dict[str, int]] = None) -> str:
     if "-----BEGIN " in text:
+        before = counts.get("private_key", 0)
         text = _redact_private_keys(text, counts)
+        if hits is not None and counts.get("private_key", 0) > before:
+            hits["private_key"] = counts["private_key"] - before
     lowered: Optional[str] = None
-    for rule in _RULES:
-        if rule.lowered:
+    starts: dict[tuple, list[int]] = {}  # keyword positions in ``lowered``
+    # The long runs of token characters, gathered once: a few percent of
+    # ordinary text, so a hundred provider rules cost one scan, not a hundred
+    # (and none at all when there is no run, as in most short texts).
+    runs = " ".join(_RUN.findall(text))
+    for rule in _RULES if runs else _UNSHAPED:
+        if rule.shaped:
+            if rule.triggers:
+                if not any(t in runs for t in rule.triggers):
+                    continue
+            elif rule.regex.search(runs) is None:
+                continue
+            new = _apply(rule, text, text, counts, hits=hits)
+        elif rule.lowered:
             if lowered is None:
                 lowered = text.lower()
             if rule.triggers and not any(t in lowered for t in rule.triggers):
                 continue
             if len(lowered) == len(text):
-                new = _apply(rule, text, lowered, counts)
+                new = _apply(rule, text, lowered, counts, hits=hits, starts=starts)
             else:  # lower() expanded a character ("\u0130"): match case-insensitively
-                new = _apply(rule, text, text, counts, fold=True)
+                new = _apply(rule, text, text, counts, fold=True, hits=hits)
         else:
             if rule.triggers and not any(t in text for t in rule.triggers):
                 continue
-            new = _apply(rule, text, text, counts)
+            new = _apply(rule, text, text, counts, hits=hits)
         if new is not text:
             text = new
             lowered = None
+            starts = {}
     return text
+
+
+def _coerce(text) -> str:
+    if isinstance(text, str):
+        return text
+    if text is None:
+        return ""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return bytes(text).decode("utf-8", "replace")
+    return str(text)
 
 
 def redact(text: str, *, enabled: bool = True, drop_private: bool = True) -> tuple[str, dict[str, int]]:
@@ -667,13 +1090,7 @@ def redact(text: str, *, enabled: bool = True, drop_private: bool = True) -> tup
     ``[REDACTED:<type>]``.  With ``enabled=False`` the text is otherwise
     returned unchanged.
     """
-    if not isinstance(text, str):
-        if text is None:
-            text = ""
-        elif isinstance(text, (bytes, bytearray, memoryview)):
-            text = bytes(text).decode("utf-8", "replace")
-        else:
-            text = str(text)
+    text = _coerce(text)
     counts: dict[str, int] = {}
     if drop_private and "<" in text:
         text, spans = _strip_private(text)
@@ -682,3 +1099,11 @@ def redact(text: str, *, enabled: bool = True, drop_private: bool = True) -> tup
     if enabled and text:
         text = _redact_secrets(text, counts)
     return text, counts
+
+
+def rules_hit(text: str) -> dict[str, int]:
+    """How often each rule of the table (by name, see ``RULE_KINDS``) fired on ``text``:
+    which rule took a secret, where ``redact`` only says which type."""
+    hits: dict[str, int] = {}
+    _redact_secrets(_coerce(text), {}, hits)
+    return hits

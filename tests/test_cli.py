@@ -96,6 +96,13 @@ def test_update_then_history_shows_both_versions(env):
     assert mid in hist and new in hist and "fridays" in hist and "tuesdays" in hist
 
 
+def test_maintenance_redact_runs_the_re_redaction_pass_now(env):
+    run(["remember", "deploys run on fridays"], env)
+    out = json.loads(run(["maintenance", "--redact", "--json"], env).stdout)
+    assert out["redacted"] == 0  # stored text went through today's rules already
+    assert "redacted 0" in run(["maintenance"], env).stdout
+
+
 def test_opening_with_another_model_is_refused_until_reindex(env, tmp_path):
     run(["remember", "pinned to hash"], env)
     other = dict(env)

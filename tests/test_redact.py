@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 import time
 
 import pytest
 
-from supermemory.redact import PRIVATE_TYPE, REDACTION_TYPES, redact
+from supermemory.redact import PRIVATE_TYPE, REDACTION_TYPES, RULE_KINDS, redact, rules_fingerprint, rules_hit
 
 UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -310,6 +311,244 @@ LOOKALIKES = [
 
 
 # ---------------------------------------------------------------------------
+# The rule table: one realistic sample and one look-alike per rule
+# ---------------------------------------------------------------------------
+
+BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+
+
+def hexs(n: int) -> str:
+    return fake(n, HEX)
+
+
+def uuid() -> str:
+    h = hexs(32)
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
+
+
+def mixed_letters(n: int) -> str:
+    """Random letters, both cases present (a Hugging Face token has no digit)."""
+    return "".join(_rng.choice(UPPER + LOWER) for _ in range(n - 2)) + "Qz"
+
+
+def discord_id_part() -> str:
+    return base64.b64encode(fake(18, DIGITS).encode()).decode().rstrip("=")
+
+
+HF = "hf" + "_" + mixed_letters(34)
+SENDGRID = "SG" + "." + fake(22, B64URL) + "." + fake(43, B64URL)
+AZURE_ACCOUNT_KEY = fake(86, B64) + "=="
+PYPI = "pypi" + "-AgEIcHlwaS5vcmc" + fake(70, B64URL)
+DIGITALOCEAN = "dop" + "_v1_" + hexs(64)
+DISCORD_HOOK_TOKEN = fake(68, B64URL)
+MAILGUN = "key" + "-" + fake(30, LOWER + DIGITS) + "x7"
+TWILIO_HEX = hexs(32)
+SHA1 = hexs(40)
+SHA256 = hexs(64)
+AWS_ID_2 = "AK" + "IA" + fake(16, UPPER + DIGITS)
+
+# (rule name in RULE_KINDS, text, secret that must disappear, look-alike that must survive)
+RULE_CASES = [
+    # --- PEM blocks and AI providers -----------------------------------------
+    ("private_key", f"deploy key:\n{RSA_BLOCK}\nend", RSA_LINE,
+     "-----BEGIN PUBLIC KEY-----\n" + fake(64, B64) + "\n-----END PUBLIC KEY-----"),
+    ("anthropic_key", f"ANTHROPIC_API_KEY={ANTHROPIC}", ANTHROPIC,
+     "the console shows an sk-ant- key once; store it in a vault"),
+    ("openai_key", f"export OPENAI_API_KEY={OPENAI_LEGACY}", OPENAI_LEGACY,
+     "pip install scikit-learn; the sk-learn-pipeline-defaults preset"),
+    ("huggingface_token", f"logged in to the hub with {HF} on the GPU box", HF,
+     "from huggingface_hub import hf_hub_download; hf_" + "modelcachedirectoryforthisprojects" + " is a folder"),
+    ("huggingface_org_token", "HF org token api" + "_org_" + mixed_letters(34) + " for the CI mirror",
+     None, "open api_org_settings_page_for_the_admin_console to manage members"),
+    ("replicate_token", "REPLICATE_API_TOKEN=r8" + "_" + fake(37), None, "Replicate tokens start with r8_ and are 40 long"),
+    ("groq_key", "client = Groq(api_key='gsk" + "_" + fake(52) + "')", None, "gsk_ keys are listed under API Keys"),
+    ("xai_key", "XAI_API_KEY=xai" + "-" + fake(80), None, "model: xai-grok-2-latest"),
+    ("perplexity_key", "curl -H 'x-key: pplx" + "-" + fake(48) + "'", None, "see pplx-api-docs-v2 for rate limits"),
+    ("nvidia_key", "NVIDIA_API_KEY=nvapi" + "-" + fake(64, B64URL), None, "keys from build.nvidia.com look like nvapi-..."),
+    ("langsmith_key", "LANGSMITH_API_KEY=lsv2" + "_pt_" + hexs(32) + "_" + hexs(10), None, "lsv2_pt_ marks a personal token"),
+    # --- source hosting, CI, package registries ------------------------------
+    ("github_token", f"git push https://{GH_CLASSIC}@github.com/acme/app", GH_CLASSIC,
+     "classic tokens start with ghp_ and app tokens with ghs_"),
+    ("github_fine_grained_pat", f"GH_TOKEN={GH_FINE} gh api user", GH_FINE, "github_pat_ tokens can be scoped to one repo"),
+    ("gitlab_token", f"git clone https://oauth2:{GITLAB}@gitlab.com/acme/app.git", GITLAB,
+     "a glpat- token expires after a year; glpat-short is not one"),
+    ("gitlab_runner_registration_token", "gitlab-runner register --registration-token GR1348941" + fake(20, B64URL),
+     None, "legacy runner registration tokens start with GR1348941 and are deprecated"),
+    ("npm_token", f"//registry.npmjs.org/:_authToken={NPM}", NPM, "npm_config_registry=https://registry.npmjs.org/"),
+    ("pypi_token", f"uv publish --token {PYPI} dist/*", PYPI, "upload tokens start with pypi-AgE and are shown once"),
+    ("rubygems_key", "GEM_HOST_API_KEY: rubygems" + "_" + hexs(48), None,
+     'spec.metadata["rubygems_mfa_required"] = "true"'),
+    ("clojars_token", "deploy with CLOJARS" + "_" + fake(60, LOWER + DIGITS), None,
+     "set CLOJARS_USERNAME and CLOJARS_PASSWORD in the CI settings"),
+    ("artifactory_key", "X-JFrog-Art-Api: AKCp" + fake(69), None, "AKCp8 keys are deprecated, use tokens"),
+    ("circleci_token", "Circle-Token: CCIPAT" + "_" + fake(22) + "_" + hexs(40), None, "CCIPAT_ marks a personal API token"),
+    ("buildkite_token", "BUILDKITE_API_TOKEN=bkua" + "_" + hexs(40), None, "bkua_ tokens belong to a user"),
+    ("sourcegraph_token", "SRC_ACCESS_TOKEN=sgp" + "_" + hexs(16) + "_" + hexs(40), None, "sgp_local_ tokens are for dev"),
+    ("postman_key", "x-api-key: PMAK" + "-" + hexs(24) + "-" + hexs(34), None, "PMAK- keys are per workspace"),
+    ("pulumi_token", "PULUMI_ACCESS_TOKEN=pul" + "-" + hexs(40), None, "the pul-request bot opened #12"),
+    ("terraform_token", 'credentials "app.terraform.io" { token = "' + fake(14) + ".atlas" + "v1." + fake(64, ALNUM + "_-")
+     + '" }', None, "token format: <id>.atlasv1.<secret>"),
+    ("harness_token", "x-api-key: pat" + "." + fake(22, B64URL) + "." + hexs(24) + "." + fake(20), None,
+     "a harness pat.account.id triple"),
+    ("octopus_key", "Octopus-ApiKey: API" + "-" + fake(26, UPPER + DIGITS), None, "see API-GATEWAYINTEGRATIONRESPONSES"),
+    # --- chat and messaging --------------------------------------------------
+    ("slack_token", f"SLACK_BOT_TOKEN={SLACK_BOT}", SLACK_BOT, "hugs and xoxo-see-you-tomorrow-everyone"),
+    ("slack_app_token", "socket mode: xa" + "pp-1-" + fake(11, UPPER + DIGITS) + "-" + fake(13, DIGITS) + "-" + hexs(64),
+     None, "xapp-level tokens enable socket mode"),
+    ("slack_webhook", f"curl -X POST https://hooks.slack.com/services/{SLACK_HOOK_PATH}", SLACK_HOOK_PATH,
+     "webhooks live under https://hooks.slack.com/ in the app settings"),
+    ("discord_webhook", "https://discord.com/api/webhooks/" + fake(18, DIGITS) + "/" + DISCORD_HOOK_TOKEN,
+     DISCORD_HOOK_TOKEN, "paste the URL from https://discord.com/api/webhooks/ settings"),
+    ("discord_bot_token", "client.run('" + discord_id_part() + "." + fake(6, B64URL) + "." + fake(38, B64URL) + "')",
+     None, "NetworkConfigurationMgrX.loader.DefaultSettingsResolverFactoryX"),
+    ("telegram_bot_token", "TELEGRAM_BOT=" + fake(10, DIGITS) + ":AA" + fake(33, B64URL), None,
+     "the bot api token looks like 123456:AAA-short"),
+    ("teams_webhook", "https://acme.webhook.office.com/webhookb2/" + uuid() + "@" + uuid() + "/IncomingWebhook/"
+     + hexs(32) + "/" + uuid(), None, "post to the acme.webhook.office.com/webhookb2/ URL from the connector"),
+    ("twilio_key", "TWILIO_API_KEY_SID=SK" + TWILIO_HEX, None, "TWILIO_ACCOUNT_SID=AC" + hexs(32)),
+    ("sendgrid_key", f"SENDGRID={SENDGRID}", SENDGRID, "configure SG.settings before the first send"),
+    ("brevo_key", "api-key: xkeysib" + "-" + hexs(64) + "-" + fake(16), None, "xkeysib- keys come from the SMTP page"),
+    ("mailgun_key", f"mailgun private key {MAILGUN} for mg.acme.dev", MAILGUN, "cache entry key-" + hexs(32)),
+    ("mailchimp_key", "MAILCHIMP=" + hexs(32) + "-us" + "14", None, "wrote report " + hexs(32) + "-usage.csv"),
+    # --- payments and commerce -----------------------------------------------
+    ("stripe_key", f"Stripe.api_key = '{STRIPE_SECRET}'", STRIPE_SECRET, "keys start with sk_live_ or sk_test_"),
+    ("stripe_webhook_secret", "STRIPE_WEBHOOK_SECRET=whsec" + "_" + fake(32), None, "whsec_ is the signing secret prefix"),
+    ("shopify_token", "X-Shopify-Access-Token: shpat" + "_" + hexs(32), None, "shpat_ tokens are admin API tokens"),
+    ("square_token", "SQUARE=sq0" + "atp-" + fake(22, B64URL), None, "sq0atp- marks an old access token"),
+    ("square_access_token", "square access token EAAA" + fake(60, B64URL), None, "EAAA" + fake(12) + " is cut short"),
+    ("facebook_token", "graph token EAAB" + fake(150), None, "EAABwzLixnjYBO is the start of it"),
+    ("shippo_token", "ShippoToken shippo" + "_live_" + hexs(40), None, "use shippo_test_ keys in staging"),
+    ("easypost_key", "EASYPOST=EZ" + "AK" + fake(54), None, "EZAK keys are production keys"),
+    ("flutterwave_key", "FLW_SECRET=FLWSECK" + "_TEST-" + fake(32, "abcdefgh0123456789") + "-X", None,
+     "FLWSECK_TEST- keys are for the sandbox"),
+    ("duffel_token", "DUFFEL_ACCESS_TOKEN=duffel" + "_test_" + fake(43, B64URL), None, "duffel_test_ tokens hit the sandbox"),
+    # --- cloud platforms -----------------------------------------------------
+    ("google_api_key", f"maps?address=Paris&key={GOOGLE}", GOOGLE, "browser keys start with AIza and are public-ish"),
+    ("google_oauth_client_secret", '"client_secret": "GOCSPX' + "-" + fake(28, B64URL) + '"', None,
+     "client secrets now start with GOCSPX-"),
+    ("google_oauth_token", "access token ya29" + "." + fake(120, B64URL), None, "ya29.short is truncated"),
+    ("google_refresh_token", "refresh_token saved: 1//0" + fake(100, B64URL), None, "the ratio 1//0 is undefined"),
+    ("aws_access_key", f"aws_access_key_id = {AWS_ID}", AWS_ID, "AKIA ids are long-term keys; ASIA ones are temporary"),
+    ("aws_session_token", "X-Amz-Security-Token=IQoJb3JpZ2lu" + "X2VjE" + fake(300, B64), None,
+     "session tokens begin with IQoJ when base64 encoded"),
+    ("azure_storage_key", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=" + AZURE_ACCOUNT_KEY
+     + ";EndpointSuffix=core.windows.net", AZURE_ACCOUNT_KEY,
+     "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=<your-key>;EndpointSuffix=core.windows.net"),
+    ("azure_sas_signature", "https://acme.blob.core.windows.net/c/b.txt?sv=2022-11-02&sp=r&se=2030-01-01&sig="
+     + fake(40) + "%2B" + fake(3) + "%3D", None, "check that the &sig=abc parameter survives the proxy"),
+    ("azure_client_secret", "AZURE_CLIENT_SECRET=" + fake(3) + "8Q~" + fake(34, ALNUM + "_~.-"), None,
+     "in Q~R the tilde means negation"),
+    ("alibaba_key", "ALIBABA_CLOUD_ACCESS_KEY_ID=LTAI" + fake(20), None, "AccessKey ids start with LTAI5"),
+    ("yandex_key", "YC_API_KEY=AQVN" + fake(36, B64URL), None, "AQVN prefixes a Yandex Cloud API key"),
+    ("digitalocean_token", f"doctl auth init -t {DIGITALOCEAN}", DIGITALOCEAN, "personal tokens start with dop_v1_"),
+    ("heroku_api_key", "HEROKU_API_KEY=HRKU" + "-" + fake(60, B64URL), None, "new Heroku keys start with HRKU-"),
+    ("fly_token", "FLY_API_TOKEN=fo1" + "_" + fake(43, B64URL), None, "fo1_ tokens are OAuth tokens"),
+    ("cloudflare_origin_ca_key", "X-Auth-User-Service-Key: v1.0" + "-" + hexs(24) + "-" + hexs(146), None,
+     "released v1.0-beta and v1.0-rc1"),
+    ("openshift_token", "oc login --token=sha256" + "~" + fake(43, B64URL), None,
+     "image@sha256:" + SHA256),
+    ("databricks_token", "DATABRICKS_TOKEN=dapi" + hexs(32), None, "dapi tokens are per user; dapi12 is truncated"),
+    ("doppler_token", "DOPPLER_TOKEN=dp" + ".pt." + fake(43), None, "service tokens look like dp.st.<env>"),
+    ("dynatrace_token", "Api-Token dt0c01" + "." + fake(24, UPPER + DIGITS) + "." + fake(64, UPPER + DIGITS), None,
+     "tokens start with dt0c01."),
+    ("supabase_token", "SUPABASE_ACCESS_TOKEN=sbp" + "_" + hexs(40), None, "sbp_ marks a management token"),
+    ("planetscale_token", "PLANETSCALE_SERVICE_TOKEN=pscale" + "_tkn_" + fake(43), None, "pscale_tkn_ is the prefix"),
+    ("netlify_token", "NETLIFY_AUTH_TOKEN=nfp" + "_" + fake(36), None, "nfp_ tokens come from user settings"),
+    ("scalingo_token", "SCALINGO_API_TOKEN=tk" + "-us-" + fake(48, B64URL), None, "deployed to the tk-us-east region"),
+    ("tailscale_key", "TS_AUTHKEY=tskey" + "-auth-" + fake(12) + "-" + fake(30), None, "tskey-auth- keys expire"),
+    ("vault_token", "VAULT_TOKEN=hvs" + "." + fake(90, B64URL), None, "hvs. tokens are service tokens"),
+    ("age_secret_key", "# created: 2024\nAGE-SECRET" + "-KEY-1" + fake(58, BECH32), None,
+     "# public key: age1" + fake(58, BECH32.lower())),
+    # --- observability and SaaS ----------------------------------------------
+    ("grafana_cloud_token", "GRAFANA_CLOUD_TOKEN=glc" + "_" + fake(80, ALNUM) + "==", None, "glc_ tokens are cloud tokens"),
+    ("grafana_service_account_token", "GRAFANA_SA_TOKEN=glsa" + "_" + fake(32) + "_" + hexs(8), None,
+     "glsa_ marks a service account token"),
+    ("grafana_api_key", "GF_KEY: eyJr" + "Ijoi" + fake(60, ALNUM) + "==", None, "old keys decode to {\"k\": ...}"),
+    ("new_relic_key", "NEW_RELIC_API_KEY=NRAK" + "-" + fake(27, UPPER + DIGITS), None, "user keys start with NRAK-"),
+    ("new_relic_license_key", "license_key: " + hexs(36) + "NR" + "AL", None, f"merged {SHA1} into main"),
+    ("sentry_token", "SENTRY_AUTH_TOKEN=sntrys" + "_eyJ" + fake(80, ALNUM) + "_" + fake(43, ALNUM), None,
+     "org tokens start with sntrys_"),
+    ("atlassian_token", "JIRA_API_TOKEN=ATATT3" + "xFfGF0" + fake(150, B64URL) + "=" + hexs(8), None,
+     "Atlassian tokens begin with ATATT3"),
+    ("linear_key", "LINEAR_API_KEY=lin" + "_api_" + fake(40), None, "lin_api_ keys are personal"),
+    ("notion_token", "NOTION_TOKEN=ntn" + "_" + fake(46), None, "ntn_ tokens replaced secret_ ones"),
+    ("notion_integration_secret", "notion client auth secret" + "_" + fake(43), None,
+     "config.secret_key_base and secret_santa_assignments"),
+    ("airtable_token", "AIRTABLE=pat" + fake(14) + "." + hexs(64), None, "patch.object(client, 'fetch')"),
+    ("onepassword_token", "OP_SERVICE_ACCOUNT_TOKEN=ops" + "_eyJ" + fake(200, B64URL), None, "ops_eyJ starts the token"),
+    ("typeform_token", "TYPEFORM=tfp" + "_" + fake(59, B64URL), None, "tfp_ tokens are personal"),
+    ("readme_key", "README_API_KEY=rdme" + "_" + fake(70, LOWER + DIGITS), None, "rdme_ keys authenticate the CLI"),
+    ("prefect_key", "PREFECT_API_KEY=pnu" + "_" + fake(36), None, "pnu_ keys belong to a user"),
+    ("frameio_token", "FRAMEIO=fio" + "-u-" + fake(64, B64URL), None, "fio-u- tokens are developer tokens"),
+    ("contentful_token", "CONTENTFUL_MANAGEMENT_TOKEN=CFPAT" + "-" + fake(43, B64URL), None, "CFPAT- tokens manage content"),
+    ("dropbox_token", "DROPBOX=sl" + "." + fake(140, B64URL), None, "sl.u. prefixes a short-lived token"),
+    ("infracost_key", "INFRACOST_API_KEY=ico" + "-" + fake(32), None, "favicon.ico-sized images"),
+    ("adafruit_key", "ADAFRUIT_IO_KEY=aio" + "_" + fake(28), None, "import aio_pika; aio_http_client_session"),
+    ("mapbox_token", "MAPBOX_SECRET=sk" + ".eyJ1Ijoi" + fake(40, B64URL) + "." + fake(22, B64URL), None,
+     "the public style token pk.eyJ1Ijoi" + fake(40, B64URL) + "." + fake(22, B64URL) + " is fine in a page"),
+    # --- structured tokens and headers ---------------------------------------
+    ("jwt", f"session={JWT}; Path=/", JWT, "eyJhbGciOiJIUzI1NiJ9 is only a header"),
+    ("okta_token", "curl -H 'Authorization: SSWS 00" + fake(40, B64URL) + "'", None,
+     "curl -H 'Authorization: SSWS ${OKTA_API_TOKEN}'"),
+    ("bearer_token", f'curl -H "Authorization: Bearer {OPAQUE}"', OPAQUE, 'curl -H "Authorization: Bearer $TOKEN"'),
+    ("bearer_bare", f"the proxy forwarded Bearer {OPAQUE} upstream", OPAQUE, "Bearer tokens expire after an hour"),
+    ("url_password", "postgres://app:" + PASSWORD + "@db.internal:5432/app", PASSWORD, "postgres://localhost:5432/db"),
+    ("aws_secret_key", f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET,
+     "aws_secret_access_key is read from ~/.aws/credentials"),
+    ("aws_secret_near_key_id", f"Access key ID,Secret access key\n{AWS_ID_2},{AWS_SECRET}", AWS_SECRET,
+     f"[REDACTED:aws_access_key] was rotated in commit {SHA1}"),
+    ("password_assignment", "export DB_PASSWORD=hunter2", "hunter2", "password=${DB_PASSWORD}"),
+    ("password_flag", "mysql -u root --password Hunt3rTwo shop", "Hunt3rTwo", "the --password option prompts"),
+    ("password_xml", "<password>Xm1Secret</password>", "Xm1Secret", "<password>${db.password}</password>"),
+    ("generic_secret", "LICENSE_KEY=" + "Zx8vQ2mN4pL6Tq9Rk3Wy", "Zx8vQ2mN4pL6Tq9Rk3Wy", f"cache key: {SHA256}"),
+]
+
+
+def _secret_of(case) -> str:
+    """The secret a case plants: given, or the text's first long run after its prefix."""
+    name, text, secret, _ = case
+    if secret is not None:
+        return secret
+    runs = re.findall(r"[A-Za-z0-9_.+/=~%:@-]{20,}", text)
+    return max(runs, key=len)
+
+
+# Look-alikes the issue names: all must come back byte-identical.
+ISSUE_LOOKALIKES = [
+    ("commit sha", f"commit {SHA1}\nMerge: {SHA1[:7]} {hexs(7)}"),
+    ("git checkout sha", f"git checkout {SHA1} && git log -1 --format=%H"),
+    ("sha under a commit label", f"commit: {SHA1}\nsha256: {SHA256}"),
+    ("uuid request id", f"request id: {uuid()} (retry 2)"),
+    ("idempotency key uuid", f"idempotency key: {uuid()}"),
+    ("idempotency key header", f"Idempotency-Key: {uuid()}"),
+    ("cache key sha", f"cache key: {SHA256}"),
+    ("cache_key assignment", f"cache_key={SHA256}"),
+    ("actions cache key", f"Cache restored from key: Linux-pip-{SHA256}"),
+    ("checksum assignment", f"checksum = \"{SHA256}\""),
+    ("etag header", f'ETag: "{hexs(32)}"'),
+    ("sha256 digest label", f"sha256: {SHA256}"),
+    ("hashed asset names", f"dist/assets/index-{hexs(8)}.js main.{hexs(16)}.chunk.js logo.{hexs(12)}.svg"),
+    ("asset under a key", f"key: assets/app.{hexs(16)}.js"),
+    ("object key", f'"Key": "uploads/2024/img_{hexs(12)}.png"'),
+    ("key id of a key", f"key_id: {hexs(40)}\nkid: {uuid()}"),
+    ("public key assignment", "PUBLIC_KEY=MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE" + fake(40, B64) + "=="),
+    ("your-key placeholders", "api_key: <your-key>\nHF_TOKEN=<your-token>\nAccountKey=<your-key>"),
+    ("placeholder words", "SENDGRID_API_KEY=your-sendgrid-key\ntoken: <token>"),
+    ("env var names alone", "export TWILIO_AUTH_TOKEN\nset SENDGRID_API_KEY and HF_TOKEN in the CI settings"),
+    ("env var references", "AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY\npassword: ${{ secrets.PYPI_API_TOKEN }}"),
+    ("token count settings", "max_tokens: 4096\ntoken_type: bearer\nkey_size: 2048"),
+    ("words under key names", "auth.method: oauth2_client_credentials\nprimary key: id\nsort_key: created_at"),
+    ("twilio account sid", "TWILIO_ACCOUNT_SID=AC" + hexs(32)),
+    ("age public key", "age1" + fake(58, BECH32.lower())),
+    ("an alphabet constant", '_KEY_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-$"'),
+    ("fingerprints and object ids under key names", "ssh key: SHA256:" + fake(43, B64).rstrip("=") + " dev@laptop\n"
+     '"key": "msg_01' + fake(22) + '"'),
+    ("host names under auth names", "AUTH_DOMAIN=dev-" + fake(9, LOWER + DIGITS) + ".us.auth0.com\n"
+     "AUTH_URL=https://login.microsoftonline.com/common/oauth2/v2.0/authorize"),
+]
+
+
+# ---------------------------------------------------------------------------
 # Secrets are replaced, context survives
 # ---------------------------------------------------------------------------
 
@@ -317,7 +556,95 @@ LOOKALIKES = [
 def test_the_tables_are_big_enough():
     assert len(POSITIVE) >= 50
     assert len(LOOKALIKES) >= 30
-    assert {case[3] for case in POSITIVE} == set(REDACTION_TYPES)
+    assert {case[3] for case in POSITIVE} | {RULE_KINDS[c[0]] for c in RULE_CASES} == set(REDACTION_TYPES)
+
+
+def test_every_rule_in_the_table_has_one_sample_and_one_lookalike():
+    names = [case[0] for case in RULE_CASES]
+    assert len(names) == len(set(names))
+    assert set(names) == set(RULE_KINDS)  # a rule added without a case here fails
+
+
+@pytest.mark.parametrize("name, text, secret, lookalike", RULE_CASES, ids=[c[0] for c in RULE_CASES])
+def test_each_rule_takes_its_sample(name, text, secret, lookalike):
+    secret = _secret_of((name, text, secret, lookalike))
+    assert secret in text
+    assert rules_hit(text).get(name, 0) >= 1, rules_hit(text)
+    out, counts = redact(text)
+    assert secret not in out
+    assert marker(RULE_KINDS[name]) in out
+    assert counts.get(RULE_KINDS[name], 0) >= 1
+
+
+@pytest.mark.parametrize("name, text, secret, lookalike", RULE_CASES, ids=[c[0] for c in RULE_CASES])
+def test_each_rules_lookalike_comes_back_byte_identical(name, text, secret, lookalike):
+    assert redact(lookalike) == (lookalike, {})
+
+
+@pytest.mark.parametrize("text", [c[1] for c in ISSUE_LOOKALIKES], ids=[c[0] for c in ISSUE_LOOKALIKES])
+def test_hashes_uuids_asset_names_placeholders_and_names_alone_survive(text):
+    assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("api_secret: " + TWILIO_HEX, TWILIO_HEX),
+    ("AUTH_TOKEN=" + SHA1, SHA1),
+    ("client key: " + SHA256, SHA256),
+    ("HEROKU_API_KEY=123e4567-e89b-42d3-a456-426614174000", "123e4567-e89b-42d3-a456-426614174000"),
+    ("credentials: " + SHA256, SHA256),
+])
+def test_a_hex_or_uuid_value_goes_when_its_name_says_it_is_a_credential(text, secret):
+    out, _ = redact(text)
+    assert secret not in out and "[REDACTED:" in out
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("token: TWILIO_AUTH_TOKEN=" + TWILIO_HEX, TWILIO_HEX),
+    ("secret: API_KEY=" + "Zx8vQ2mN4pL6Tq9Rk3Wy", "Zx8vQ2mN4pL6Tq9Rk3Wy"),
+    ("password: DB_PASSWORD=hunt3r2x", "hunt3r2x"),
+    ("--token TWILIO_AUTH_TOKEN=" + TWILIO_HEX, TWILIO_HEX),
+])
+def test_a_label_whose_value_is_an_assignment_does_not_let_the_secret_pass(text, secret):
+    out, _ = redact(text)
+    assert secret not in out
+    name = text.split(" ", 1)[1].split("=", 1)[0]
+    assert out.endswith(name + "=[REDACTED:password_assignment]")
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("STORAGE_KEY=" + "Ab3dE5fG7hJ9kL1mN3pQ", "Ab3dE5fG7hJ9kL1mN3pQ"),
+    ("API_KEY_PROD: " + fake(32, B64), None),
+    ('{"authKey": "' + fake(24) + '"}', None),
+    ("credentials=" + fake(40, B64URL), None),
+])
+def test_a_long_random_value_under_a_key_like_name_is_redacted(text, secret):
+    secret = secret or re.findall(r"[A-Za-z0-9+/_-]{20,}", text)[-1]
+    out, counts = redact(text)
+    assert secret not in out
+    assert counts
+
+
+def test_the_secrets_the_issue_lists_are_caught_bare_in_prose():
+    secrets = [HF, SENDGRID, AZURE_ACCOUNT_KEY, PYPI, DIGITALOCEAN, DISCORD_HOOK_TOKEN, AWS_SECRET]
+    text = (f"tried {HF} then {SENDGRID}; storage AccountKey={AZURE_ACCOUNT_KEY} and upload with {PYPI}. "
+            f"droplets via {DIGITALOCEAN}, alerts to https://discordapp.com/api/webhooks/{fake(19, DIGITS)}/"
+            f"{DISCORD_HOOK_TOKEN} and the IAM pair {AWS_ID_2} {AWS_SECRET} for s3")
+    out, counts = redact(text)
+    assert [s for s in secrets if s in out] == []
+    assert {"huggingface_token", "sendgrid_key", "azure_storage_key", "pypi_token", "digitalocean_token",
+            "discord_webhook", "aws_access_key", "aws_secret_key"} <= set(counts)
+    assert out.startswith("tried [REDACTED:huggingface_token] then [REDACTED:sendgrid_key]; storage AccountKey=")
+
+
+@pytest.mark.parametrize("text", [c[1] for c in RULE_CASES], ids=[c[0] for c in RULE_CASES])
+def test_redacting_a_rule_sample_twice_changes_nothing_more(text):
+    once, _ = redact(text)
+    assert redact(once) == (once, {})
+
+
+def test_the_rule_fingerprint_is_stable_and_short():
+    assert rules_fingerprint() == rules_fingerprint()
+    assert len(rules_fingerprint()) == 16
 
 
 @pytest.mark.parametrize("text, secret, kind, survivors", [c[1:] for c in POSITIVE], ids=[c[0] for c in POSITIVE])
