@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from helpers.common import McpClient, close_pipes, run_slow
+from helpers.common import McpClient, run_slow
 
 pytestmark = pytest.mark.model
 
@@ -51,10 +51,7 @@ def test_first_tool_call_at_any_delay_after_initialized_never_breaks_the_session
             again = client.request("tools/call", {"name": "memory_recall", "arguments": {"query": "sqlite wal mode"}})
             code, err = client.close()
         finally:
-            if client.proc.poll() is None:
-                client.proc.kill()
-                client.proc.wait()
-            close_pipes(client.proc)
+            client.kill()
         broken = [r for r in (recall, remember, again) if "error" in r or r["result"].get("isError")]
         if broken or code != 0:
             failures.append((i, code, broken, err[-500:]))
@@ -79,10 +76,7 @@ def test_stdin_closed_during_warm_up_exits_zero_within_five_seconds(tmp_path, mo
                 code = "still running after 5 s"
             elapsed = time.monotonic() - started
         finally:
-            if client.proc.poll() is None:
-                client.proc.kill()
-                client.proc.wait()
-            close_pipes(client.proc)
+            client.kill()
         outcomes.append((code, round(elapsed, 2)))
     bad = [(i, o) for i, o in enumerate(outcomes) if o[0] != 0]
     assert bad == [], f"{len(bad)} of {n} exits were not a clean 0 (negative = killed by that signal): {bad[:5]}"
@@ -109,10 +103,7 @@ def test_a_missing_model_is_looked_for_again_at_the_next_call_once_installed(tmp
         stats = client.tool("memory_stats", {})
         code, err = client.close()
     finally:
-        if client.proc.poll() is None:
-            client.proc.kill()
-            client.proc.wait()
-        close_pipes(client.proc)
+        client.kill()
     assert code == 0, err
     assert stats["structuredContent"]["embedder"]["provider"] == "onnx", stats["structuredContent"]["embedder"]
     assert "lexical-only until then" in err        # the first write said why it had no vectors

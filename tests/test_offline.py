@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.common import McpClient, close_pipes, run_slow, subprocess_env
+from helpers.common import McpClient, run_slow, subprocess_env
 
 pytestmark = pytest.mark.model
 
@@ -85,10 +85,7 @@ def test_a_server_that_loads_the_model_and_idles_makes_no_network_call(tmp_path,
         assert client.proc.poll() is None, client.stderr_text()
         code, err = client.close()
     finally:
-        if client.proc.poll() is None:
-            client.proc.kill()
-            client.proc.wait()
-        close_pipes(client.proc)
+        client.kill()
     assert code == 0, err
     calls = _network_calls(trace_file.read_text(errors="replace"))
     assert calls == [], f"{len(calls)} network calls, e.g. {calls[:3]}"

@@ -134,6 +134,13 @@ class McpClient:
             lines.append(line)
         return b"".join(lines).decode("utf-8", "replace")
 
+    def kill(self) -> None:
+        """End the process if it still runs and close its pipes (for `finally:` blocks)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        close_pipes(self.proc)
+
     def close(self, timeout: float = 60.0) -> tuple[int, str]:
         """EOF on stdin; returns (exit code, stderr)."""
         try:
