@@ -3,10 +3,10 @@
 
 Standard library only: this runs before anything is installed.
 
-    python install.py              # venv + pip + model + registration + self-check
-    python install.py --dry-run    # show every change as a unified diff, write nothing
-    python install.py --uninstall  # remove our registrations, keep the data dir
-    python install.py --purge      # uninstall and delete the data dir
+    python3 install.py              # venv + pip + model + registration + self-check
+    python3 install.py --dry-run    # show every change as a unified diff, write nothing
+    python3 install.py --uninstall  # remove our registrations, keep the data dir
+    python3 install.py --purge      # uninstall and delete the data dir
 
 It also puts a small marked launcher script at ~/.local/bin/supermemory so the
 CLI is on PATH; a file there that is not ours (pipx's, pip --user's, a symlink)
@@ -1103,7 +1103,7 @@ def render_launcher(python: str, env: dict[str, str]) -> str:
     """The launcher script: our marker, then exec the package with absolute paths."""
     lines = [
         "#!/bin/sh",
-        f"{LAUNCHER_MARKER} written by install.py, removed by `python install.py --uninstall`.",
+        f"{LAUNCHER_MARKER} written by install.py, removed by `python3 install.py --uninstall`.",
         "# Runs the supermemory CLI of the install below; re-running install.py rewrites this file.",
     ]
     home = env.get("SUPERMEMORY_HOME")
@@ -1557,7 +1557,7 @@ def do_install(args, paths: Paths) -> int:
     if launcher:
         for tag, msg in path_advice(paths.launcher, fresh_bindir):
             say(tag, msg)
-    say("", f"Undo with: python {Path(__file__).name} --uninstall")
+    say("", f"Undo with: python3 {Path(__file__).name} --uninstall")
     return code
 
 

@@ -1,4 +1,4 @@
-"""`python -m supermemory` runs the CLI."""
+"""`python3 -m supermemory` runs the CLI."""
 import sys
 
 from supermemory.cli import main
