@@ -6,7 +6,7 @@ too), chunks, the FTS index, the vectors computed from them, the search log and 
 state. Keeping a secret is worse than a changed version chain, so `redact_stored` rewrites those
 rows in place, in one write transaction with `secure_delete` on, then VACUUMs the file and
 truncates the WAL (space freed earlier, by an update or a forget, still holds the old bytes), and
-records one `redactions` row per rewritten memory, which `MemoryStore.history` reports.
+records one `redactions` row per rewritten memory, which `history` reports.
 
 `maintenance` runs the pass once per rule table: the store stamps `meta.redaction_rules` with
 `redact.rules_fingerprint()` when a pass completes, and new stores are stamped at creation.
@@ -19,18 +19,19 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
-from supermemory import db as dbm
+from supermemory.store import db as dbm
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, UnknownProviderError
 from supermemory.redact import redact, rules_fingerprint
 from supermemory.text import summarize
+from supermemory.store import embedding, search_index, writes
+from supermemory.store.records import content_hash, embed_text, format_id, fts_tokens, to_blob
 
 if TYPE_CHECKING:
-    from supermemory.core import MemoryStore
+    from supermemory.store.context import StoreContext
 
 logger = logging.getLogger(__name__)
 
 STAMP_KEY = "redaction_rules"
-_TITLE_CHARS = 80  # an untitled memory's title is the first sentence of its body, this long
 
 
 def _clean(text: str | None, counts: dict[str, int]) -> str:
@@ -75,7 +76,7 @@ class _Plan:
         return "title" in self.fields or "chunks" in self.fields
 
 
-def _plan(store: "MemoryStore", memory_id: int) -> _Plan | None:
+def _plan(store: "StoreContext", memory_id: int) -> _Plan | None:
     """What redaction changes in this memory row, or None when nothing."""
     row = store.conn.execute(
         "SELECT kind, namespace, tags, title, body, summary, superseded_by IS NULL AND deleted_at IS NULL "
@@ -87,16 +88,16 @@ def _plan(store: "MemoryStore", memory_id: int) -> _Plan | None:
         "SELECT id, text FROM chunks WHERE memory_id = ? ORDER BY seq", (memory_id,))]
     types: dict[str, int] = {}
     new_body = _clean(body, types)
-    if new_body != body and title == summarize(body, max_chars=_TITLE_CHARS):
+    if new_body != body and title == summarize(body, max_chars=writes.TITLE_CHARS):
         # a title cut from the body may hold half a secret no rule recognises: cut it again
-        new_title = summarize(new_body, max_chars=_TITLE_CHARS)
+        new_title = summarize(new_body, max_chars=writes.TITLE_CHARS)
     else:
         new_title = _clean(title, types)
     others: dict[str, int] = {}
     if new_body != body:
         # the old summary and chunks are cut from the old body (a secret may straddle two chunks)
         new_summary = summarize(new_body) if new_body else summarize(new_title)
-        pieces = store._chunk(new_body)
+        pieces = writes.chunk_body(store, new_body)
         rechunk = True
     else:
         new_summary = _clean(summary, others)
@@ -112,29 +113,27 @@ def _plan(store: "MemoryStore", memory_id: int) -> _Plan | None:
                  rechunk, fields, types or others)
 
 
-def _embed(store: "MemoryStore", plans: list[_Plan]) -> dict[str, Any]:
+def _embed(store: "StoreContext", plans: list[_Plan]) -> dict[str, Any]:
     """Vectors for the redacted chunks, by embedded text; {} when no embedder can run."""
-    from supermemory.core import _embed_text
 
-    texts = list(dict.fromkeys(_embed_text(p.title, piece) for p in plans if p.reindex for piece in p.pieces))
+    texts = list(dict.fromkeys(embed_text(p.title, piece) for p in plans if p.reindex for piece in p.pieces))
     if not texts:
         return {}
     try:
-        matrix = store.embedder.embed_multi(texts)
+        matrix = embedding.embedder(store).embed_multi(texts)
     except (EmbeddingUnavailableError, ModelMismatchError, UnknownProviderError) as exc:
         logger.warning("redacted chunks lose their vectors until `supermemory reindex`: %s", exc)
         return {}
     return dict(zip(texts, matrix))
 
 
-def _rewrite(store: "MemoryStore", p: _Plan, vectors: dict[str, Any], now: float, report: dict) -> None:
+def _rewrite(store: "StoreContext", p: _Plan, vectors: dict[str, Any], now: float, report: dict) -> None:
     """Write one plan (inside the transaction): the row, its chunks, FTS, vectors, the record."""
-    from supermemory.core import _blob, _embed_text, _fts_tokens, _hash
 
     conn = store.conn
     conn.execute("UPDATE memories SET title = ?, body = ?, summary = ?, content_hash = ? WHERE id = ?",
-                 (p.title, p.body, p.summary, _hash(p.kind, p.title, p.body), p.memory_id))
-    vec_index = store._vec_index_usable()
+                 (p.title, p.body, p.summary, content_hash(p.kind, p.title, p.body), p.memory_id))
+    vec_index = search_index.vec_index_usable(store)
     old_ids = [cid for cid, _ in p.old_chunks]
     if p.live and p.reindex:
         for cid in old_ids:
@@ -154,17 +153,17 @@ def _rewrite(store: "MemoryStore", p: _Plan, vectors: dict[str, Any], now: float
                 conn.execute("UPDATE chunks SET text = ? WHERE id = ?", (piece, cid))
                 report["chunks"] += 1
     if p.reindex:
-        found = [vectors.get(_embed_text(p.title, piece)) for piece in p.pieces]
+        found = [vectors.get(embed_text(p.title, piece)) for piece in p.pieces]
         if all(v is not None for v in found):
             conn.executemany("INSERT OR REPLACE INTO vectors(chunk_id, embedding) VALUES (?, ?)",
-                             [(cid, _blob(v)) for cid, v in zip(ids, found)])
+                             [(cid, to_blob(v)) for cid, v in zip(ids, found)])
             report["vectors_reembedded"] += len(ids)
         else:  # no vector beats one computed from the secret: lexical recall until `reindex`
             for cid in ids:
                 report["vectors_dropped"] += conn.execute("DELETE FROM vectors WHERE chunk_id = ?", (cid,)).rowcount
         if p.live:
             conn.executemany("INSERT INTO fts(rowid, tokens, ns) VALUES (?, ?, ?)",
-                             [(cid, _fts_tokens(p.title, p.tags, piece), "ns_" + p.namespace)
+                             [(cid, fts_tokens(p.title, p.tags, piece), "ns_" + p.namespace)
                               for cid, piece in zip(ids, p.pieces)])
             report["fts_rows"] += len(ids)
             if vec_index:
@@ -172,7 +171,7 @@ def _rewrite(store: "MemoryStore", p: _Plan, vectors: dict[str, Any], now: float
                              "v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id WHERE c.memory_id = ?",
                              (p.memory_id,))
             else:
-                store._mark_vec_dirty()
+                search_index.mark_vec_dirty(store)
     conn.execute("INSERT INTO redactions(memory_id, at, types, fields) VALUES (?, ?, ?, ?)",
                  (p.memory_id, now, json.dumps(p.types, sort_keys=True), json.dumps(p.fields)))
     _count(report, p)
@@ -191,7 +190,7 @@ def _add(total: dict[str, int], types: dict[str, int]) -> None:
         total[kind] = total.get(kind, 0) + n
 
 
-def _candidates(store: "MemoryStore") -> list[int]:
+def _candidates(store: "StoreContext") -> list[int]:
     """Memory rows with a secret in any stored text (one streaming read, no write lock)."""
     found: set[int] = set()
     for memory_id, title, body, summary in store.conn.execute("SELECT id, title, body, summary FROM memories"):
@@ -203,7 +202,7 @@ def _candidates(store: "MemoryStore") -> list[int]:
     return sorted(found)
 
 
-def _side_tables(store: "MemoryStore") -> tuple[list[tuple[int, str]], list[tuple[str, str]], dict[str, int]]:
+def _side_tables(store: "StoreContext") -> tuple[list[tuple[int, str]], list[tuple[str, str]], dict[str, int]]:
     """Redacted search-log queries and capture-state digests that differ from what is stored."""
     types: dict[str, int] = {}
     log = []
@@ -226,7 +225,7 @@ def _side_tables(store: "MemoryStore") -> tuple[list[tuple[int, str]], list[tupl
 
 
 @contextlib.contextmanager
-def _secure_delete(store: "MemoryStore") -> Iterator[None]:
+def _secure_delete(store: "StoreContext") -> Iterator[None]:
     """Zero freed space while rewriting, so the secret's bytes do not linger in free pages."""
     before = store.conn.execute("PRAGMA secure_delete").fetchone()[0]
     store.conn.execute("PRAGMA secure_delete = ON")
@@ -236,7 +235,7 @@ def _secure_delete(store: "MemoryStore") -> Iterator[None]:
         store.conn.execute(f"PRAGMA secure_delete = {int(before)}")
 
 
-def _vacuum(store: "MemoryStore") -> bool:
+def _vacuum(store: "StoreContext") -> bool:
     """Rebuild the file: space freed before the pass (an old version's FTS row, a forgotten
     body) still holds the secret's bytes, which only a VACUUM drops; then empty the WAL."""
     try:
@@ -250,19 +249,30 @@ def _vacuum(store: "MemoryStore") -> bool:
     return True
 
 
-def is_stale(store: "MemoryStore") -> bool:
+def is_stale(store: "StoreContext") -> bool:
     """True when stored text was last redacted by another rule table (or never checked)."""
     return dbm.get_meta(store.conn, STAMP_KEY) != rules_fingerprint()
 
 
-def stamp(store: "MemoryStore") -> None:
+def stamp(store: "StoreContext") -> None:
     """Record that stored text is redacted by the current rules (inside a write transaction)."""
     dbm.set_meta(store.conn, STAMP_KEY, rules_fingerprint())
 
 
-def redact_stored(store: "MemoryStore", *, dry_run: bool = False) -> dict:
-    """Re-redact every stored copy in place with the current rules; see `MemoryStore.redact_stored`."""
-    from supermemory.core import format_id
+def redact_stored(store: "StoreContext", *, dry_run: bool = False) -> dict:
+    """Re-redact every stored copy of every memory with the current rules, in place.
+
+    The one sanctioned overwrite: bodies, titles, summaries (old versions and deleted rows
+    too), chunks, live FTS rows, vectors (re-embedded, or dropped until `reindex` when no
+    embedder can run), search log and capture state, in one write transaction with freed
+    space zeroed, then VACUUM so no free page keeps the old bytes. Each rewritten row gets
+    a redaction in `history`. Idempotent: a second pass finds nothing.
+
+    :param dry_run: count what would change, write nothing.
+    :returns: counts per table, `types` (secrets by type), `ids` (memory rows rewritten), `rows`.
+    Raises:
+        StorageError: the database is busy or read-only.
+    """
 
     report: dict[str, Any] = {"dry_run": dry_run, "memories": 0, "titles": 0, "bodies": 0, "summaries": 0,
                               "chunks": 0, "fts_rows": 0, "vectors_reembedded": 0, "vectors_dropped": 0,
@@ -277,7 +287,7 @@ def redact_stored(store: "MemoryStore", *, dry_run: bool = False) -> dict:
     else:
         vectors = _embed(store, plans)
         now = store.clock()
-        with _secure_delete(store), store._txn():
+        with _secure_delete(store), store.txn():
             for memory_id in [p.memory_id for p in plans]:
                 fresh = _plan(store, memory_id)  # re-read under the lock: a writer may have come between
                 if fresh is not None:
@@ -290,9 +300,7 @@ def redact_stored(store: "MemoryStore", *, dry_run: bool = False) -> dict:
                 store.conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")  # merge away the old segments
             stamp(store)
         if report["memories"]:
-            store._generation += 1
-            store._matrix_cache.clear()
-            store._total_cache = None
+            store.changed()
         if store.path != ":memory:" and (report["memories"] or log or capture):
             report["vacuumed"] = _vacuum(store)
     report["search_log"], report["capture_state"] = len(log), len(capture)

@@ -1,0 +1,184 @@
+"""Session capture: new transcript lines folded into one redacted, versioned `session` memory per session."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from supermemory.config import ALL_NAMESPACES, namespace_for_dir
+from supermemory.errors import InvalidInputError, NotFoundError
+from supermemory.store import capture_state, versions, writes
+from supermemory.store.context import StoreContext
+from supermemory.store.records import format_id, parse_id
+
+
+def redact_tree(node: Any) -> Any:
+    """Redact every string inside a JSON-like tree (session digests are persisted too)."""
+    from supermemory.redact import redact
+
+    if isinstance(node, str):
+        return redact(node)[0]
+    if isinstance(node, list):
+        return [redact_tree(v) for v in node]
+    if isinstance(node, dict):
+        return {k: redact_tree(v) for k, v in node.items()}
+    return node
+
+
+def _enabled(value) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() not in ("0", "false", "no", "off", "")
+    return value is None or bool(value)
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return a == b or os.path.realpath(a) == os.path.realpath(b)
+    except (TypeError, ValueError, OSError):
+        return False
+
+
+def _strings(node, out: list) -> list:
+    if isinstance(node, str):
+        out.append(node)
+    elif isinstance(node, list):
+        for item in node:
+            _strings(item, out)
+    elif isinstance(node, dict):
+        for item in node.values():
+            _strings(item, out)
+    return out
+
+
+def _redact_lines(objs: list, batch: int = 64) -> list:
+    """Transcript lines with secrets removed. One redact() call per batch of lines (their strings
+    joined by newlines; no rule matches across a newline, and any change falls back to
+    string-by-string), ~40x faster than redacting every string of a multi-megabyte transcript."""
+    from supermemory.redact import redact
+
+    out = []
+    for start in range(0, len(objs), batch):
+        group = objs[start:start + batch]
+        texts = ["\n".join(_strings(obj, [])) for obj in group]
+        joined = "\n".join(texts)
+        clean, counts = redact(joined)
+        if clean == joined and not counts:
+            out.extend(group)
+            continue
+        for obj, text in zip(group, texts):
+            clean, counts = redact(text)
+            out.append(obj if clean == text and not counts else redact_tree(obj))
+    return out
+
+
+def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | None = None,
+                    platform: str | None = None, model: str | None = None, cwd: str | None = None,
+                    namespace: str | None = None, deadline: float | None = None) -> dict:
+    """Fold new transcript lines into the session's digest and store it as one `session` memory.
+
+    Reads incrementally (a byte offset per transcript, complete lines only); a repeat capture of
+    the same session writes a new version of the same memory, never a duplicate, and a capture
+    with nothing new writes nothing. Sessions are keyed by platform + session id, so a Claude
+    Code and a Codex session that share an id stay apart. Transcript lines are redacted before
+    they are parsed (the digest clips long texts, which would otherwise keep half a secret).
+
+    :param platform: 'claude-code' or 'codex' as the caller sees it; the transcript's own lines win.
+    :param deadline: a `time.monotonic()` value after which no further chunk is read (the next
+        capture continues from there); None reads to the end.
+    :returns: {"status": created|updated|unchanged|empty|disabled|"no transcript", "id", "lines", ...}
+    """
+    from supermemory import transcripts
+
+    if not _enabled(ctx.config.get("capture.enabled", True)):
+        return {"status": "disabled"}
+    if not path or not isinstance(path, (str, os.PathLike)):
+        return {"status": "no transcript"}
+    path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+    if not os.path.isfile(path):
+        return {"status": "no transcript", "path": path}
+    known = ("claude-code", "codex")
+    sniffed = transcripts.detect_platform(transcripts.read_new_lines(path, 0, max_bytes=256 * 1024)[0])
+    plat = sniffed if sniffed in known else (platform if platform in known else None)
+    session = session_id.strip() if isinstance(session_id, str) and session_id.strip() else None
+    key_id = f"{plat or 'unknown'}:{session or 'file:' + path}"
+
+    saved = capture_state.load(ctx, key_id)
+    legacy_key = None
+    if saved is None:  # state written before keys carried the platform: adopt it for the same file
+        old = session or os.path.basename(path)
+        legacy = capture_state.load(ctx, old)
+        if legacy and _same_file(legacy[3], path):
+            saved, legacy_key = legacy, old
+    offset, digest, memory_id = 0, None, None
+    if saved:
+        offset, raw, memory_id, old_path = saved
+        try:
+            digest = transcripts.digest_from_dict(json.loads(raw))
+        except (TypeError, ValueError):
+            offset, digest = 0, None
+        if not _same_file(old_path, path):
+            offset = 0  # the session moved to another file: read it all; the digest dedupes repeats
+    try:
+        offset = max(0, int(offset or 0))
+        if offset > os.path.getsize(path):
+            offset, digest = 0, None  # truncated or rotated: start over
+    except (TypeError, ValueError, OSError):
+        offset, digest = 0, None
+
+    n_lines, new_offset, drained = 0, offset, False
+    step = 4 * 1024 * 1024 if deadline is not None else 16 * 1024 * 1024
+    while True:
+        more, further = transcripts.read_new_lines(path, new_offset, max_bytes=step)
+        if further <= new_offset:
+            drained = True
+            break
+        new_offset = further
+        if more:
+            n_lines += len(more)
+            digest = transcripts.parse(_redact_lines(more), digest, platform=plat)
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+    if n_lines == 0 and digest is not None and new_offset == offset:
+        return {"status": "unchanged", "id": format_id(memory_id) if memory_id else None, "lines": 0}
+    if digest is None:
+        digest = transcripts.parse([], None, platform=plat)
+    digest = transcripts.digest_from_dict(redact_tree(transcripts.digest_to_dict(digest)))
+    if digest.platform == "unknown" and plat:
+        digest.platform = plat
+    model = model or digest.model
+    title, body = transcripts.render_digest(digest, max_chars=int(ctx.config.get("capture.max_chars", 6000)))
+    if memory_id is None:  # state lost (e.g. the hook was killed between the two writes)
+        memory_id = capture_state.session_memory(ctx, key_id)
+
+    def save(target: int | None) -> None:
+        capture_state.save(ctx, key_id, path, new_offset, transcripts.digest_to_dict(digest), target,
+                           drop_key=legacy_key)
+
+    if not digest.requests and not digest.files and not digest.commands:
+        save(memory_id)
+        return {"status": "empty", "id": format_id(memory_id) if memory_id else None, "lines": n_lines}
+    source = {"platform": digest.platform, "model": model, "cwd": cwd or digest.cwd, "session": session}
+    source = {k: v for k, v in source.items() if v}
+    result = None
+    if memory_id:
+        for attempt in range(2):  # a concurrent capture may have just written a newer version
+            rec = ctx.fetch(versions.head(ctx, memory_id))
+            if rec is None or rec["deleted_at"] is not None:
+                break
+            try:
+                result = versions.update(ctx, rec["id"], content=body, title=title, source=source, namespace="*")
+                break
+            except (InvalidInputError, NotFoundError):
+                if attempt:
+                    raise
+    if result is None:
+        ns = namespace
+        if ns is None and ctx.namespace == ALL_NAMESPACES:
+            ns = namespace_for_dir(cwd or digest.cwd or os.getcwd())
+        result = writes.remember(ctx, body, title=title, kind="session", source=source, namespace=ns,
+                                 external_key=key_id, importance=0.4, create_namespace=True)
+    memory_id = parse_id(result["id"])
+    save(memory_id)
+    return {"status": result["status"], "id": format_id(memory_id), "lines": n_lines,
+            "platform": digest.platform, "complete": drained}

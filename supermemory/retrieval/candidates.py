@@ -1,0 +1,105 @@
+"""Recall candidates: FTS5 bm25 top-N ∪ vector KNN top-N, each with every ranking feature filled in."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError
+from supermemory.retrieval import ranking
+from supermemory.retrieval.query import Query, lookup_tokens, match_terms
+from supermemory.store import embedding, reads, search_index
+from supermemory.store.context import StoreContext
+from supermemory.text import estimate_tokens, fts_match
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Gathered:
+    """What the ranker and the result page need from the store, for one query."""
+
+    candidates: list[ranking.Candidate]
+    records: dict[int, dict]
+    query_vec: Any = None
+    vector_error: str | None = None
+    doc_freq: dict | None = None
+
+
+def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where: str, params: list, *,
+           n_cand: int, channels: Sequence[str] = ("lexical", "vector"), lexical_only: bool = False,
+           filtered: bool = False, now: float) -> Gathered:
+    """Candidates for `query` among live memories in `namespaces` passing `where` (a `reads.filters` clause).
+
+    :param channels: ("lexical",), ("vector",) or both (the baselines use one).
+    :param lexical_only: never load the embedding model (hooks).
+    :param filtered: a filter narrows the rows, so more lexical rows are read before the cut.
+    """
+    total = search_index.live_chunk_count(ctx) or 1
+    doc_freq = search_index.doc_frequencies(ctx, lookup_tokens(query))
+    idf = query.idf(doc_freq, total)
+    cands: dict[int, ranking.Candidate] = {}
+    term_sets: dict[int, set] = {}
+    if query.terms and "lexical" in channels:
+        ns_match = ""
+        if namespaces is not None:
+            ns_match = "ns : (" + " OR ".join('"ns_' + n + '"' for n in namespaces) + ") AND "
+        terms = match_terms(query, doc_freq, total, float(ctx.config.get("ranking.match_max_df", 0.2)))
+        match = ns_match + "tokens : (" + fts_match(terms) + ")"
+        for memory_id, bm25, tokens in search_index.lexical_hits(ctx, match, namespaces, where, params,
+                                                                  n_cand * (4 if filtered else 1)):
+            cand = cands.get(memory_id)
+            if cand is None or bm25 < (cand.bm25 or 0):
+                cands[memory_id] = ranking.Candidate(id=memory_id, bm25=bm25)
+            term_sets.setdefault(memory_id, set()).update(tokens.split())
+    coverage: dict[int, float] = {}   # per memory, filled once: the lexical ones before embedding
+    query_vec, vector_error = None, None
+    if not lexical_only and "vector" in channels:
+        # A query its best lexical match covers poorly is worded unlike its answer: the case
+        # bge's retrieval instruction was trained for.
+        evidence = max((coverage.setdefault(memory_id, query.coverage(idf, tokens))
+                        for memory_id, tokens in term_sets.items()), default=0.0)
+        instructed = evidence < float(ctx.config.get("embedder.query_instruction_below", 0.3))
+        try:
+            query_vec = embedding.embedder(ctx).embed_query(query.embedded, instructed=instructed)
+        except (EmbeddingUnavailableError, ModelMismatchError) as exc:
+            vector_error = str(exc)
+            logger.warning("recall without vectors: %s", exc)
+    if query_vec is not None and not query_vec.any():  # e.g. a query of punctuation only
+        query_vec = None
+    if query_vec is not None:
+        for memory_id, _cos in search_index.vector_search(ctx, query_vec, namespaces, n_cand, live_chunks=total):
+            cands.setdefault(memory_id, ranking.Candidate(id=memory_id))
+    if not cands:
+        return Gathered([], {}, query_vec, vector_error, doc_freq)
+    records = reads.live_records(ctx, list(cands), namespaces, where, params)
+    for memory_id, tokens in search_index.chunk_tokens(ctx, [i for i in records if i not in term_sets]):
+        term_sets.setdefault(memory_id, set()).update(tokens.split())
+    vectors: dict[int, Any] = {}
+    if query_vec is not None:
+        import numpy as np
+
+        for memory_id, vec in search_index.chunk_vectors(ctx, list(records)):
+            cos = float(np.dot(vec, query_vec))
+            cand = cands[memory_id]
+            if cand.cosine is None or cos > cand.cosine:
+                cand.cosine = cos
+                vectors[memory_id] = vec
+    final = []
+    for memory_id, rec in records.items():
+        cand = cands[memory_id]
+        tset = term_sets.get(memory_id, set())
+        cand.coverage = coverage[memory_id] if memory_id in coverage else query.coverage(idf, tset)
+        cand.importance = rec["importance"]
+        cand.confidence = rec["confidence"]
+        cand.pinned = bool(rec["pinned"])
+        last = max(rec["updated_at"], rec["last_recalled_at"] or 0)
+        cand.age_days = max(0.0, (now - last) / 86400)
+        cand.recall_count = rec["recall_count"]
+        cand.tokens = estimate_tokens(rec["title"]) + estimate_tokens(rec["summary"]) + 12
+        cand.vector = vectors.get(memory_id)
+        cand.terms = frozenset(tset)
+        cand.text = rec["body"]
+        cand.created_at = rec["created_at"]
+        final.append(cand)
+    return Gathered(final, records, query_vec, vector_error, doc_freq)

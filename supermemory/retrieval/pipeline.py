@@ -1,0 +1,162 @@
+"""Recall, top to bottom: check the arguments, analyse the query, gather candidates, rank, page, log."""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Sequence
+
+from supermemory.config import ALL_NAMESPACES
+from supermemory.errors import StorageError
+from supermemory.retrieval import ranking
+from supermemory.retrieval.candidates import Gathered, gather
+from supermemory.retrieval.query import Query
+from supermemory.store import embedding, reads, search_index, search_log
+from supermemory.store import namespaces as nsm
+from supermemory.store import records as rec_
+from supermemory.store.context import StoreContext
+from supermemory.store.records import format_id, public
+from supermemory.text import estimate_tokens
+
+logger = logging.getLogger(__name__)
+
+CALIBRATED_FLOORS = {"onnx": 0.6, "hash": 0.35}   # cosine floors per provider ("auto"); others 0.5
+
+
+def dot(a, b) -> float:
+    """The ranker's cosine of two L2-normalised vectors."""
+    import numpy as np
+
+    return float(np.dot(a, b))
+
+
+def analyse(ctx: StoreContext, text: str) -> Query:
+    return Query.analyse(text, glossary=bool(ctx.config.get("ranking.glossary", True)))
+
+
+def default_floor(ctx: StoreContext) -> float:
+    """`ranking.vector_floor`: a number (0 = no floor), or "auto": calibrated per embedder."""
+    configured = ctx.config.get("ranking.vector_floor", "auto")
+    if configured != "auto":
+        return float(configured)
+    return CALIBRATED_FLOORS.get(embedding.provider_id(ctx), 0.5)
+
+
+def query_context(ctx: StoreContext, query: Query, doc_freq: dict | None = None) -> dict:
+    """Per-query ranker inputs that need the store (document frequencies) or the model's vocabulary."""
+    if doc_freq is None and (query.names or query.lead):
+        doc_freq = search_index.doc_frequencies(ctx, query.name_lookup)
+
+    def vocabulary():
+        from supermemory.embed import vocabulary_words
+
+        return vocabulary_words(ctx.config.model_dir)
+    return query.ranker_context(doc_freq or {}, vocabulary)
+
+
+def rank_config(ctx: StoreContext, query: Query, *, min_similarity: float | None = None,
+                relative_cutoff: float | None = None, has_vectors: bool = True, doc_freq: dict | None = None,
+                gates: bool = True) -> ranking.RankConfig:
+    """The ranker settings for one query: config file values plus per-call overrides."""
+    settings = ctx.config.section("ranking")
+    floor = min_similarity if min_similarity is not None else default_floor(ctx)
+    extra: dict = {}
+    if not has_vectors:
+        extra["lexical_floor"] = min(float(settings.get("lexical_floor", 0.5)), 0.34)
+    if not gates:
+        floor, relative_cutoff = 0.0, 0.0
+        extra.update(lexical_floor=0.0, query_gate=False)
+    if embedding.provider_id(ctx) != "onnx":
+        extra["supersede_cosine"] = 0.0   # calibrated on bge-small; other providers use word overlap
+    return ranking.RankConfig.from_settings(settings, vector_floor=floor, relative_cutoff=relative_cutoff,
+                                            **query_context(ctx, query, doc_freq), **extra)
+
+
+def candidates(ctx: StoreContext, text: str, *, namespace: str | None = None, n_cand: int = 60,
+               channels: Sequence[str] = ("lexical", "vector")) -> tuple[Query, Gathered]:
+    """The analysed query and its unranked candidates (for tuning the ranker on gathered candidates)."""
+    query = analyse(ctx, text)
+    now = ctx.clock()
+    where, params = reads.filters(now=now)
+    return query, gather(ctx, query, nsm.for_read(ctx, namespace), where, params, n_cand=n_cand,
+                         channels=channels, now=now)
+
+
+def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace: str | None = None,
+           kinds: Sequence[str] | None = None, tags: Sequence[str] | None = None,
+           since: Any = None, until: Any = None, platform: str | None = None,
+           max_tokens: int | None = None, explain: bool = False, explain_all: bool = False,
+           min_similarity: float | None = None, relative_cutoff: float | None = None,
+           gates: bool = True, touch: bool = True, lexical_only: bool = False, origin: str = "",
+           channels: Sequence[str] = ("lexical", "vector")) -> dict:
+    """Find the memories that answer `text`: hybrid candidates → ranker → gates → budget.
+
+    Raises:
+        InvalidInputError: bad arguments. NamespaceError: a namespace that does not exist.
+    """
+    started = time.perf_counter()
+    text = rec_.clean_text(text, "query", max_chars=10_000)
+    limit = rec_.integer(limit if limit is not None else int(ctx.config.get("recall.default_limit", 8)), "limit", 1,
+                         int(ctx.config.get("recall.max_limit", 100)))
+    if max_tokens is not None:
+        max_tokens = rec_.integer(max_tokens, "max_tokens", 1, 1_000_000)
+    for name, value in (("min_similarity", min_similarity), ("relative_cutoff", relative_cutoff)):
+        if value is not None:
+            rec_.number(value, name, 0, 1)
+    now = ctx.clock()
+    namespaces = nsm.for_read(ctx, namespace, must_exist=True)
+    where, params = reads.filters(kinds=kinds, tags=tags, since=since, until=until, platform=platform, now=now)
+    query = analyse(ctx, text)
+    n_cand = max(limit * 3, int(ctx.config.get("ranking.candidates", 60)))
+    found = gather(ctx, query, namespaces, where, params, n_cand=n_cand, channels=channels,
+                   lexical_only=lexical_only, filtered=bool(kinds or tags or since or until or platform), now=now)
+    selected, dropped = [], []
+    if found.candidates:
+        cfg = rank_config(ctx, query, min_similarity=min_similarity, relative_cutoff=relative_cutoff,
+                          has_vectors=found.query_vec is not None, doc_freq=found.doc_freq, gates=gates)
+        selected, dropped = ranking.rank(found.candidates, cfg, limit=limit, max_tokens=max_tokens,
+                                         cosine_fn=dot if found.query_vec is not None else None)
+    return _page(ctx, text, namespaces, found, selected, dropped, started=started, touch=touch,
+                 explain=explain or explain_all, explain_all=explain_all, origin=origin)
+
+
+def _features(item: ranking.Ranked) -> dict:
+    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in item.features.items()}
+
+
+def _page(ctx: StoreContext, text: str, namespaces, found: Gathered, selected, dropped, *, started: float,
+          touch: bool, explain: bool, explain_all: bool, origin: str) -> dict:
+    """The result page (with explanations when asked), after the recall is counted and logged."""
+    results = []
+    for item in selected:
+        out = public(found.records[item.candidate.id])
+        out["score"] = round(item.score, 6)
+        out["attention"] = round(item.attention, 6)
+        if explain:
+            out["features"] = _features(item)
+            for key in ("superseded_by", "supersedes"):
+                if key in out["features"]:
+                    out["features"][key] = format_id(out["features"][key])
+            out["contributions"] = {k: round(v, 4) for k, v in item.contributions.items()}
+        results.append(out)
+    latency = (time.perf_counter() - started) * 1000
+    hit_ids = [item.candidate.id for item in selected]
+    if (touch and hit_ids) or ctx.config.get("search_log.enabled", True):
+        try:
+            with ctx.txn():
+                search_log.record_recall(ctx, query=text, namespaces=namespaces, candidates=len(found.candidates),
+                                         hit_ids=hit_ids, top_score=results[0]["score"] if results else None,
+                                         latency_ms=latency, origin=origin, touch=touch)
+        except StorageError as exc:
+            logger.warning("could not record recall statistics: %s", exc)
+    out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,
+           "candidates": len(found.candidates), "latency_ms": round(latency, 2),
+           "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"]) for r in results)}
+    if found.vector_error:
+        out["warning"] = "vector search unavailable: " + found.vector_error
+    if not results and dropped and all(d.gated == dropped[0].gated for d in dropped):
+        out["note"] = dropped[0].gated   # the query gate turned every candidate away: say why
+    if explain_all:
+        out["dropped"] = [{"id": format_id(d.candidate.id), "title": found.records[d.candidate.id]["title"],
+                           "reason": d.gated, "score": round(d.score, 4), "features": _features(d)}
+                          for d in dropped]
+    return out

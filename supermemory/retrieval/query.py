@@ -1,0 +1,98 @@
+"""A recall query analysed once: terms, translations, what the embedder reads, language share, names, intent."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from supermemory.glossary import cross_terms, english_gloss
+from supermemory.text import asks_about_change, cjk_share, leading_word, name_forms, named_terms, query_terms, vague_query
+
+
+@dataclass(frozen=True)
+class Query:
+    """What every later stage needs to know about the query text, computed once.
+
+    :param glossary: `ranking.glossary`: Chinese ↔ English software terms bridge the two languages.
+    """
+
+    text: str
+    terms: list[str]
+    cross: dict                      # query term → translations (tuples of index tokens)
+    forms: list[tuple]               # the translations, each a tuple of index tokens, in order
+    embedded: str                    # what the embedder reads (translated Chinese words in English)
+    names: list                      # capitalised names, as word forms
+    lead: tuple | None               # a capitalised first word: (word, forms)
+    name_lookup: list[str] = field(default_factory=list)   # index tokens whose document frequency names need
+
+    @classmethod
+    def analyse(cls, text: str, *, glossary: bool = True) -> "Query":
+        terms = query_terms(text)
+        cross = cross_terms(text) if glossary else {}
+        forms = list(dict.fromkeys(form for t in terms for form in cross.get(t, ())))
+        return cls(text=text, terms=terms, cross=cross, forms=forms,
+                   embedded=english_gloss(text) if cross else text,
+                   names=named_terms(text), lead=leading_word(text), name_lookup=name_forms(text))
+
+    @property
+    def translated_tokens(self) -> set:
+        return {tok for form in self.forms for tok in form}
+
+    def idf(self, doc_freq: dict[str, int], total: int) -> dict[str, float]:
+        """IDF of each query term over `total` live chunks."""
+        total = total or 1
+        return {t: math.log(1 + (total - doc_freq.get(t, 0) + 0.5) / (doc_freq.get(t, 0) + 0.5)) for t in self.terms}
+
+    def coverage(self, idf: dict, tokens: set) -> float:
+        """Share of the query's IDF mass found in these index tokens, a translation standing in for its word."""
+        mass = sum(idf[t] for t in self.terms)
+        if not mass:
+            return 0.0
+        found = sum(idf[t] for t in self.terms
+                    if t in tokens or any(all(x in tokens for x in form) for form in self.cross.get(t, ())))
+        return found / mass
+
+    def ranker_context(self, doc_freq: dict[str, int], vocabulary: "callable") -> dict:
+        """Per-query ranker inputs: the CJK share, its words when it names nothing specific, that it asks
+        what is current, and its names when no memory mentions any of them.
+
+        :param doc_freq: document frequencies of the name forms (and any other tokens).
+        :param vocabulary: `() -> set` of the model's everyday words, read only when needed.
+        """
+        context: dict = {"cjk_share": cjk_share(self.embedded)}
+        vague = vague_query(self.text)
+        if vague:
+            context["vague_words"] = vague
+        if asks_about_change(self.text):
+            context["asks_change"] = True
+        names, lead = self.names, self.lead
+        if not names and not lead:
+            return context
+        known = {term for term, n in doc_freq.items() if n}
+        # A capitalised first word outside the model's everyday vocabulary is a name too ("Kotlin").
+        # It only matters when no memory has it, or when it could anchor other names: only then is
+        # the vocabulary read (once per process).
+        if lead and (names or not known & set(lead[1])):
+            if lead[0] not in vocabulary():
+                names = [(lead[1],), *names]
+        # A name is known when every word of it is; one known name anchors the query.
+        if names and not any(all(known & set(word) for word in name) for name in names):
+            context["unknown_names"] = tuple(" ".join(max(word, key=len) for word in name) for name in names)
+        return context
+
+
+def match_terms(query: Query, doc_freq: dict[str, int], total: int, max_df: float) -> list[str]:
+    """The terms (and translation phrases) worth an FTS MATCH: terms found in most chunks cost a scan
+    of most postings and barely move bm25, so they are left out (they still count for coverage),
+    unless nothing else would be left; a translation no chunk contains cannot match."""
+    common = max(50, int(max_df * total))
+    terms = [t for t in query.terms if doc_freq.get(t, 0) <= common] or sorted(
+        query.terms, key=lambda t: doc_freq.get(t, 0))[:3]
+    translated = [" ".join(form) for form in query.forms
+                  if all(0 < doc_freq.get(tok, 0) <= common for tok in form)]
+    return list(dict.fromkeys(terms + translated))
+
+
+def lookup_tokens(query: Query) -> Sequence[str]:
+    """Every index token whose document frequency a recall needs: terms, name forms, translations."""
+    return list(dict.fromkeys([*query.terms, *query.name_lookup, *query.translated_tokens]))

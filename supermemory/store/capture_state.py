@@ -1,0 +1,34 @@
+"""Where each transcript's capture stands: byte offset, digest so far, the session memory's id."""
+from __future__ import annotations
+
+import json
+
+from supermemory.store.context import StoreContext
+from supermemory.store.records import LIVE
+
+
+def load(ctx: StoreContext, key: str) -> tuple | None:
+    """(offset, digest JSON, memory_id, path) saved for a session key, or None."""
+    rows = ctx.q("SELECT offset, digest, memory_id, path FROM capture_state WHERE session_key = ?", (key,))
+    return rows[0] if rows else None
+
+
+def save(ctx: StoreContext, key: str, path: str, offset: int, digest: dict, memory_id: int | None, *,
+         drop_key: str | None = None) -> None:
+    """Record the new position and digest (replacing `drop_key`, a legacy key for the same file)."""
+    with ctx.txn():
+        if drop_key and drop_key != key:
+            ctx.conn.execute("DELETE FROM capture_state WHERE session_key = ?", (drop_key,))
+        ctx.conn.execute(
+            "INSERT INTO capture_state(session_key, path, offset, digest, memory_id, updated_at) "
+            "VALUES (?,?,?,?,?,?) ON CONFLICT(session_key) DO UPDATE SET path = excluded.path, "
+            "offset = excluded.offset, digest = excluded.digest, memory_id = excluded.memory_id, "
+            "updated_at = excluded.updated_at",
+            (key, str(path), offset, json.dumps(digest, ensure_ascii=False), memory_id, ctx.clock()))
+
+
+def session_memory(ctx: StoreContext, key: str) -> int | None:
+    """The live session memory written for this key (when the saved state was lost)."""
+    rows = ctx.q(f"SELECT m.id FROM memories m WHERE m.external_key = ? AND m.kind = 'session' AND {LIVE} "
+                 f"ORDER BY m.id DESC LIMIT 1", (key,))
+    return rows[0][0] if rows else None

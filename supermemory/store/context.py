@@ -1,0 +1,66 @@
+"""One open store: the connection and what every store module shares (settings, clock, caches)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Sequence
+
+from supermemory.config import Config, normalize_namespace
+from supermemory.errors import StorageError
+from supermemory.store import db as dbm
+from supermemory.store.records import SELECT_COLUMNS, record
+
+
+class StoreContext:
+    """The state behind a `MemoryStore`: connection, driver, settings, clock, default namespace,
+    the embedder (resolved lazily by `store.embedding`) and the search caches.
+
+    :param path: database file, or ":memory:".
+    :param cache_vectors: keep the live vectors in RAM (long-lived processes).
+    """
+
+    def __init__(self, path: str | os.PathLike | None, *, config: Config | None, namespace: str | None,
+                 driver: str | None, vectors: str, clock: Callable[[], float], cache_vectors: bool, embedder=None):
+        if config is None:
+            home = Path(path).parent if path not in (None, ":memory:") else Path.cwd()
+            config = Config(home=home)
+        self.config = config
+        self.path = str(path) if path is not None else str(config.db_path)
+        self.driver = dbm.choose_driver(driver, vectors=vectors)
+        self.conn = dbm.connect(self.path, self.driver)
+        self.clock = clock
+        self.namespace = normalize_namespace(namespace or config.default_namespace(), allow_all=True)
+        self.embedder = embedder              # None: resolved on first use
+        self.embedder_checked = False
+        self.embedder_warning: str | None = None
+        self.cache_vectors = cache_vectors
+        self.matrix_cache: dict = {}          # namespaces → (data_version, ids, matrix)
+        self.generation = 0                   # our own commits do not change PRAGMA data_version
+        self.total_cache: tuple | None = None  # (data_version, generation) → live chunk count
+
+    def txn(self):
+        """A `BEGIN IMMEDIATE` write transaction."""
+        return dbm.write_txn(self.conn, self.driver)
+
+    def q(self, sql: str, params: Sequence = ()) -> list:
+        """All rows of one statement; driver errors become StorageError."""
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except self.driver.Error as exc:
+            raise StorageError(f"database error: {exc}") from exc
+
+    def fetch(self, row_id: int) -> dict | None:
+        """One memory row (any state) as a record, or None."""
+        rows = self.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE id = ?", (row_id,))
+        return record(rows[0]) if rows else None
+
+    def changed(self) -> None:
+        """After writing index rows: cached counts and matrices are stale."""
+        self.generation += 1
+        self.matrix_cache.clear()
+        self.total_cache = None
+
+    def close(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.close()

@@ -1,0 +1,115 @@
+"""The store's embedder: resolved lazily, checked against the model pinned in the database."""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Callable
+
+from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError
+from supermemory.store import db as dbm
+from supermemory.store import search_index
+from supermemory.store.context import StoreContext
+from supermemory.store.records import LIVE, embed_text, to_blob
+
+logger = logging.getLogger(__name__)
+
+
+def pinned_model(ctx: StoreContext) -> dict | None:
+    """The embedding model fingerprint pinned in this database, if any."""
+    raw = dbm.get_meta(ctx.conn, "embedder")
+    return json.loads(raw) if raw else None
+
+
+def embedder(ctx: StoreContext):
+    """The embedding provider, resolved and checked against the DB pin on first use.
+
+    Raises:
+        ModelMismatchError: the DB is pinned to a different model.
+        EmbeddingUnavailableError: no provider can run (a missing model is looked for again next time).
+    """
+    if ctx.embedder is None:
+        ctx.embedder = _resolve(ctx)
+    if not ctx.embedder_checked:
+        fresh = pinned_model(ctx) is None
+        _check_pin(ctx, ctx.embedder)
+        ctx.embedder_checked = True
+        if fresh:
+            embed_missing_vectors(ctx)
+    return ctx.embedder
+
+
+def provider_id(ctx: StoreContext) -> str:
+    """The resolved provider's id, without resolving it ("onnx" until one is chosen)."""
+    return getattr(ctx.embedder, "provider_id", "onnx")
+
+
+def _resolve(ctx: StoreContext):
+    """The configured provider; the `hash` fallback only for a database already pinned to it.
+
+    A missing model is a state that passes (`supermemory model install`), so it is never
+    cached: until then writes are lexical-only and the next call looks for the model again,
+    instead of pinning a fresh database to the fallback for good.
+    """
+    from supermemory.embed import resolve_provider
+
+    provider, warning = resolve_provider(ctx.config, pinned_model(ctx))
+    if warning:
+        logger.warning(warning)
+        ctx.embedder_warning = warning
+    return provider
+
+
+def _check_pin(ctx: StoreContext, provider) -> None:
+    fingerprint = provider.fingerprint()
+    pinned = pinned_model(ctx)
+    if pinned is None:
+        with ctx.txn():
+            if pinned_model(ctx) is None:
+                dbm.set_meta(ctx.conn, "embedder", json.dumps(fingerprint, sort_keys=True))
+                if ctx.driver.vec:
+                    dbm.create_vec_table(ctx.conn, fingerprint["dimensions"])
+        return
+    if pinned != fingerprint:
+        raise ModelMismatchError(
+            f"this database is pinned to embedder {pinned.get('provider')}/{pinned.get('model')} "
+            f"({pinned.get('dimensions')}-d, checksum {str(pinned.get('checksum'))[:12]}) but the configured "
+            f"one is {fingerprint['provider']}/{fingerprint['model']} ({fingerprint['dimensions']}-d, checksum "
+            f"{str(fingerprint['checksum'])[:12]}); run `supermemory reindex` to re-embed every memory")
+    if ctx.driver.vec and not dbm.vec_table_exists(ctx.conn):
+        with ctx.txn():
+            dbm.create_vec_table(ctx.conn, fingerprint["dimensions"])
+            search_index.fill_vec_index(ctx)
+    elif ctx.driver.vec and dbm.get_meta(ctx.conn, "vec_dirty") == "1":
+        with ctx.txn():
+            search_index.fill_vec_index(ctx)
+
+
+def embed_missing_vectors(ctx: StoreContext) -> int:
+    """Embed the live chunks written while no model could run (right after the first pin)."""
+    rows = ctx.q(f"SELECT c.id, c.text, m.title FROM chunks c JOIN memories m ON m.id = c.memory_id "
+                 f"WHERE {LIVE} AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)")
+    if not rows:
+        return 0
+    matrix = ctx.embedder.embed_multi([embed_text(title, text) for _, text, title in rows])
+    with ctx.txn():
+        for (chunk_id, _, _), vector in zip(rows, matrix):
+            ctx.conn.execute("INSERT OR IGNORE INTO vectors(chunk_id, embedding) VALUES (?, ?)",
+                             (chunk_id, to_blob(vector)))
+        if search_index.vec_index_usable(ctx):
+            search_index.fill_vec_index(ctx)
+        else:
+            search_index.mark_vec_dirty(ctx)
+    ctx.generation += 1
+    logger.info("embedded %d chunks stored while the model was missing", len(rows))
+    return len(rows)
+
+
+def embed_chunks(ctx: StoreContext, title: str, pieces: list[str],
+                 progress: Callable[[int, int], None] | None = None):
+    """Vectors for a memory's chunks, or None when no embedder can run (lexical-only, loudly)."""
+    texts = [embed_text(title, p) for p in pieces]
+    try:
+        return embedder(ctx).embed_multi(texts, progress=progress)
+    except EmbeddingUnavailableError as exc:
+        logger.warning("storing without vectors (lexical recall only until `supermemory reindex`): %s", exc)
+        return None

@@ -1,0 +1,192 @@
+"""A store over time: counts, the stale sweep, maintenance (TTL, purge, trims, re-redaction), health."""
+from __future__ import annotations
+
+import contextlib
+import os
+
+from supermemory.config import ALL_NAMESPACES
+from supermemory.errors import SupermemoryError
+from supermemory.stats import percentile
+from supermemory.store import db as dbm
+from supermemory.store import embedding, redaction, search_log, versions
+from supermemory.store import namespaces as nsm
+from supermemory.store import records as rec_
+from supermemory.store.context import StoreContext
+from supermemory.store.records import LIVE, format_id, from_blob
+from supermemory.timeparse import iso
+
+
+def stats(ctx: StoreContext, *, namespace: str | None = None) -> dict:
+    """Counts by kind and namespace, DB size, embedder, search-log figures."""
+    namespaces = nsm.for_read(ctx, namespace)
+    ns_sql, ns_params = nsm.clause(namespaces)
+    by_kind = dict(ctx.q(f"SELECT m.kind, count(*) FROM memories m WHERE {LIVE} AND {ns_sql} GROUP BY m.kind",
+                         ns_params))
+    by_ns = dict(ctx.q(f"SELECT m.namespace, count(*) FROM memories m WHERE {LIVE} AND {ns_sql} "
+                       f"GROUP BY m.namespace", ns_params))
+    history = ctx.q(f"SELECT count(*) FROM memories m WHERE m.superseded_by IS NOT NULL AND {ns_sql}", ns_params)[0][0]
+    deleted = ctx.q(f"SELECT count(*) FROM memories m WHERE m.deleted_at IS NOT NULL AND {ns_sql}", ns_params)[0][0]
+    log = search_log.figures(ctx, namespaces)
+    searches = len(log["hits"])
+    size = 0
+    if ctx.path != ":memory:":
+        for suffix in ("", "-wal"):
+            with contextlib.suppress(OSError):
+                size += os.path.getsize(ctx.path + suffix)
+    return {
+        "namespace": namespaces or [ALL_NAMESPACES],
+        "memories": sum(by_kind.values()), "by_kind": by_kind, "by_namespace": by_ns,
+        "versions_superseded": history, "deleted": deleted, "db_bytes": size, "db_path": ctx.path,
+        "embedder": embedding.pinned_model(ctx), "driver": ctx.driver.name,
+        "vector_index": "sqlite-vec" if ctx.driver.vec else "numpy brute force",
+        "searches": searches,
+        "empty_result_rate": round(sum(1 for h in log["hits"] if h == 0) / searches, 4) if searches else 0.0,
+        "mean_hits": round(sum(log["hits"]) / searches, 3) if searches else 0.0,
+        "latency_ms_p50": percentile(log["latencies"], 50, digits=3),
+        "latency_ms_p95": percentile(log["latencies"], 95, digits=3),
+        "recent_empty_queries": log["recent_empty"],
+    }
+
+
+def sweep(ctx: StoreContext, *, stale_days: float | None = None, importance_floor: float | None = None,
+          apply: bool = False, namespace: str | None = None, sample: int = 20) -> dict:
+    """Archive memories that are stale AND unimportant (never pinned); dry run unless `apply`.
+
+    `matched` is exactly what `apply` archives; `sample` lists the stalest first.
+    """
+    stale_days = rec_.number(stale_days if stale_days is not None else ctx.config.get("lifecycle.stale_days", 180),
+                             "stale_days", 0, 36500)
+    floor = rec_.number(importance_floor if importance_floor is not None else
+                        ctx.config.get("lifecycle.importance_floor", 0.3), "importance_floor", 0, 1)
+    now = ctx.clock()
+    ns_sql, ns_params = nsm.clause(nsm.for_read(ctx, namespace))
+    where = (f"{LIVE} AND {ns_sql} AND m.pinned = 0 AND m.importance <= ? AND "
+             f"max(m.updated_at, coalesce(m.last_recalled_at, 0)) < ?")
+    params = ns_params + [floor, now - stale_days * 86400]
+
+    def select():
+        return ctx.conn.execute(f"SELECT m.id, m.kind, m.title, max(m.updated_at, coalesce(m.last_recalled_at, 0)) "
+                                f"AS used FROM memories m WHERE {where} ORDER BY used, m.id", params).fetchall()
+
+    if not apply:
+        rows = select()
+    else:
+        with ctx.txn():
+            rows = select()
+            for memory_id, *_ in rows:
+                versions.soft_delete(ctx, memory_id, now, "archived")
+    return {"matched": len(rows), "applied": bool(apply), "stale_days": stale_days, "importance_floor": floor,
+            "sample": [{"id": format_id(r[0]), "kind": r[1], "title": r[2], "last_used": iso(r[3])}
+                       for r in rows[:sample]],
+            "truncated": len(rows) > sample}
+
+
+def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | None = None) -> dict:
+    """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL,
+    and re-redact stored text (`redaction.redact_stored`) once after the redaction rules changed.
+
+    :param redact: True re-redacts now, False never; None (default) when the rules changed
+        since the last pass and `store.redact_secrets` is on.
+    """
+    now = ctx.clock()
+    retention = float(ctx.config.get("lifecycle.purge_after_days", 30)) * 86400
+    with ctx.txn():
+        expired = [r[0] for r in ctx.conn.execute(
+            f"SELECT m.id FROM memories m WHERE {LIVE} AND m.expires_at IS NOT NULL AND m.expires_at <= ?", (now,))]
+        for memory_id in expired:
+            versions.soft_delete(ctx, memory_id, now, "expired")
+    old = [r[0] for r in ctx.q("SELECT id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at < ? "
+                               "AND coalesce(delete_reason, 'forget') IN ('forget', 'expired')",
+                               (now - retention,))]
+    if old:
+        versions.forget(ctx, old, hard=True, namespace="*")
+    pruned = _prune_session_versions(ctx, keep=int(ctx.config.get("lifecycle.session_versions_kept", 2)))
+    with ctx.txn():
+        trimmed = search_log.trim(ctx)
+        ctx.conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+    redacted = 0
+    enabled = bool(ctx.config.get("store.redact_secrets", True))
+    if redact or (redact is None and enabled and redaction.is_stale(ctx)):
+        redacted = redaction.redact_stored(ctx)["rows"]
+    elif redact is None and not enabled and not redaction.is_stale(ctx):
+        with ctx.txn():   # text written from now on is not redacted: re-check it once re-enabled
+            ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
+    swept = sweep(ctx, apply=True, namespace="*")["matched"] if sweep_stale else 0
+    if ctx.path != ":memory:":
+        with contextlib.suppress(ctx.driver.Error):
+            ctx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    return {"expired": len(expired), "purged": len(old), "log_trimmed": max(0, trimmed), "swept": swept,
+            "session_versions_pruned": pruned, "redacted": redacted}
+
+
+def _prune_session_versions(ctx: StoreContext, *, keep: int) -> int:
+    """Session memories get a new version at every capture (Codex: every turn); keep only the
+    newest `keep` superseded versions of each session chain."""
+    with ctx.txn():
+        doomed = [r[0] for r in ctx.conn.execute(
+            "SELECT m.id FROM memories m WHERE m.kind = 'session' AND m.superseded_by IS NOT NULL AND "
+            "(SELECT count(*) FROM memories n WHERE coalesce(n.root_id, n.id) = coalesce(m.root_id, m.id) "
+            "AND n.superseded_by IS NOT NULL AND n.id > m.id) >= ?", (keep,))]
+        versions.delete_rows(ctx, doomed, indexed=False)
+    return len(doomed)
+
+
+def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similarity: float = 0.9,
+           max_pairs: int = 50) -> dict:
+    """Near-duplicate pairs, contradictions, orphans, stale/expired counts, schema and model pin."""
+    import numpy as np
+
+    now = ctx.clock()
+    namespaces = nsm.for_read(ctx, namespace)
+    ns_sql, ns_params = nsm.clause(namespaces)
+    rows = ctx.q(f"SELECT m.id, v.embedding, m.importance, m.recall_count, m.updated_at, m.title FROM memories m "
+                 f"JOIN chunks c ON c.memory_id = m.id AND c.seq = 0 JOIN vectors v ON v.chunk_id = c.id "
+                 f"WHERE {LIVE} AND {ns_sql} ORDER BY m.id", ns_params)
+    pairs = []
+    if len(rows) > 1:
+        matrix = np.vstack([from_blob(r[1]) for r in rows])
+        for start in range(0, len(rows), 1024):
+            block = matrix[start:start + 1024] @ matrix.T
+            for i, j in zip(*np.nonzero(block >= duplicate_similarity)):
+                a, b = start + int(i), int(j)
+                if b <= a:
+                    continue
+                ra, rb = rows[a], rows[b]
+                keep, other = (ra, rb) if (ra[2], ra[3], ra[4]) >= (rb[2], rb[3], rb[4]) else (rb, ra)
+                pairs.append({"a": format_id(ra[0]), "b": format_id(rb[0]), "similarity": round(float(block[i, j]), 4),
+                              "canonical": format_id(keep[0]), "merge": f"supermemory merge {format_id(keep[0])} "
+                                                                        f"{format_id(other[0])}",
+                              "titles": [ra[5], rb[5]]})
+        pairs.sort(key=lambda p: -p["similarity"])
+    contradictions = [{"src": format_id(a), "dst": format_id(b), "titles": [ta, tb]} for a, b, ta, tb in ctx.q(
+        f"SELECT l.src, l.dst, m.title, n.title FROM links l JOIN memories m ON m.id = l.src "
+        f"JOIN memories n ON n.id = l.dst WHERE l.relation = 'contradicts' AND {LIVE} "
+        f"AND n.superseded_by IS NULL AND n.deleted_at IS NULL AND {ns_sql}", ns_params)]
+    orphans = {
+        "chunks_without_memory": ctx.q("SELECT count(*) FROM chunks c LEFT JOIN memories m ON m.id = c.memory_id "
+                                       "WHERE m.id IS NULL")[0][0],
+        "fts_without_live_chunk": ctx.q(f"SELECT count(*) FROM fts f LEFT JOIN chunks c ON c.id = f.rowid "
+                                        f"LEFT JOIN memories m ON m.id = c.memory_id WHERE m.id IS NULL OR NOT ({LIVE})")[0][0],
+        "live_chunks_without_fts": ctx.q(f"SELECT count(*) FROM chunks c JOIN memories m ON m.id = c.memory_id "
+                                         f"WHERE {LIVE} AND c.id NOT IN (SELECT rowid FROM fts)")[0][0],
+        "live_chunks_without_vector": ctx.q(f"SELECT count(*) FROM chunks c JOIN memories m ON m.id = c.memory_id "
+                                            f"LEFT JOIN vectors v ON v.chunk_id = c.id WHERE {LIVE} AND v.chunk_id IS NULL")[0][0],
+    }
+    stale = sweep(ctx, namespace=namespace, sample=0)["matched"]
+    expired = ctx.q(f"SELECT count(*) FROM memories m WHERE {LIVE} AND {ns_sql} AND m.expires_at IS NOT NULL "
+                    f"AND m.expires_at <= ?", ns_params + [now])[0][0]
+    pin = embedding.pinned_model(ctx)
+    pin_status = "not pinned yet"
+    if pin is not None:
+        try:
+            from supermemory.embed import get_provider
+
+            configured = (ctx.embedder or get_provider(ctx.config)).fingerprint()
+            pin_status = "ok" if configured == pin else "mismatch: run `supermemory reindex`"
+        except SupermemoryError as exc:
+            pin_status = f"configured embedder unavailable: {exc}"
+    problems = len(pairs) + len(contradictions) + sum(orphans.values())
+    return {"near_duplicates": pairs[:max_pairs], "near_duplicate_pairs": len(pairs),
+            "contradictions": contradictions, "orphans": orphans, "stale": stale, "expired": expired,
+            "schema_version": dbm.schema_version(ctx.conn), "model_pin": pin, "model_pin_status": pin_status,
+            "clean": problems == 0}

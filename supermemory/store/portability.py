@@ -1,0 +1,181 @@
+"""Moving a store: JSONL export and import (ids, times, history, links kept) and re-embedding."""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Callable, Sequence
+
+from supermemory.config import normalize_namespace
+from supermemory.errors import EmbeddingUnavailableError, InvalidInputError, StorageError
+from supermemory.jsonl import read_jsonl
+from supermemory.store import db as dbm
+from supermemory.store import embedding, redaction, search_index, writes
+from supermemory.store import namespaces as nsm
+from supermemory.store import records as rec_
+from supermemory.store.context import StoreContext
+from supermemory.store.records import SELECT_COLUMNS, SELECT_M_COLUMNS, embed_text, format_id, parse_id, record, to_blob
+from supermemory.timeparse import from_iso, iso
+
+logger = logging.getLogger(__name__)
+
+EXPORT_FIELDS = ("id", "namespace", "kind", "title", "body", "tags", "source", "importance", "confidence",
+                 "pinned", "status", "ttl_days", "expires_at", "created_at", "updated_at", "last_recalled_at",
+                 "recall_count", "valid_from", "valid_to", "deleted_at", "delete_reason", "external_key",
+                 "superseded_by", "root_id")
+TIME_FIELDS = ("expires_at", "created_at", "updated_at", "last_recalled_at", "valid_from", "valid_to",
+               "deleted_at")
+
+
+def _export_record(rec: dict) -> dict:
+    out = {}
+    for key in EXPORT_FIELDS:
+        value = rec[key]
+        if key in TIME_FIELDS:
+            value = iso(value)
+        elif key in ("tags", "source"):
+            value = json.loads(value or ("[]" if key == "tags" else "{}"))
+        elif key in ("id", "superseded_by", "root_id"):
+            value = format_id(value) if value else None
+        elif key == "pinned":
+            value = bool(value)
+        out[key] = value
+    return out
+
+
+def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[str] | None = None) -> dict:
+    """Write JSONL: one memory chain per line (head + history + links), no vectors.
+
+    :param namespaces: only these namespaces (default: all).
+    """
+    ns_list = [normalize_namespace(n) for n in namespaces] if namespaces else None
+    ns_sql, ns_params = nsm.clause(ns_list)
+    heads = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE m.superseded_by IS NULL AND {ns_sql} "
+                  f"ORDER BY m.id", ns_params)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".part")
+    count = 0
+    with open(tmp, "w", encoding="utf-8") as handle:
+        for row in heads:
+            rec = record(row)
+            line = _export_record(rec)
+            root = rec["root_id"] or rec["id"]
+            older = ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE (id = ? OR root_id = ?) AND id != ? "
+                          f"ORDER BY valid_from, id", (root, root, rec["id"]))
+            line["history"] = [_export_record(record(r)) for r in older]
+            line["links"] = [{"dst": format_id(d), "relation": r, "weight": w, "created_at": iso(c)}
+                             for d, r, w, c in ctx.q("SELECT dst, relation, weight, created_at FROM links "
+                                                     "WHERE src = ? ORDER BY dst, relation", (rec["id"],))]
+            handle.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+            count += 1
+    os.replace(tmp, target)
+    with contextlib.suppress(OSError):
+        os.chmod(target, 0o600)
+    return {"path": str(target), "memories": count}
+
+
+def import_file(ctx: StoreContext, path: str | os.PathLike, *,
+                progress: Callable[[int, int], None] | None = None) -> dict:
+    """Import a JSONL export: ids and timestamps preserved, existing ids skipped, re-embedded.
+
+    Raises:
+        InvalidInputError: a line is not a valid export record (nothing is written then).
+    """
+    lines = read_jsonl(path)
+    todo, skipped = [], 0
+    for number, line in enumerate(lines, 1):
+        if not isinstance(line, dict) or "id" not in line or "body" not in line:
+            raise InvalidInputError(f"{path}:{number}: not a supermemory export record")
+        versions = list(line.get("history") or []) + [line]
+        if any(ctx.fetch(parse_id(v["id"])) is not None for v in versions):
+            skipped += 1
+            continue
+        todo.append((line, versions))
+    texts, slots = [], []
+    for line, versions in todo:
+        for version in versions:
+            pieces = writes.chunk_body(ctx, version["body"])
+            slots.append((version["id"], pieces))
+            texts.extend(embed_text(version.get("title", ""), p) for p in pieces)
+    try:
+        matrix = embedding.embedder(ctx).embed_multi(texts, progress=progress) if texts else None
+    except EmbeddingUnavailableError as exc:
+        logger.warning("importing without vectors: %s", exc)
+        matrix = None
+    vec_of, offset = {}, 0
+    for vid, pieces in slots:
+        vec_of[vid] = (pieces, matrix[offset:offset + len(pieces)] if matrix is not None else None)
+        offset += len(pieces)
+    with ctx.txn():
+        if todo:   # exported text is stored as it was: the next maintenance re-redacts it
+            ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
+        for line, versions in todo:
+            for version in versions:
+                pieces, vectors = vec_of[version["id"]]
+                _insert_exported(ctx, version, pieces, vectors)
+            head = parse_id(line["id"])
+            if ctx.fetch(head)["deleted_at"] is None:
+                search_index.index_live(ctx, head)
+        for line, _ in todo:
+            for link in line.get("links") or []:
+                dst = parse_id(link["dst"])
+                if ctx.fetch(dst) is not None:
+                    ctx.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) "
+                                     "VALUES (?,?,?,?,?)", (parse_id(line["id"]), dst, link["relation"],
+                                                            link.get("weight", 1.0),
+                                                            from_iso(link.get("created_at")) or ctx.clock()))
+    return {"imported": len(todo), "skipped": skipped, "lines": len(lines)}
+
+
+def _insert_exported(ctx: StoreContext, v: dict, pieces: list[str], vectors) -> None:
+    kind = rec_.kind(v.get("kind", "note"))
+    memory_id = writes.insert(
+        ctx, namespace=normalize_namespace(v["namespace"]), kind=kind, title=v.get("title", ""), body=v["body"],
+        tags=list(v.get("tags") or []), source=dict(v.get("source") or {}),
+        importance=float(v.get("importance", 0.5)), confidence=float(v.get("confidence", 1.0)),
+        pinned=bool(v.get("pinned")), status=v.get("status"), ttl_days=v.get("ttl_days"),
+        now=from_iso(v.get("updated_at")) or ctx.clock(),
+        root_id=parse_id(v["root_id"]) if v.get("root_id") else None, external_key=v.get("external_key"),
+        created_at=from_iso(v.get("created_at")), content_hash=rec_.content_hash(kind, v.get("title", ""), v["body"]),
+        pieces=pieces, vectors=vectors,
+        extra={"id": parse_id(v["id"]), "expires_at": from_iso(v.get("expires_at")),
+               "updated_at": from_iso(v.get("updated_at")), "last_recalled_at": from_iso(v.get("last_recalled_at")),
+               "recall_count": int(v.get("recall_count") or 0), "valid_from": from_iso(v.get("valid_from"))})
+    ctx.conn.execute("UPDATE memories SET superseded_by = ?, valid_to = ?, deleted_at = ?, delete_reason = ? "
+                     "WHERE id = ?", (parse_id(v["superseded_by"]) if v.get("superseded_by") else None,
+                                      from_iso(v.get("valid_to")), from_iso(v.get("deleted_at")),
+                                      v.get("delete_reason"), memory_id))
+
+
+def reembed(ctx: StoreContext, *, progress: Callable[[int, int], None] | None = None) -> dict:
+    """Re-embed every chunk with the configured embedder and re-pin the DB, in one transaction.
+
+    Raises:
+        EmbeddingUnavailableError: the configured embedder cannot run.
+    """
+    from supermemory.embed import get_provider
+
+    provider = ctx.embedder or get_provider(ctx.config)
+    rows = ctx.q("SELECT c.id, m.title, c.text FROM chunks c JOIN memories m ON m.id = c.memory_id ORDER BY c.id")
+    vectors = provider.embed_multi([embed_text(title, text) for _, title, text in rows], progress=progress)
+    fingerprint = provider.fingerprint()
+    with ctx.txn():
+        ctx.conn.execute("DELETE FROM vectors")
+        for (chunk_id, _, _), vector in zip(rows, vectors):
+            ctx.conn.execute("INSERT INTO vectors(chunk_id, embedding) VALUES (?, ?)", (chunk_id, to_blob(vector)))
+        if dbm.vec_table_exists(ctx.conn):
+            if not ctx.driver.vec:
+                raise StorageError("this SQLite driver cannot load sqlite-vec, so it cannot rebuild the "
+                                   "vector index; run reindex where sqlean.py is installed")
+            ctx.conn.execute("DROP TABLE vec_mem")
+        if ctx.driver.vec:
+            dbm.create_vec_table(ctx.conn, fingerprint["dimensions"])
+            search_index.fill_vec_index(ctx)
+        dbm.set_meta(ctx.conn, "embedder", json.dumps(fingerprint, sort_keys=True))
+    ctx.embedder = provider
+    ctx.embedder_checked = True
+    ctx.matrix_cache.clear()
+    return {"chunks": len(rows), "embedder": fingerprint}

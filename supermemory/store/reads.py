@@ -1,0 +1,191 @@
+"""Reading memories: by id, filtered listings, the briefing's sections, the graph of links."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from supermemory.config import TASK_STATUSES
+from supermemory.errors import InvalidInputError
+from supermemory.store import namespaces as nsm
+from supermemory.store import records as rec_
+from supermemory.store import versions
+from supermemory.store.context import StoreContext
+from supermemory.store.records import LIVE, SELECT_M_COLUMNS, format_id, parse_id, parse_ids, public, record
+from supermemory.timeparse import parse_when
+
+
+def get(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dict:
+    """Full records by id (superseded versions too, marked); missing ids are listed, and the
+    forgotten ones among them also under `forgotten` (`restore` brings them back).
+
+    Raises:
+        InvalidInputError: malformed ids.
+    """
+    id_list = parse_ids(ids)
+    if not id_list:
+        raise InvalidInputError("ids must not be empty")
+    if len(id_list) > 100:
+        raise InvalidInputError("at most 100 ids per call")
+    namespaces = nsm.for_read(ctx, namespace)
+    found, missing, forgotten = [], [], []
+    for memory_id in id_list:
+        rec = ctx.fetch(memory_id)
+        visible = rec is not None and (namespaces is None or rec["namespace"] in namespaces)
+        if not visible or rec["deleted_at"] is not None:
+            missing.append(format_id(memory_id))
+            if visible:
+                forgotten.append(format_id(memory_id))
+            continue
+        item = public(rec)
+        item["links"] = versions.links_of(ctx, memory_id)
+        found.append(item)
+    return {"memories": found, "missing": missing, "forgotten": forgotten}
+
+
+def filters(*, kinds=None, tags=None, since=None, until=None, platform=None, status=None,
+            now: float) -> tuple[str, list]:
+    """SQL condition (over `memories m`) and parameters for the common read filters; expired rows
+    are always left out.
+
+    Raises:
+        InvalidInputError: an unknown kind or status, an unreadable time.
+    """
+    clauses, params = [], []
+    if kinds:
+        kinds = [rec_.kind(k) for k in rec_.str_list(kinds, "kinds")]
+        clauses.append(f"m.kind IN ({','.join('?' * len(kinds))})")
+        params.extend(kinds)
+    for tag in rec_.str_list(tags, "tags"):
+        clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
+        params.append(tag)
+    start, end = parse_when(since, now), parse_when(until, now)
+    if start is not None:
+        clauses.append("m.updated_at >= ?")
+        params.append(start)
+    if end is not None:
+        clauses.append("m.created_at <= ?")
+        params.append(end)
+    if platform:
+        clauses.append("m.platform = ?")
+        params.append(str(platform))
+    if status:
+        if status not in TASK_STATUSES:
+            raise InvalidInputError(f"status must be one of {', '.join(TASK_STATUSES)}")
+        clauses.append("m.status = ?")
+        params.append(status)
+    clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
+    params.append(now)
+    return " AND ".join(clauses), params
+
+
+def live_records(ctx: StoreContext, ids: Sequence[int], namespaces: list[str] | None, where: str,
+                 params: list) -> dict[int, dict]:
+    """The live records among `ids` that are in `namespaces` and pass `where` (a `filters` clause)."""
+    if not ids:
+        return {}
+    ns_sql, ns_params = nsm.clause(namespaces)
+    marks = ",".join("?" * len(ids))
+    rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE m.id IN ({marks}) AND {LIVE} AND +{ns_sql} "
+                 f"AND {where}", list(ids) + ns_params + params)
+    return {r[0]: record(r) for r in rows}
+
+
+def list_memories(ctx: StoreContext, *, namespace: str | None = None, kinds: Sequence[str] | None = None,
+                  tags: Sequence[str] | None = None, status: str | None = None, since: Any = None,
+                  until: Any = None, limit: int = 50, offset: int = 0, order: str = "recent") -> dict:
+    """A cheap index of live memories: titles and summaries, no bodies.
+
+    :param order: 'recent' (updated first) or 'importance'.
+    """
+    limit = rec_.integer(limit, "limit", 1, 1000)
+    offset = rec_.integer(offset, "offset", 0, 10**9)
+    where, params = filters(kinds=kinds, tags=tags, since=since, until=until, status=status, now=ctx.clock())
+    ns_sql, ns_params = nsm.clause(nsm.for_read(ctx, namespace, must_exist=True))
+    order_sql = {"recent": "m.updated_at DESC, m.id DESC",
+                 "importance": "m.pinned DESC, m.importance DESC, m.updated_at DESC"}.get(order)
+    if order_sql is None:
+        raise InvalidInputError("order must be 'recent' or 'importance'")
+    base = f"FROM memories m WHERE {LIVE} AND {ns_sql} AND {where}"
+    total = ctx.q(f"SELECT count(*) {base}", ns_params + params)[0][0]
+    rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} {base} ORDER BY {order_sql} LIMIT ? OFFSET ?",
+                 ns_params + params + [limit, offset])
+    items = [public(record(r), body=False) for r in rows]
+    return {"items": items, "total": total, "limit": limit, "offset": offset,
+            "truncated": offset + len(items) < total}
+
+
+def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent_days: float) -> dict[str, list]:
+    """The briefing's standing sections, most important first: pinned rules, open tasks, decisions,
+    preferences, gotchas, recent changes (not already listed) and the last sessions."""
+    now = ctx.clock()
+    ns_sql, ns_params = nsm.clause(namespaces)
+    alive = f"{LIVE} AND {ns_sql} AND (m.expires_at IS NULL OR m.expires_at > ?)"
+
+    def fetch(extra: str, order: str, n: int = 20, more: Sequence = ()) -> list[dict]:
+        rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE {alive} AND {extra} ORDER BY {order} LIMIT ?",
+                     ns_params + [now] + list(more) + [n])
+        return [public(record(r)) for r in rows]
+
+    by_weight = "m.importance DESC, m.updated_at DESC"
+    sections = {
+        "pinned": fetch("m.pinned = 1", by_weight),
+        "tasks": fetch("m.kind = 'task' AND m.status = 'open' AND m.pinned = 0", by_weight),
+        "decisions": fetch("m.kind = 'decision' AND m.pinned = 0", by_weight),
+        "preferences": fetch("m.kind = 'preference' AND m.pinned = 0", by_weight),
+        "gotchas": fetch("m.kind = 'gotcha' AND m.pinned = 0", by_weight),
+    }
+    shown = {item["id"] for items in sections.values() for item in items}
+    sections["recent"] = [r for r in fetch("m.updated_at >= ? AND m.kind NOT IN ('session')", "m.updated_at DESC",
+                                           20, [now - recent_days * 86400]) if r["id"] not in shown][:10]
+    sections["sessions"] = fetch("m.kind = 'session'", "m.updated_at DESC", 2)
+    return sections
+
+
+def index_items(ctx: StoreContext, namespace: str | None) -> list[dict]:
+    """Live, unexpired, non-session memories for a MEMORY.md-style index: pinned, then preferences and
+    gotchas, then by importance and recency (no bodies)."""
+    ns_sql, ns_params = nsm.clause(nsm.for_read(ctx, namespace))
+    rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE {LIVE} AND {ns_sql} AND "
+                 f"(m.expires_at IS NULL OR m.expires_at > ?) AND m.kind != 'session' ORDER BY m.pinned DESC, "
+                 f"CASE m.kind WHEN 'preference' THEN 0 WHEN 'gotcha' THEN 0 ELSE 1 END, m.importance DESC, "
+                 f"m.updated_at DESC", ns_params + [ctx.clock()])
+    return [public(record(r), body=False) for r in rows]
+
+
+def graph(ctx: StoreContext, *, id: Any = None, depth: int = 2, namespace: str | None = None,
+          limit: int = 500) -> dict:
+    """Nodes and typed edges: the neighbourhood of `id` up to `depth` hops, or all live links."""
+    depth = rec_.integer(depth, "depth", 0, 10)
+    namespaces = nsm.for_read(ctx, namespace)
+    edges: dict[tuple, dict] = {}
+    if id is None:
+        ns_sql, ns_params = nsm.clause(namespaces)
+        for src, dst, rel, w in ctx.q(f"SELECT l.src, l.dst, l.relation, l.weight FROM links l JOIN memories m "
+                                      f"ON m.id = l.src WHERE {LIVE} AND {ns_sql} LIMIT ?", ns_params + [limit]):
+            edges[(src, dst, rel)] = {"src": src, "dst": dst, "relation": rel, "weight": w}
+        node_ids = {e["src"] for e in edges.values()} | {e["dst"] for e in edges.values()}
+    else:
+        start = versions.live(ctx, parse_id(id), namespaces)["id"]
+        node_ids, frontier = {start}, {start}
+        for _ in range(depth):
+            nxt = set()
+            for node in frontier:
+                for src, dst, rel, w in ctx.q("SELECT src, dst, relation, weight FROM links WHERE src = ? OR dst = ?",
+                                              (node, node)):
+                    edges[(src, dst, rel)] = {"src": src, "dst": dst, "relation": rel, "weight": w}
+                    nxt.update((src, dst))
+            frontier = nxt - node_ids
+            node_ids |= nxt
+            if len(node_ids) > limit:
+                break
+    nodes = []
+    for node in sorted(node_ids):
+        rec = ctx.fetch(node)
+        if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
+            continue
+        nodes.append({"id": format_id(node), "kind": rec["kind"], "title": rec["title"],
+                      "live": rec["superseded_by"] is None and rec["deleted_at"] is None})
+    shown = {n["id"] for n in nodes}
+    out_edges = [{"src": format_id(e["src"]), "dst": format_id(e["dst"]), "relation": e["relation"],
+                  "weight": e["weight"]} for e in edges.values()
+                 if format_id(e["src"]) in shown and format_id(e["dst"]) in shown]
+    return {"nodes": nodes, "edges": out_edges}

@@ -1,0 +1,181 @@
+"""Memory rows: ids, argument validation, the column list, row ↔ record ↔ public dict, vector BLOBs."""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from typing import Any, Sequence
+
+from supermemory.config import KINDS
+from supermemory.errors import InvalidInputError
+from supermemory.text import index_text, normalize
+from supermemory.timeparse import iso
+
+logger = logging.getLogger(__name__)
+
+LIVE = "m.superseded_by IS NULL AND m.deleted_at IS NULL"
+COLUMNS = ("id", "namespace", "kind", "title", "body", "summary", "tags", "source", "platform", "importance",
+           "confidence", "pinned", "status", "ttl_days", "expires_at", "created_at", "updated_at",
+           "last_recalled_at", "recall_count", "content_hash", "root_id", "superseded_by", "valid_from",
+           "valid_to", "deleted_at", "delete_reason", "external_key")
+SELECT_COLUMNS = ", ".join(COLUMNS)              # unqualified (FROM memories)
+SELECT_M_COLUMNS = ", ".join("m." + c for c in COLUMNS)   # qualified (FROM memories m)
+
+
+def format_id(row_id: int) -> str:
+    return f"M{row_id}"
+
+
+def parse_id(value: Any) -> int:
+    """`M12`, `m12`, `12` or 12 → 12.
+
+    Raises:
+        InvalidInputError: anything else.
+    """
+    if isinstance(value, bool):
+        raise InvalidInputError(f"not a memory id: {value!r}")
+    if isinstance(value, int):
+        if value > 0:
+            return value
+    elif isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("M", "m"):
+            text = text[1:]
+        if text.isdigit() and 0 < len(text) <= 18:
+            return int(text)
+    raise InvalidInputError(f"not a memory id: {value!r} (expected something like M12)")
+
+
+def parse_ids(ids: Any) -> list[int]:
+    """One id or a list of them, parsed."""
+    return [parse_id(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids])]
+
+
+def clean_text(value: Any, field: str, *, max_chars: int, allow_empty: bool = False) -> str:
+    """Validate user text: a str, no NUL bytes, valid UTF-8 (lone surrogates replaced), bounded.
+
+    Raises:
+        InvalidInputError: wrong type, empty, or too long.
+    """
+    if value is None and allow_empty:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}")
+    if len(value) > max_chars:
+        raise InvalidInputError(f"{field} is too long ({len(value)} characters; limit {max_chars})")
+    text = value.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        bad = sum(1 for ch in text if "\ud800" <= ch <= "\udfff")
+        text = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+        logger.warning("%s held %d character(s) that are not valid UTF-8; stored as U+FFFD", field, bad)
+    if not text.strip() and not allow_empty:
+        raise InvalidInputError(f"{field} must not be empty")
+    return text
+
+
+def number(value: Any, field: str, lo: float, hi: float) -> float:
+    """A float in [lo, hi]. Raises InvalidInputError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise InvalidInputError(f"{field} must be a number between {lo} and {hi}")
+    if not lo <= float(value) <= hi:
+        raise InvalidInputError(f"{field} must be between {lo} and {hi}, got {value}")
+    return float(value)
+
+
+def integer(value: Any, field: str, lo: int, hi: int) -> int:
+    """An int in [lo, hi]. Raises InvalidInputError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{field} must be an integer between {lo} and {hi}")
+    if not lo <= value <= hi:
+        raise InvalidInputError(f"{field} must be between {lo} and {hi}, got {value}")
+    return value
+
+
+def str_list(value: Any, field: str, *, max_items: int = 64) -> list[str]:
+    """A list of distinct non-empty strings (one string counts as a list of one)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise InvalidInputError(f"{field} must be a list of strings")
+    if len(value) > max_items:
+        raise InvalidInputError(f"{field} has too many items ({len(value)}; limit {max_items})")
+    out: list[str] = []
+    for item in value:
+        item = clean_text(item, field, max_chars=200, allow_empty=True).strip()
+        if item and item not in out:
+            out.append(item)
+    return out
+
+
+def kind(value: Any) -> str:
+    """One of KINDS, case-insensitive."""
+    if not isinstance(value, str) or value.strip().lower() not in KINDS:
+        raise InvalidInputError(f"kind must be one of {', '.join(KINDS)}; got {value!r}")
+    return value.strip().lower()
+
+
+def content_hash(kind_name: str, title: str, body: str) -> str:
+    """What makes two memories exact repeats: kind, title and body, whitespace- and case-normalised."""
+    return hashlib.sha256(f"{kind_name}\x1f{normalize(title).strip()}\x1f{normalize(body).strip()}".encode()).hexdigest()
+
+
+def to_blob(vector) -> bytes:
+    import numpy as np
+
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(data: bytes):
+    import numpy as np
+
+    return np.frombuffer(data, dtype="<f4")
+
+
+def embed_text(title: str, piece: str) -> str:
+    """What a chunk's vector is computed from: its memory's title, then the chunk."""
+    return (title + "\n" + piece).strip() if title else piece
+
+
+def fts_tokens(title: str, tags_json: str, chunk_text: str) -> str:
+    """What the FTS `tokens` column holds for one chunk: its memory's title and tags, then its text."""
+    return index_text(title, " ".join(json.loads(tags_json or "[]")), chunk_text)
+
+
+def record(row: Sequence) -> dict:
+    """A `SELECT {SELECT_COLUMNS}` row as a dict keyed by column."""
+    return dict(zip(COLUMNS, row))
+
+
+def public(rec: dict, *, body: bool = True) -> dict:
+    """What callers see of a record: ids as `M12`, JSON decoded, times as ISO strings."""
+    out = {
+        "id": format_id(rec["id"]),
+        "namespace": rec["namespace"],
+        "kind": rec["kind"],
+        "title": rec["title"],
+        "summary": rec["summary"],
+        "tags": json.loads(rec["tags"] or "[]"),
+        "importance": rec["importance"],
+        "confidence": rec["confidence"],
+        "pinned": bool(rec["pinned"]),
+        "status": rec["status"],
+        "source": json.loads(rec["source"] or "{}"),
+        "created_at": iso(rec["created_at"]),
+        "updated_at": iso(rec["updated_at"]),
+        "last_recalled_at": iso(rec["last_recalled_at"]),
+        "recall_count": rec["recall_count"],
+        "expires_at": iso(rec["expires_at"]),
+        "valid_from": iso(rec["valid_from"]),
+        "valid_to": iso(rec["valid_to"]),
+        "superseded_by": format_id(rec["superseded_by"]) if rec["superseded_by"] else None,
+        "version_of": format_id(rec["root_id"]) if rec["root_id"] else None,
+        "deleted_at": iso(rec["deleted_at"]),
+    }
+    if body:
+        out["body"] = rec["body"]
+    return out

@@ -1,0 +1,220 @@
+"""The search index: FTS rows and vector rows of live memories, and the lookups recall makes on them.
+
+Only live rows (current version, not deleted) are in `fts` and `vec_mem`; history keeps its chunks
+and vector BLOBs (the canonical `vectors` table) so restore needs no model.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Sequence
+
+from supermemory.store import db as dbm
+from supermemory.store import namespaces as nsm
+from supermemory.store.context import StoreContext
+from supermemory.store.records import LIVE, fts_tokens, from_blob, to_blob
+from supermemory.text import TOKENIZER_VERSION
+
+logger = logging.getLogger(__name__)
+
+TOKENIZER_KEY = "tokenizer_version"   # meta: the tokenizer version the FTS rows were made with
+
+
+# --- keeping the index in step with the rows (inside write transactions) ---------------------------
+
+def index_live(ctx: StoreContext, memory_id: int) -> None:
+    """Put a memory's chunks into FTS and vec0 (inside a write transaction)."""
+    rec = ctx.fetch(memory_id)
+    for chunk_id, _seq, text in ctx.conn.execute(
+            "SELECT id, seq, text FROM chunks WHERE memory_id = ? ORDER BY seq", (memory_id,)).fetchall():
+        ctx.conn.execute("INSERT INTO fts(rowid, tokens, ns) VALUES (?, ?, ?)",
+                         (chunk_id, fts_tokens(rec["title"], rec["tags"], text), "ns_" + rec["namespace"]))
+    if vec_index_usable(ctx):
+        ctx.conn.execute(
+            "INSERT INTO vec_mem(chunk_id, namespace, embedding) SELECT c.id, c.namespace, v.embedding "
+            "FROM chunks c JOIN vectors v ON v.chunk_id = c.id WHERE c.memory_id = ?", (memory_id,))
+    else:
+        mark_vec_dirty(ctx)
+    ctx.changed()
+
+
+def unindex(ctx: StoreContext, memory_id: int) -> None:
+    """Take a memory's chunks out of FTS and vec0 (inside a write transaction)."""
+    ids = [r[0] for r in ctx.conn.execute("SELECT id FROM chunks WHERE memory_id = ?", (memory_id,))]
+    for chunk_id in ids:
+        ctx.conn.execute("DELETE FROM fts WHERE rowid = ?", (chunk_id,))
+        if vec_index_usable(ctx):
+            ctx.conn.execute("DELETE FROM vec_mem WHERE chunk_id = ?", (chunk_id,))
+    if not vec_index_usable(ctx):
+        mark_vec_dirty(ctx)
+    ctx.changed()
+
+
+def fill_vec_index(ctx: StoreContext) -> None:
+    """Rebuild vec_mem from the canonical BLOB table (after writes by a non-vec driver)."""
+    ctx.conn.execute("DELETE FROM vec_mem")
+    ctx.conn.execute(
+        f"INSERT INTO vec_mem(chunk_id, namespace, embedding) SELECT c.id, c.namespace, v.embedding "
+        f"FROM chunks c JOIN vectors v ON v.chunk_id = c.id JOIN memories m ON m.id = c.memory_id WHERE {LIVE}")
+    dbm.set_meta(ctx.conn, "vec_dirty", "0")
+
+
+def vec_index_usable(ctx: StoreContext) -> bool:
+    return ctx.driver.vec and dbm.vec_table_exists(ctx.conn)
+
+
+def mark_vec_dirty(ctx: StoreContext) -> None:
+    """A driver without sqlite-vec wrote vectors: vec_mem is rebuilt by the next one that has it."""
+    if not ctx.driver.vec and dbm.vec_table_exists(ctx.conn):
+        dbm.set_meta(ctx.conn, "vec_dirty", "1")
+
+
+# --- the tokenizer version the FTS rows were made with ----------------------------------------------
+
+def indexed_tokenizer(ctx: StoreContext) -> str:
+    return dbm.get_meta(ctx.conn, TOKENIZER_KEY) or "1"   # stores from before the stamp: v1
+
+
+def stamp_tokenizer(ctx: StoreContext) -> None:
+    """A new store is indexed by this tokenizer (inside a write transaction)."""
+    dbm.set_meta(ctx.conn, TOKENIZER_KEY, str(TOKENIZER_VERSION))
+
+
+def is_stale(ctx: StoreContext) -> bool:
+    return indexed_tokenizer(ctx) != str(TOKENIZER_VERSION)
+
+
+def rebuild_search_index(ctx: StoreContext) -> dict:
+    """Re-tokenize every live chunk into FTS when the tokenizer changed since it was indexed.
+
+    One write transaction: all or nothing.
+    """
+    if not is_stale(ctx):
+        return {"rebuilt": 0}
+    started = time.perf_counter()
+    with ctx.txn():
+        rows = ctx.conn.execute(
+            f"SELECT c.id, c.text, m.title, m.tags, m.namespace FROM chunks c JOIN memories m "
+            f"ON m.id = c.memory_id WHERE {LIVE}").fetchall()
+        ctx.conn.execute("DELETE FROM fts")
+        ctx.conn.executemany(
+            "INSERT INTO fts(rowid, tokens, ns) VALUES (?, ?, ?)",
+            ((cid, fts_tokens(title, tags, text), "ns_" + ns) for cid, text, title, tags, ns in rows))
+        stamp_tokenizer(ctx)
+    ctx.changed()
+    logger.info("search index rebuilt for tokenizer v%s: %d chunks in %.1f s", TOKENIZER_VERSION, len(rows),
+                time.perf_counter() - started)
+    return {"rebuilt": len(rows)}
+
+
+# --- lookups for recall -----------------------------------------------------------------------------
+
+def live_chunk_count(ctx: StoreContext) -> int:
+    """Live chunks (each has exactly one `ns_` token), cached until any connection writes."""
+    key = (ctx.conn.execute("PRAGMA data_version").fetchone()[0], ctx.generation)
+    if ctx.total_cache and ctx.total_cache[0] == key:
+        return ctx.total_cache[1]
+    total = ctx.q("SELECT coalesce(sum(doc), 0) FROM fts_vocab WHERE term >= 'ns_' AND term < 'ns`' "
+                  "AND col = 'ns'")[0][0]
+    ctx.total_cache = (key, total)
+    return total
+
+
+def doc_frequencies(ctx: StoreContext, terms: Sequence[str]) -> dict[str, int]:
+    """How many live chunks hold each index token (tokens no chunk holds are left out)."""
+    lookup = list(dict.fromkeys(terms))
+    if not lookup:
+        return {}
+    marks = ",".join("?" * len(lookup))
+    return dict(ctx.q(f"SELECT term, doc FROM fts_vocab WHERE col = 'tokens' AND term IN ({marks})", lookup))
+
+
+def lexical_hits(ctx: StoreContext, match: str, namespaces: list[str] | None, where: str, params: list,
+                 limit: int) -> list[tuple[int, float, str]]:
+    """(memory_id, bm25, chunk tokens) of the best `limit` chunks for an FTS MATCH expression,
+    joined to live memories passing `where` (a `filters` clause)."""
+    ns_sql, ns_params = nsm.clause(namespaces)
+    return ctx.q(
+        f"SELECT c.memory_id, f.bm25, f.tokens FROM (SELECT rowid, bm25(fts, 1.0, 0.0) AS bm25, tokens FROM fts "
+        f"WHERE fts MATCH ? ORDER BY bm25 LIMIT ?) f JOIN chunks c ON c.id = f.rowid "
+        f"JOIN memories m ON m.id = c.memory_id WHERE {LIVE} AND {ns_sql} AND {where}",
+        [match, limit] + ns_params + params)
+
+
+def chunk_tokens(ctx: StoreContext, memory_ids: Sequence[int]) -> list[tuple[int, str]]:
+    """(memory_id, FTS tokens) of every indexed chunk of these memories."""
+    if not memory_ids:
+        return []
+    marks = ",".join("?" * len(memory_ids))
+    return ctx.q(f"SELECT c.memory_id, f.tokens FROM chunks c JOIN fts f ON f.rowid = c.id "
+                 f"WHERE c.memory_id IN ({marks})", list(memory_ids))
+
+
+def chunk_vectors(ctx: StoreContext, memory_ids: Sequence[int]) -> list[tuple[int, object]]:
+    """(memory_id, vector) of every chunk of these memories that has one."""
+    if not memory_ids:
+        return []
+    marks = ",".join("?" * len(memory_ids))
+    return [(memory_id, from_blob(blob)) for memory_id, blob in ctx.q(
+        f"SELECT c.memory_id, v.embedding FROM chunks c CROSS JOIN vectors v ON v.chunk_id = c.id "
+        f"WHERE c.memory_id IN ({marks})", list(memory_ids))]
+
+
+def vector_search(ctx: StoreContext, vector, namespaces: list[str] | None, k: int,
+                  live_chunks: int | None = None) -> list[tuple[int, float]]:
+    """(memory_id, best cosine) for the k nearest live chunks, best first."""
+    import numpy as np
+
+    vector = np.asarray(vector, dtype=np.float32)
+    hits: dict[int, float] = {}
+    use_ram = ctx.cache_vectors and (live_chunks if live_chunks is not None else live_chunk_count(ctx)) <= int(
+        ctx.config.get("recall.ram_vector_limit", 250_000))
+    if not use_ram and vec_index_usable(ctx) and dbm.get_meta(ctx.conn, "vec_dirty") != "1":
+        blob = to_blob(vector)
+        for ns in namespaces if namespaces is not None else [None]:
+            if ns is None:
+                sql = ("SELECT c.memory_id, v.distance FROM vec_mem v JOIN chunks c ON c.id = v.chunk_id "
+                       "WHERE v.embedding MATCH ? AND k = ?")
+                params = (blob, k)
+            else:
+                sql = ("SELECT c.memory_id, v.distance FROM vec_mem v JOIN chunks c ON c.id = v.chunk_id "
+                       "WHERE v.embedding MATCH ? AND k = ? AND v.namespace = ?")
+                params = (blob, k, ns)
+            for memory_id, distance in ctx.q(sql, params):
+                if distance is None:
+                    continue
+                cosine = 1.0 - float(distance)
+                if cosine > hits.get(memory_id, -2.0):
+                    hits[memory_id] = cosine
+    else:
+        ids, matrix = _live_matrix(ctx, namespaces)
+        if len(ids):
+            scores = matrix @ vector
+            m = min(k * 2, len(scores))
+            top = np.argpartition(-scores, m - 1)[:m]
+            top = top[np.argsort(-scores[top])]
+            for index in top:
+                memory_id = int(ids[index])
+                cosine = float(scores[index])
+                if cosine > hits.get(memory_id, -2.0):
+                    hits[memory_id] = cosine
+    return sorted(hits.items(), key=lambda kv: -kv[1])[:k]
+
+
+def _live_matrix(ctx: StoreContext, namespaces: list[str] | None):
+    """Brute-force path: live vectors as one float32 matrix, cached until the DB changes."""
+    import numpy as np
+
+    version = ctx.conn.execute("PRAGMA data_version").fetchone()[0]
+    key = tuple(namespaces) if namespaces is not None else None
+    cached = ctx.matrix_cache.get(key)
+    if cached and cached[0] == version:
+        return cached[1], cached[2]
+    ns_sql, ns_params = nsm.clause(namespaces, "c.namespace")
+    rows = ctx.q(f"SELECT c.memory_id, v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
+                 f"JOIN memories m ON m.id = c.memory_id WHERE {LIVE} AND {ns_sql}", ns_params)
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    matrix = (np.vstack([from_blob(r[1]) for r in rows]) if rows
+              else np.zeros((0, 1), dtype=np.float32))
+    ctx.matrix_cache[key] = (version, ids, matrix)
+    return ids, matrix

@@ -1,0 +1,48 @@
+"""The search log (redacted queries, hit counts, latency) and the recall counters of returned memories."""
+from __future__ import annotations
+
+import hashlib
+from typing import Sequence
+
+from supermemory.config import ALL_NAMESPACES
+from supermemory.store import namespaces as nsm
+from supermemory.store.context import StoreContext
+
+
+def record_recall(ctx: StoreContext, *, query: str, namespaces: list[str] | None, candidates: int,
+                  hit_ids: Sequence[int], top_score: float | None, latency_ms: float, origin: str,
+                  touch: bool) -> None:
+    """One recall's trace (inside a write transaction): the returned memories' recall counters (when
+    `touch`) and a search-log row (when `search_log.enabled`), capped at `search_log.max_rows`."""
+    if touch and hit_ids:
+        marks = ",".join("?" * len(hit_ids))
+        ctx.conn.execute(f"UPDATE memories SET last_recalled_at = ?, recall_count = recall_count + 1 "
+                         f"WHERE id IN ({marks})", [ctx.clock()] + list(hit_ids))
+    if not ctx.config.get("search_log.enabled", True):
+        return
+    from supermemory.redact import redact
+
+    text, _ = redact(query)
+    if ctx.config.get("search_log.hash_queries", False):
+        text = "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    ctx.conn.execute("INSERT INTO search_log(at, namespace, query, origin, candidates, hits, top_score, "
+                     "latency_ms) VALUES (?,?,?,?,?,?,?,?)",
+                     (ctx.clock(), ",".join(namespaces or [ALL_NAMESPACES]), text, origin, candidates, len(hit_ids),
+                      top_score, latency_ms))
+    trim(ctx)
+
+
+def trim(ctx: StoreContext) -> int:
+    """Keep the newest `search_log.max_rows` rows (inside a write transaction); returns rows removed."""
+    cap = int(ctx.config.get("search_log.max_rows", 5000))
+    last = ctx.conn.execute("SELECT max(id) FROM search_log").fetchone()[0] or 0
+    return ctx.conn.execute("DELETE FROM search_log WHERE id <= ?", (last - cap,)).rowcount  # a PK range: cheap
+
+
+def figures(ctx: StoreContext, namespaces: list[str] | None) -> dict:
+    """Latencies (ms, in log order), hit counts and the latest queries that found nothing."""
+    log_sql, log_params = nsm.clause([",".join(namespaces)] if namespaces else None, "namespace")
+    log = ctx.q(f"SELECT latency_ms, hits FROM search_log WHERE {log_sql}", log_params)
+    recent_empty = [r[0] for r in ctx.q(
+        f"SELECT query FROM search_log WHERE hits = 0 AND {log_sql} ORDER BY id DESC LIMIT 10", log_params)]
+    return {"latencies": [r[0] for r in log], "hits": [r[1] for r in log], "recent_empty": recent_empty}

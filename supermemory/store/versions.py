@@ -1,0 +1,310 @@
+"""Version chains and links: update (a new row supersedes the old), merge, forget/restore, link, history."""
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from supermemory.config import RELATIONS, TASK_STATUSES
+from supermemory.errors import InvalidInputError, NotFoundError
+from supermemory.store import embedding, search_index, writes
+from supermemory.store import namespaces as nsm
+from supermemory.store import records as rec_
+from supermemory.store.context import StoreContext
+from supermemory.store.records import SELECT_COLUMNS, format_id, from_blob, parse_id, parse_ids, public, record
+from supermemory.text import summarize
+from supermemory.timeparse import iso
+
+UNSET = object()
+
+
+def head(ctx: StoreContext, memory_id: int) -> int:
+    """The current version of the chain this row belongs to."""
+    seen = set()
+    while True:
+        row = ctx.conn.execute("SELECT superseded_by FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if not row or row[0] is None or memory_id in seen:
+            return memory_id
+        seen.add(memory_id)
+        memory_id = row[0]
+
+
+def live(ctx: StoreContext, memory_id: int, namespaces: list[str] | None) -> dict:
+    """The record of a live memory in `namespaces`.
+
+    Raises:
+        NotFoundError: unknown or deleted. InvalidInputError: an old version (names the current one).
+    """
+    rec = ctx.fetch(memory_id)
+    if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
+        raise NotFoundError(f"no memory {format_id(memory_id)} in namespace(s) "
+                            f"{', '.join(namespaces) if namespaces else '*'}")
+    if rec["deleted_at"] is not None:
+        raise NotFoundError(f"memory {format_id(memory_id)} is deleted; `restore` brings it back")
+    if rec["superseded_by"] is not None:
+        raise InvalidInputError(f"memory {format_id(memory_id)} was superseded; the current version is "
+                                f"{format_id(head(ctx, memory_id))}")
+    return rec
+
+
+def _stored_vectors(ctx: StoreContext, memory_id: int):
+    import numpy as np
+
+    rows = ctx.q("SELECT v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
+                 "WHERE c.memory_id = ? ORDER BY c.seq", (memory_id,))
+    count = ctx.q("SELECT count(*) FROM chunks WHERE memory_id = ?", (memory_id,))[0][0]
+    if not rows or len(rows) != count:
+        return None
+    return np.vstack([from_blob(r[0]) for r in rows])
+
+
+def supersede(ctx: StoreContext, old_id: int, new_id: int, now: float) -> None:
+    """Close `old_id` into `new_id`: out of the index, `superseded_by` set, links moved (in a txn)."""
+    search_index.unindex(ctx, old_id)
+    ctx.conn.execute("UPDATE memories SET superseded_by = ?, valid_to = ? WHERE id = ?", (new_id, now, old_id))
+    ctx.conn.execute("UPDATE OR IGNORE links SET src = ? WHERE src = ?", (new_id, old_id))
+    ctx.conn.execute("UPDATE OR IGNORE links SET dst = ? WHERE dst = ?", (new_id, old_id))
+
+
+def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str | None = None,
+           kind: str | None = None, tags: Sequence[str] | None = None, importance: float | None = None,
+           confidence: float | None = None, pinned: bool | None = None, status: str | None = None,
+           ttl_days: Any = UNSET, namespace: str | None = None, source: dict | None = None,
+           force: bool = False) -> dict:
+    """Revise a memory: a new row supersedes the old one (history kept, never overwritten).
+
+    :param force: write a new version even when nothing changed (used by merge).
+
+    Raises:
+        NotFoundError: unknown id. InvalidInputError: bad arguments or nothing changed.
+    """
+    old = live(ctx, parse_id(id), nsm.for_read(ctx, namespace))
+    limit = int(ctx.config.get("store.max_content_chars", 1_000_000))
+    new_kind = rec_.kind(kind) if kind is not None else old["kind"]
+    if content is not None:
+        content = rec_.clean_text(content, "content", max_chars=limit)
+    if title is not None:
+        title = rec_.clean_text(title, "title", max_chars=500, allow_empty=True)
+    if title is None and content is not None and old["title"] == summarize(old["body"], max_chars=writes.TITLE_CHARS):
+        title = ""   # the old title was made from the old text: make a new one from the new text
+    body, new_title, redacted = writes.prepare_content(
+        ctx, content if content is not None else old["body"], title if title is not None else old["title"])
+    if not body:
+        raise InvalidInputError("content is empty after removing <private> spans")
+    new_title = new_title or summarize(body, max_chars=writes.TITLE_CHARS)
+    new_tags = rec_.str_list(tags, "tags") if tags is not None else json.loads(old["tags"])
+    new_importance = rec_.number(importance, "importance", 0, 1) if importance is not None else old["importance"]
+    new_confidence = rec_.number(confidence, "confidence", 0, 1) if confidence is not None else old["confidence"]
+    if pinned is not None and not isinstance(pinned, bool):
+        raise InvalidInputError("pinned must be true or false")
+    new_pinned = bool(old["pinned"]) if pinned is None else pinned
+    new_status = old["status"]
+    if status is not None:
+        if status not in TASK_STATUSES:
+            raise InvalidInputError(f"status must be one of {', '.join(TASK_STATUSES)}")
+        new_status = status
+    elif new_kind == "task" and not new_status:
+        new_status = "open"
+    new_ttl = old["ttl_days"]
+    if ttl_days is not UNSET:
+        new_ttl = rec_.number(ttl_days, "ttl_days", 0, 36500) or None if ttl_days is not None else None
+    new_source = dict(json.loads(old["source"] or "{}"))
+    if source:
+        new_source.update(source)
+    digest = rec_.content_hash(new_kind, new_title, body)
+    same = (digest == old["content_hash"] and new_tags == json.loads(old["tags"]) and
+            new_importance == old["importance"] and new_confidence == old["confidence"] and
+            new_pinned == bool(old["pinned"]) and new_status == old["status"] and new_ttl == old["ttl_days"])
+    if same and not force:
+        return {"id": format_id(old["id"]), "previous": None, "status": "unchanged", "redacted": redacted}
+    if digest == old["content_hash"]:
+        pieces = [r[0] for r in ctx.q("SELECT text FROM chunks WHERE memory_id = ? ORDER BY seq", (old["id"],))]
+        vectors = _stored_vectors(ctx, old["id"])
+    else:
+        pieces = writes.chunk_body(ctx, body)
+        vectors = embedding.embed_chunks(ctx, new_title, pieces)
+    now = ctx.clock()
+    with ctx.txn():
+        current = ctx.conn.execute("SELECT superseded_by, deleted_at FROM memories WHERE id = ?",
+                                   (old["id"],)).fetchone()
+        if current[0] is not None or current[1] is not None:
+            raise InvalidInputError(f"memory {format_id(old['id'])} changed meanwhile; fetch it again")
+        new_id = writes.insert(
+            ctx, namespace=old["namespace"], kind=new_kind, title=new_title, body=body, tags=new_tags,
+            source=new_source, importance=new_importance, confidence=new_confidence, pinned=new_pinned,
+            status=new_status, ttl_days=new_ttl, now=now, root_id=old["root_id"] or old["id"],
+            external_key=old["external_key"], created_at=old["created_at"], content_hash=digest,
+            pieces=pieces, vectors=vectors,
+            extra={"recall_count": old["recall_count"], "last_recalled_at": old["last_recalled_at"]})
+        supersede(ctx, old["id"], new_id, now)
+        search_index.index_live(ctx, new_id)
+    return {"id": format_id(new_id), "previous": format_id(old["id"]), "status": "updated",
+            "redacted": redacted}
+
+
+def delete_rows(ctx: StoreContext, row_ids: Sequence[int], *, indexed: bool = True) -> None:
+    """Hard-delete rows with their links, chunks and vectors (inside a write transaction).
+
+    :param indexed: False for rows known to be out of the index (old versions).
+    """
+    for row_id in row_ids:
+        if indexed:
+            search_index.unindex(ctx, row_id)
+        ctx.conn.execute("DELETE FROM links WHERE src = ? OR dst = ?", (row_id, row_id))
+        ctx.conn.execute("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE memory_id = ?)",
+                         (row_id,))
+        ctx.conn.execute("DELETE FROM chunks WHERE memory_id = ?", (row_id,))
+        ctx.conn.execute("DELETE FROM memories WHERE id = ?", (row_id,))
+
+
+def soft_delete(ctx: StoreContext, memory_id: int, now: float, reason: str) -> None:
+    """Out of the index, marked deleted with a reason (inside a write transaction)."""
+    search_index.unindex(ctx, memory_id)
+    ctx.conn.execute("UPDATE memories SET deleted_at = ?, delete_reason = ? WHERE id = ?", (now, reason, memory_id))
+
+
+def forget(ctx: StoreContext, ids: Any, *, hard: bool = False, namespace: str | None = None,
+           reason: str = "forget") -> dict:
+    """Soft-delete (default) or hard-delete memories; soft deletes can be restored.
+
+    Raises:
+        NotFoundError: an id does not exist in the namespaces read.
+    """
+    id_list = parse_ids(ids)
+    if not id_list:
+        raise InvalidInputError("ids must not be empty")
+    if not isinstance(hard, bool):
+        raise InvalidInputError("hard must be true or false")
+    namespaces = nsm.for_read(ctx, namespace)
+    now = ctx.clock()
+    done = []
+    with ctx.txn():
+        for memory_id in id_list:
+            rec = ctx.fetch(memory_id)
+            if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
+                raise NotFoundError(f"no memory {format_id(memory_id)}")
+            if hard:
+                root = rec["root_id"] or memory_id
+                delete_rows(ctx, [r[0] for r in ctx.conn.execute(
+                    "SELECT id FROM memories WHERE id = ? OR root_id = ? OR id = ?", (root, root, memory_id))])
+                done.append(format_id(memory_id))
+                continue
+            if rec["superseded_by"] is not None:
+                raise InvalidInputError(f"{format_id(memory_id)} is an old version; forget the current one, "
+                                        f"{format_id(head(ctx, memory_id))}")
+            if rec["deleted_at"] is None:
+                soft_delete(ctx, memory_id, now, reason)
+            done.append(format_id(memory_id))
+    return {"forgotten": done, "hard": hard}
+
+
+def restore(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dict:
+    """Bring soft-deleted or archived memories back, refreshing their access time.
+
+    Raises:
+        NotFoundError: unknown id, or it was hard-deleted.
+    """
+    id_list = parse_ids(ids)
+    namespaces = nsm.for_read(ctx, namespace)
+    now = ctx.clock()
+    restored = []
+    with ctx.txn():
+        for memory_id in id_list:
+            rec = ctx.fetch(memory_id)
+            if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
+                raise NotFoundError(f"no memory {format_id(memory_id)}")
+            if rec["deleted_at"] is None:
+                continue
+            ctx.conn.execute("UPDATE memories SET deleted_at = NULL, delete_reason = NULL, "
+                             "last_recalled_at = ? WHERE id = ?", (now, memory_id))
+            if rec["superseded_by"] is None:
+                search_index.index_live(ctx, memory_id)
+            restored.append(format_id(memory_id))
+    return {"restored": restored}
+
+
+def link(ctx: StoreContext, src: Any, dst: Any, *, relation: str = "related", weight: float = 1.0,
+         namespace: str | None = None) -> dict:
+    """Record a typed relation between two live memories (idempotent; weight updated).
+
+    Raises:
+        InvalidInputError: unknown relation or a self-link. NotFoundError: unknown ids.
+    """
+    if relation not in RELATIONS:
+        raise InvalidInputError(f"relation must be one of {', '.join(RELATIONS)}")
+    weight = rec_.number(weight, "weight", 0, 100)
+    namespaces = nsm.for_read(ctx, namespace)
+    a = live(ctx, parse_id(src), namespaces)
+    b = live(ctx, parse_id(dst), namespaces)
+    if a["id"] == b["id"]:
+        raise InvalidInputError("a memory cannot link to itself")
+    with ctx.txn():
+        ctx.conn.execute("INSERT INTO links(src, dst, relation, weight, created_at) VALUES (?,?,?,?,?) "
+                         "ON CONFLICT(src, dst, relation) DO UPDATE SET weight = excluded.weight",
+                         (a["id"], b["id"], relation, weight, ctx.clock()))
+    return {"src": format_id(a["id"]), "dst": format_id(b["id"]), "relation": relation, "weight": weight}
+
+
+def links_of(ctx: StoreContext, memory_id: int) -> list[dict]:
+    rows = ctx.q("SELECT src, dst, relation, weight FROM links WHERE src = ? OR dst = ?", (memory_id, memory_id))
+    return [{"src": format_id(s), "dst": format_id(d), "relation": r, "weight": w} for s, d, r, w in rows]
+
+
+def merge(ctx: StoreContext, keep: Any, other: Any, *, content: str | None = None,
+          namespace: str | None = None) -> dict:
+    """Close OTHER into KEEP: KEEP gets a new version (tags unioned, links moved, optional new text);
+    OTHER is superseded by it, so both bodies stay in history. Never automatic.
+
+    Raises:
+        InvalidInputError: same id twice. NotFoundError: unknown ids.
+    """
+    namespaces = nsm.for_read(ctx, namespace)
+    a = live(ctx, parse_id(keep), namespaces)
+    b = live(ctx, parse_id(other), namespaces)
+    if a["id"] == b["id"]:
+        raise InvalidInputError("cannot merge a memory into itself")
+    tags = json.loads(a["tags"]) + [t for t in json.loads(b["tags"]) if t not in json.loads(a["tags"])]
+    result = update(ctx, a["id"], content=content, tags=tags, importance=max(a["importance"], b["importance"]),
+                    pinned=bool(a["pinned"] or b["pinned"]), namespace="*", force=True)
+    new_id = parse_id(result["id"])
+    now = ctx.clock()
+    with ctx.txn():
+        supersede(ctx, b["id"], new_id, now)
+        ctx.conn.execute("DELETE FROM links WHERE src = dst")
+        ctx.conn.execute("DELETE FROM links WHERE src = ? OR dst = ?", (b["id"], b["id"]))
+        ctx.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) VALUES (?,?,?,?,?)",
+                         (new_id, b["id"], "supersedes", 1.0, now))
+    return {"id": format_id(new_id), "kept": format_id(a["id"]), "merged": format_id(b["id"])}
+
+
+def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict:
+    """Every version of a memory's chain, oldest first, and the in-place redactions of any of
+    them (`redactions`: id, at, types, fields rewritten).
+
+    Raises:
+        NotFoundError: unknown id.
+    """
+    memory_id = parse_id(id)
+    rec = ctx.fetch(memory_id)
+    namespaces = nsm.for_read(ctx, namespace)
+    if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
+        raise NotFoundError(f"no memory {format_id(memory_id)}")
+    root = rec["root_id"] or rec["id"]
+    rows = ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE id = ? OR root_id = ? ORDER BY valid_from, id",
+                 (root, root))
+    chain = [r[0] for r in rows]
+    marks = ",".join("?" * len(chain))
+    merged = ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE superseded_by IN ({marks}) AND id NOT IN "
+                   f"({marks}) ORDER BY valid_from, id", chain + chain)
+    versions = [public(record(r)) for r in rows]
+    for row in merged:
+        item = public(record(row))
+        item["merged_into"] = item["superseded_by"]
+        versions.append(item)
+    versions.sort(key=lambda v: (v["valid_from"] or "", int(v["id"][1:])))
+    ids = [parse_id(v["id"]) for v in versions]
+    redactions = [{"id": format_id(row_id), "at": iso(at), "types": json.loads(types), "fields": json.loads(fields)}
+                  for row_id, at, types, fields in ctx.q(
+                      f"SELECT memory_id, at, types, fields FROM redactions WHERE memory_id IN "
+                      f"({','.join('?' * len(ids))}) ORDER BY at, id", ids)]
+    return {"id": format_id(memory_id), "current": format_id(head(ctx, root)), "versions": versions,
+            "redactions": redactions}

@@ -1,0 +1,216 @@
+"""New memories: validation, redaction, chunking, embedding, exact-repeat detection, insertion."""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Callable, Iterable, Sequence
+
+from supermemory.config import TASK_STATUSES
+from supermemory.errors import EmbeddingUnavailableError, InvalidInputError
+from supermemory.store import embedding, search_index
+from supermemory.store import namespaces as nsm
+from supermemory.store import records as rec_
+from supermemory.store.context import StoreContext
+from supermemory.store.records import LIVE, format_id, to_blob
+from supermemory.text import chunk, summarize
+
+logger = logging.getLogger(__name__)
+
+TITLE_CHARS = 80   # an untitled memory's title: the first sentence of its body, this long
+
+
+def chunk_body(ctx: StoreContext, body: str) -> list[str]:
+    return chunk(body, max_tokens=int(ctx.config.get("store.chunk_max_tokens", 260)),
+                 overlap_tokens=int(ctx.config.get("store.chunk_overlap_tokens", 48)))
+
+
+def prepare_content(ctx: StoreContext, content: str, title: str) -> tuple[str, str, dict]:
+    """Body and title with secrets and `<private>` spans removed, plus what was redacted."""
+    from supermemory.redact import redact
+
+    enabled = bool(ctx.config.get("store.redact_secrets", True))
+    body, counts = redact(content, enabled=enabled)
+    title, title_counts = redact(title, enabled=enabled)
+    for key, value in title_counts.items():
+        counts[key] = counts.get(key, 0) + value
+    return body.strip(), title.strip(), counts
+
+
+def insert(ctx: StoreContext, *, namespace: str, kind: str, title: str, body: str, tags: list[str], source: dict,
+           importance: float, confidence: float, pinned: bool, status: str | None,
+           ttl_days: float | None, now: float, root_id: int | None, external_key: str | None,
+           created_at: float | None, content_hash: str, pieces: list[str], vectors,
+           extra: dict | None = None) -> int:
+    """One memory row with its chunks and vector BLOBs (inside a write transaction; not indexed yet)."""
+    expires = now + ttl_days * 86400 if ttl_days else None
+    extra = extra or {}
+    cur = ctx.conn.execute(
+        "INSERT INTO memories(namespace, kind, title, body, summary, tags, source, platform, importance, "
+        "confidence, pinned, status, ttl_days, expires_at, created_at, updated_at, last_recalled_at, "
+        "recall_count, content_hash, root_id, valid_from, external_key, id) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (namespace, kind, title, body, summarize(body) if body else summarize(title),
+         json.dumps(tags, ensure_ascii=False), json.dumps(source, ensure_ascii=False, sort_keys=True),
+         str(source.get("platform", "")), importance, confidence, int(pinned), status, ttl_days,
+         extra.get("expires_at", expires), created_at if created_at is not None else now,
+         extra.get("updated_at", now), extra.get("last_recalled_at"), extra.get("recall_count", 0),
+         content_hash, root_id, extra.get("valid_from", now), external_key, extra.get("id")))
+    memory_id = cur.lastrowid
+    for seq, piece in enumerate(pieces):
+        chunk_id = ctx.conn.execute(
+            "INSERT INTO chunks(memory_id, seq, namespace, text) VALUES (?, ?, ?, ?)",
+            (memory_id, seq, namespace, piece)).lastrowid
+        if vectors is not None:
+            ctx.conn.execute("INSERT INTO vectors(chunk_id, embedding) VALUES (?, ?)",
+                             (chunk_id, to_blob(vectors[seq])))
+    return memory_id
+
+
+def _existing(ctx: StoreContext, ns: str, kind: str, digest: str) -> int | None:
+    """The live memory with this namespace, kind and content hash (an exact repeat), if any."""
+    rows = ctx.q(f"SELECT m.id FROM memories m WHERE m.namespace = ? AND m.kind = ? AND m.content_hash = ? "
+                 f"AND {LIVE}", (ns, kind, digest))
+    return rows[0][0] if rows else None
+
+
+def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind: str = "note",
+             tags: Sequence[str] | None = None, importance: float | None = None,
+             confidence: float = 1.0, pinned: bool = False, ttl_days: float | None = None,
+             namespace: str | None = None, source: dict | None = None, status: str | None = None,
+             create_namespace: bool = False, external_key: str | None = None,
+             progress: Callable[[int, int], None] | None = None) -> dict:
+    """Store a memory (chunked, redacted, embedded); exact repeats return the existing id.
+
+    :param content: the memory text.
+    :param kind: fact, decision, preference, task, gotcha, note or session.
+    :param namespace: target namespace; one that does not exist yet needs `create_namespace`.
+    :param progress: `progress(chunks embedded, chunks)` for long texts (the CLI shows it).
+    :returns: {"id", "status": "created"|"duplicate", "near_duplicates", "chunks", "redacted", ...}
+    Raises:
+        InvalidInputError: bad arguments. NamespaceError: unknown namespace without consent.
+    """
+    limit = int(ctx.config.get("store.max_content_chars", 1_000_000))
+    content = rec_.clean_text(content, "content", max_chars=limit)
+    title = rec_.clean_text(title, "title", max_chars=500, allow_empty=True)
+    kind = rec_.kind(kind)
+    tags = rec_.str_list(tags, "tags")
+    importance = rec_.number(ctx.config.get("store.default_importance", 0.5) if importance is None else importance,
+                             "importance", 0, 1)
+    confidence = rec_.number(confidence, "confidence", 0, 1)
+    if not isinstance(pinned, bool):
+        raise InvalidInputError("pinned must be true or false")
+    if ttl_days is not None:
+        ttl_days = rec_.number(ttl_days, "ttl_days", 0, 36500) or None
+    if status is not None or kind == "task":
+        status = status or "open"
+        if status not in TASK_STATUSES:
+            raise InvalidInputError(f"status must be one of {', '.join(TASK_STATUSES)}")
+    if source is not None and not isinstance(source, dict):
+        raise InvalidInputError("source must be an object")
+    ns = nsm.for_write(ctx, namespace, create_namespace)
+    body, title, redacted = prepare_content(ctx, content, title)
+    if not body:
+        raise InvalidInputError("content is empty after removing <private> spans")
+    if not title:
+        title = summarize(body, max_chars=TITLE_CHARS)
+    digest = rec_.content_hash(kind, title, body)
+
+    def duplicate(row_id: int) -> dict:
+        return {"id": format_id(row_id), "status": "duplicate", "namespace": ns, "duplicate_of": format_id(row_id),
+                "near_duplicates": [], "chunks": 0, "redacted": redacted}
+
+    existing = _existing(ctx, ns, kind, digest)
+    if existing:
+        return duplicate(existing)
+    pieces = chunk_body(ctx, body)
+    vectors = embedding.embed_chunks(ctx, title, pieces, progress)
+    near = near_duplicates(ctx, vectors[0], [ns]) if vectors is not None else []
+    now = ctx.clock()
+    with ctx.txn():
+        again = _existing(ctx, ns, kind, digest)
+        if again:
+            return duplicate(again)
+        memory_id = insert(
+            ctx, namespace=ns, kind=kind, title=title, body=body, tags=tags, source=dict(source or {}),
+            importance=importance, confidence=confidence, pinned=pinned, status=status,
+            ttl_days=ttl_days, now=now, root_id=None, external_key=external_key, created_at=None,
+            content_hash=digest, pieces=pieces, vectors=vectors)
+        search_index.index_live(ctx, memory_id)
+    return {"id": format_id(memory_id), "status": "created", "namespace": ns, "kind": kind,
+            "title": title, "near_duplicates": near, "chunks": len(pieces), "redacted": redacted,
+            "embedded": vectors is not None}
+
+
+def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callable[[int, int], None] | None = None,
+                  create_namespace: bool = False) -> list[str]:
+    """Bulk remember: validate all, embed in batches, insert in one transaction; returns ids.
+
+    Exact repeats (also within the batch) map to the existing id. No near-duplicate hints.
+    Raises:
+        InvalidInputError: any item is invalid (nothing is written then).
+    """
+    limit = int(ctx.config.get("store.max_content_chars", 1_000_000))
+    prepared = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InvalidInputError(f"item {index} must be an object")
+        content = rec_.clean_text(item.get("content"), f"item {index} content", max_chars=limit)
+        kind = rec_.kind(item.get("kind") or "note")
+        body, title, _ = prepare_content(ctx, content, rec_.clean_text(item.get("title"), "title", max_chars=500,
+                                                                       allow_empty=True))
+        if not body:
+            raise InvalidInputError(f"item {index} is empty after redaction")
+        title = title or summarize(body, max_chars=TITLE_CHARS)
+        ns = nsm.for_write(ctx, item.get("namespace"), create_namespace)
+        importance = item.get("importance")
+        importance = rec_.number(ctx.config.get("store.default_importance", 0.5) if importance is None
+                                 else importance, "importance", 0, 1)
+        pieces = chunk_body(ctx, body)
+        prepared.append({"ns": ns, "kind": kind, "title": title, "body": body,
+                         "tags": rec_.str_list(item.get("tags"), "tags"), "importance": importance,
+                         "pinned": bool(item.get("pinned", False)), "pieces": pieces,
+                         "hash": rec_.content_hash(kind, title, body), "source": dict(item.get("source") or {})})
+    texts = [rec_.embed_text(p["title"], piece) for p in prepared for piece in p["pieces"]]
+    try:
+        matrix = embedding.embedder(ctx).embed_multi(texts, progress=progress)
+    except EmbeddingUnavailableError as exc:
+        logger.warning("storing without vectors: %s", exc)
+        matrix = None
+    now = ctx.clock()
+    ids: list[str] = []
+    offset = 0
+    seen: dict[tuple, int] = {}
+    with ctx.txn():
+        for p in prepared:
+            n = len(p["pieces"])
+            vectors = matrix[offset:offset + n] if matrix is not None else None
+            offset += n
+            key = (p["ns"], p["kind"], p["hash"])
+            existing = seen.get(key) or _existing(ctx, *key)
+            if existing:
+                ids.append(format_id(existing))
+                continue
+            memory_id = insert(
+                ctx, namespace=p["ns"], kind=p["kind"], title=p["title"], body=p["body"], tags=p["tags"],
+                source=p["source"], importance=p["importance"], confidence=1.0, pinned=p["pinned"],
+                status="open" if p["kind"] == "task" else None, ttl_days=None, now=now, root_id=None,
+                external_key=None, created_at=None, content_hash=p["hash"], pieces=p["pieces"],
+                vectors=vectors)
+            search_index.index_live(ctx, memory_id)
+            seen[key] = memory_id
+            ids.append(format_id(memory_id))
+    return ids
+
+
+def near_duplicates(ctx: StoreContext, vector, namespaces: list[str]) -> list[dict]:
+    """Live memories whose nearest chunk is at least `store.near_duplicate_similarity` close (hints only)."""
+    threshold = float(ctx.config.get("store.near_duplicate_similarity", 0.9))
+    out = []
+    seen = set()
+    for memory_id, cosine in search_index.vector_search(ctx, vector, namespaces, k=5):
+        if cosine >= threshold and memory_id not in seen:
+            seen.add(memory_id)
+            rec = ctx.fetch(memory_id)
+            out.append({"id": format_id(memory_id), "title": rec["title"], "similarity": round(cosine, 4),
+                        "hint": "similar memory exists: update it instead if this revises it"})
+    return out
