@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from supermemory import ranking  # noqa: E402
-from supermemory.bench import _scope_ns, load_cases, read_jsonl, seed  # noqa: E402
+from supermemory.bench import load_cases, read_jsonl, scope_namespace, seed  # noqa: E402
 from supermemory.config import Config, _coerce, load_config  # noqa: E402
 from supermemory.core import MemoryStore, _dot  # noqa: E402
 
@@ -29,7 +29,7 @@ def gather_all(store, queries, n_cand=60):
     now = store.clock()
     for q in queries:
         scope = (q.get("meta") or {}).get("scope")
-        ns = _scope_ns(scope) if scope is not None else "bench"
+        ns = scope_namespace(scope) if scope is not None else "bench"
         namespaces = store._read_namespaces(ns)
         where, params = store._filters(now=now)
         final, records, qv, _, doc_freq = store._gather(q["query"], namespaces, where, params, n_cand=n_cand,

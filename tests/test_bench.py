@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from supermemory.bench import evaluate, load_cases, query_metrics, summarise
+from supermemory.bench import evaluate, gate_failures, load_cases, query_metrics, summarise
+from supermemory.bench.perf import GATE_FACTOR, TARGETS, perf_gates
+from supermemory.errors import InvalidInputError
+from supermemory.jsonl import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,6 +29,73 @@ def test_summarise_computes_recall_mrr_ndcg_and_negatives():
     assert out["negative_empty_rate"] == 0.5 and out["negative_mean_hits"] == 1.0
     assert out["categories"]["negative"]["empty_rate"] == 0.5
     assert out["latency_ms_p50"] == 2.0 and out["tokens_per_page"] == 20
+
+
+def test_summarise_reports_nearest_rank_latency_percentiles():
+    rows = [{"id": "a", "category": None, "hits": 0, "relevant": [], "ranked": []}]
+    out = summarise(rows, [4.0, 1.0, 3.0, 2.0], [0], mode="full", n_docs=0)
+    assert out["latency_ms_p50"] == 2.0 and out["latency_ms_p95"] == 4.0   # the lower middle, not 2.5
+    assert summarise(rows, [], [], mode="full", n_docs=0)["latency_ms_p50"] is None
+
+
+@pytest.mark.parametrize("summary, gates, expected", [
+    ({"recall@5": 0.9, "mrr@10": 0.8, "negatives": 2, "negative_hit_rate": 0.5}, {}, []),
+    ({"recall@5": 0.9, "mrr@10": 0.8, "negatives": 2, "negative_hit_rate": 0.5},
+     {"min_recall": 0.95, "min_mrr": 0.85, "max_negative": 0.1},
+     ["Recall@5 0.9 < 0.95", "MRR@10 0.8 < 0.85", "negative hit rate 0.5 > 0.1"]),
+    ({"recall@5": None, "mrr@10": 0.9, "negatives": 0, "negative_hit_rate": None},
+     {"min_recall": 0.5, "min_mrr": 0.9, "max_negative": 0.0}, ["Recall@5 None < 0.5"]),
+])
+def test_gate_failures_names_each_gate_the_summary_misses(summary, gates, expected):
+    assert gate_failures(summary, **gates) == expected
+
+
+def _perf_figures(initialize=100.0, hook=200.0, recall=10.0, remember=20.0, size="1000"):
+    return {"sizes": {size: {"initialize_ms": {"p50": initialize}, "session_start_hook_ms": {"p50": hook},
+                             "warm_recall_ms": {"p50": recall}}},
+            "warm_remember_ms": {"p50": remember}}
+
+
+def test_perf_gates_pass_figures_within_three_times_their_targets():
+    assert GATE_FACTOR == 3
+    assert perf_gates(_perf_figures()) == []
+    at_limit = _perf_figures(initialize=3 * TARGETS["initialize_ms_p50"],
+                             hook=3 * TARGETS["session_start_hook_ms_p50_10k"],
+                             recall=3 * TARGETS["warm_recall_ms_p50_10k"], remember=3 * TARGETS["warm_remember_ms_p50"])
+    assert perf_gates(at_limit) == []
+
+
+@pytest.mark.parametrize("figure, value, expected", [
+    ("initialize", 600.0, "initialize median 600.0 ms at 1,000 memories is 4.0x its 150 ms target "
+                          "(150.0 ms over the 3x limit of 450 ms)"),
+    ("hook", 901.0, "SessionStart hook median 901.0 ms at 1,000 memories is 3.0x its 300 ms target "
+                    "(1.0 ms over the 3x limit of 900 ms)"),
+    ("recall", 60.0, "warm recall median 60.0 ms at 1,000 memories is 4.0x its 15 ms target "
+                     "(15.0 ms over the 3x limit of 45 ms)"),
+    ("remember", 100.0, "warm remember median 100.0 ms is 4.0x its 25 ms target (25.0 ms over the 3x limit of 75 ms)"),
+])
+def test_perf_gates_name_the_figure_over_its_limit_and_by_how_much(figure, value, expected):
+    assert perf_gates(_perf_figures(**{figure: value})) == [expected]
+
+
+def test_perf_gates_check_the_10k_store_when_measured_and_a_missing_figure_fails():
+    results = _perf_figures(recall=100.0)                                   # 1k: slow, not gated in a full run
+    results["sizes"].update(_perf_figures(recall=50.0, size="10000")["sizes"])
+    assert perf_gates(results) == ["warm recall median 50.0 ms at 10,000 memories is 3.3x its 15 ms target "
+                                   "(5.0 ms over the 3x limit of 45 ms)"]
+    del results["warm_remember_ms"]
+    assert perf_gates(results)[-1] == "warm remember: no median measured"
+    assert perf_gates(_perf_figures(initialize=200.0), factor=1.0) == [
+        "initialize median 200.0 ms at 1,000 memories is 1.3x its 150 ms target (50.0 ms over the 1x limit of 150 ms)"]
+
+
+def test_read_jsonl_skips_blank_lines_and_names_the_bad_line(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"a": 1}\n\n{"b": 2}\n', encoding="utf-8")
+    assert read_jsonl(path) == [{"a": 1}, {"b": 2}]
+    path.write_text('{"a": 1}\n{oops\n', encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=r"x\.jsonl:2: not JSON"):
+        read_jsonl(path)
 
 
 @pytest.mark.parametrize("ranked, relevant, expected", [
@@ -142,7 +212,7 @@ def test_baseline_modes_run(small_set, tmp_path, mode):
 def test_perf_scale_store_holds_searchable_generated_memories(tmp_path):
     from supermemory.config import Config
     from supermemory.core import MemoryStore
-    from supermemory.perf import build_store, synthetic_embedder
+    from supermemory.bench.perf import build_store, synthetic_embedder
 
     config = Config(home=tmp_path, explicit_namespace="perf")
     build_store(tmp_path / "p.db", config, 60).close()

@@ -1,4 +1,4 @@
-"""Labelled retrieval benchmark (Recall@k, MRR, nDCG, negatives, tokens, latency) with CI gates.
+"""Retrieval benchmark runs (`supermemory bench`): read a labelled set, seed a throw-away store, query, report.
 
 Two input forms: our `cases.jsonl` (memory and query lines in one file) and the shared
 `--corpus/--queries` pair. Each run seeds a temporary store with the configured embedder.
@@ -6,13 +6,12 @@ Two input forms: our `cases.jsonl` (memory and query lines in one file) and the 
 from __future__ import annotations
 
 import json
-import math
-import statistics
 import sys
-import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
+
+from supermemory.bench.metrics import gate_failures, query_metrics, render, summarise
+from supermemory.jsonl import read_jsonl
 
 MODES = ("full", "lexical", "vector")
 
@@ -34,25 +33,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--fail-under-mrr", type=float, help="exit 1 if MRR@10 is below this")
     parser.add_argument("--fail-over-negative", type=float,
                         help="exit 1 if the share of negative queries returning any hit is above this")
-    parser.add_argument("--perf", action="store_true", help="run the performance benchmark instead (bench/perf.py)")
+    parser.add_argument("--perf", action="store_true",
+                        help="run the performance benchmark instead (supermemory/bench/perf.py); exit 1 when "
+                             "initialize, the SessionStart hook, warm recall or warm remember is over 3x its target")
     parser.add_argument("--quick", action="store_true", help="with --perf: 1k memories only, bounded time")
     parser.add_argument("--details", help="write per-query results to this JSONL file")
-
-
-def read_jsonl(path: str | Path) -> list[dict]:
-    """Parse a JSONL file, naming the line of any error."""
-    from supermemory.errors import InvalidInputError
-
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except ValueError as exc:
-                raise InvalidInputError(f"{path}:{number}: not JSON: {exc}") from exc
-    return rows
 
 
 def load_cases(path) -> tuple[list[dict], list[dict]]:
@@ -70,7 +55,8 @@ def load_cases(path) -> tuple[list[dict], list[dict]]:
     return docs, queries
 
 
-def _scope_ns(scope) -> str:
+def scope_namespace(scope) -> str:
+    """The namespace a bench set's `meta.scope` is seeded into and searched in."""
     from supermemory.config import normalize_namespace
 
     return normalize_namespace("s-" + str(scope))
@@ -84,30 +70,9 @@ def seed(store, docs: list[dict], progress=None) -> dict:
         items.append({"content": doc["text"], "title": doc.get("title") or None, "kind": doc.get("kind", "note"),
                       "tags": doc.get("tags") or [], "importance": doc.get("importance"),
                       "pinned": doc.get("pinned", False),
-                      "namespace": _scope_ns(scope) if scope is not None else "bench"})
+                      "namespace": scope_namespace(scope) if scope is not None else "bench"})
     ids = store.remember_many(items, progress=progress, create_namespace=True)
     return {doc["id"]: mid for doc, mid in zip(docs, ids)}
-
-
-def _dcg(gains: list[int]) -> float:
-    return sum(g / math.log2(i + 2) for i, g in enumerate(gains))
-
-
-def query_metrics(ranked: list, relevant: set) -> dict:
-    """Recall@1/5/10, MRR@10 and binary nDCG@10 of one ranked id list; {} when nothing is relevant.
-
-    :param ranked: result ids, best first (None for a hit that maps to no labelled doc).
-    :param relevant: the ids that count as correct answers.
-    """
-    relevant = set(relevant)
-    if not relevant:
-        return {}
-    metrics = {f"recall@{k}": len(relevant & set(ranked[:k])) / len(relevant) for k in (1, 5, 10)}
-    first = next((i for i, r in enumerate(ranked[:10]) if r in relevant), None)
-    metrics["mrr@10"] = 1 / (first + 1) if first is not None else 0.0
-    ideal = _dcg([1] * min(len(relevant), 10))
-    metrics["ndcg@10"] = _dcg([1 if r in relevant else 0 for r in ranked[:10]]) / ideal
-    return metrics
 
 
 def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, details=None) -> dict:
@@ -126,7 +91,7 @@ def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, detai
     tokens = []
     for q in queries:
         scope = (q.get("meta") or {}).get("scope")
-        namespace = _scope_ns(scope) if scope is not None else "bench"
+        namespace = scope_namespace(scope) if scope is not None else "bench"
         started = time.perf_counter()
         try:
             result = store.recall(q["query"], limit=limit, namespace=namespace, touch=False,
@@ -148,67 +113,12 @@ def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, detai
     return summarise(per_query, latencies, tokens, mode=mode, n_docs=len(docs))
 
 
-def summarise(rows: list[dict], latencies: list[float], tokens: list[int], *, mode: str, n_docs: int) -> dict:
-    """Aggregate per-query rows into the reported metrics."""
-    positives = [r for r in rows if r["relevant"]]
-    negatives = [r for r in rows if not r["relevant"]]
-    metrics = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
-
-    def mean(values):
-        return round(sum(values) / len(values), 4) if values else None
-
-    out = {"mode": mode, "n": len(positives), "docs": n_docs}
-    for m in metrics:
-        out[m] = mean([r[m] for r in positives])
-    out["negatives"] = len(negatives)
-    out["negative_empty_rate"] = mean([1.0 if r["hits"] == 0 else 0.0 for r in negatives])
-    out["negative_hit_rate"] = mean([1.0 if r["hits"] > 0 else 0.0 for r in negatives])
-    out["negative_mean_hits"] = mean([r["hits"] for r in negatives])
-    out["mean_hits"] = mean([r["hits"] for r in positives])
-    out["tokens_per_page"] = mean(tokens)
-    ordered = sorted(latencies)
-    out["latency_ms_p50"] = round(statistics.median(ordered), 2) if ordered else None
-    out["latency_ms_p95"] = round(ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)], 2) if ordered else None
-    cats = defaultdict(list)
-    for r in rows:
-        if r.get("category"):
-            cats[r["category"]].append(r)
-    if cats:
-        out["categories"] = {}
-        for name, group in sorted(cats.items()):
-            pos = [r for r in group if r["relevant"]]
-            entry = {"n": len(group)}
-            if pos:
-                entry.update({m: mean([r[m] for r in pos]) for m in ("recall@1", "recall@5", "mrr@10")})
-            neg = [r for r in group if not r["relevant"]]
-            if neg:
-                entry["empty_rate"] = mean([1.0 if r["hits"] == 0 else 0.0 for r in neg])
-            out["categories"][name] = entry
-    return out
-
-
-def render(summary: dict) -> str:
-    lines = [f"mode {summary['mode']}: {summary['n']} queries over {summary['docs']} docs",
-             "  " + "  ".join(f"{m} {summary[m]:.3f}" for m in ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
-                              if summary.get(m) is not None)]
-    if summary["negatives"]:
-        lines.append(f"  negatives {summary['negatives']}: empty {summary['negative_empty_rate']:.0%}, "
-                     f"mean hits {summary['negative_mean_hits']}")
-    lines.append(f"  tokens/page {summary['tokens_per_page']}  latency p50 {summary['latency_ms_p50']} ms  "
-                 f"p95 {summary['latency_ms_p95']} ms")
-    for name, entry in (summary.get("categories") or {}).items():
-        parts = [f"{k} {v:.3f}" for k, v in entry.items() if k != "n" and v is not None]
-        lines.append(f"  {name:<14} n={entry['n']:<4} " + "  ".join(parts))
-    return "\n".join(lines)
-
-
 def main(args) -> int:
     """Entry point of `supermemory bench`."""
-    from supermemory.config import load_config, set_setting  # noqa: F401
     from supermemory.errors import InvalidInputError
 
     if args.perf:
-        from supermemory.perf import run_perf
+        from supermemory.bench.perf import run_perf
 
         return run_perf(args)
     if args.cases:
@@ -222,14 +132,8 @@ def main(args) -> int:
     summary = run(docs, queries, mode=args.mode, limit=args.limit, overrides=args.set, provider=args.provider,
                   details_path=args.details)
     print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else render(summary))
-    failed = []
-    if args.fail_under_recall is not None and (summary["recall@5"] or 0) < args.fail_under_recall:
-        failed.append(f"Recall@5 {summary['recall@5']} < {args.fail_under_recall}")
-    if args.fail_under_mrr is not None and (summary["mrr@10"] or 0) < args.fail_under_mrr:
-        failed.append(f"MRR@10 {summary['mrr@10']} < {args.fail_under_mrr}")
-    if args.fail_over_negative is not None and summary["negatives"] and \
-            summary["negative_hit_rate"] > args.fail_over_negative:
-        failed.append(f"negative hit rate {summary['negative_hit_rate']} > {args.fail_over_negative}")
+    failed = gate_failures(summary, min_recall=args.fail_under_recall, min_mrr=args.fail_under_mrr,
+                           max_negative=args.fail_over_negative)
     for message in failed:
         sys.stderr.write(f"bench gate failed: {message}\n")
     return 1 if failed else 0
@@ -238,6 +142,7 @@ def main(args) -> int:
 def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, details_path=None) -> dict:
     """Seed a throw-away store under a temp dir and evaluate; settings from the user's config + overrides."""
     import copy
+    import tempfile
 
     from supermemory.config import Config, _coerce, load_config
     from supermemory.core import MemoryStore

@@ -1,21 +1,42 @@
-"""Performance benchmark (`supermemory bench --perf [--quick] [--json]`): medians and p95s.
+"""Performance benchmark (`supermemory bench --perf [--quick] [--json]`): medians, p95s and the regression gates.
 
 Scale stores get realistic generated text and synthetic unit vectors inserted through the
 store's internal insert path (search cost does not depend on what the vectors mean); latency
 paths that involve the model (first recall, warm recall/remember, import, reindex) use the
 configured embedder.
+
+The run exits 1 when a gated median (`GATES`) is over `GATE_FACTOR` times its target in
+`TARGETS` (the DESIGN.md figures): generous against a shared machine's noise, but a real
+regression such as a lost index shows.
 """
 from __future__ import annotations
 
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from supermemory.stats import percentile
+
+# DESIGN.md targets on a 2-core machine (milliseconds unless named otherwise).
+TARGETS = {"initialize_ms_p50": 150, "session_start_hook_ms_p50_10k": 300, "warm_recall_ms_p50_10k": 15,
+           "warm_recall_ms_p50_100k": 40, "warm_remember_ms_p50": 25, "server_rss_mb": 250,
+           "first_recall_after_spawn_ms_p50": 1500}
+# A gated median may be at most this many times its target.
+GATE_FACTOR = 3.0
+# (what failed, its TARGETS key, where its figure is: "size" = the gate size's entry, "run" = the top level).
+GATES = (
+    ("initialize", "initialize_ms_p50", "size", "initialize_ms"),
+    ("SessionStart hook", "session_start_hook_ms_p50_10k", "size", "session_start_hook_ms"),
+    ("warm recall", "warm_recall_ms_p50_10k", "size", "warm_recall_ms"),
+    ("warm remember", "warm_remember_ms_p50", "run", "warm_remember_ms"),
+)
+# The store size whose figures are gated: 10k as in DESIGN.md, else (a --quick run) the smallest measured.
+GATE_SIZE = "10000"
 
 TOPICS = ["postgres", "redis", "docker", "pytest", "auth", "jwt", "deploy", "ci", "lint", "ruff", "pnpm",
           "react", "webpack", "vite", "alembic", "migrations", "kafka", "s3", "terraform", "nginx", "caddy",
@@ -60,9 +81,43 @@ def fake_query(rng: random.Random) -> str:
 
 
 def _summary(values: list[float]) -> dict:
-    ordered = sorted(values)
-    p95 = ordered[max(0, int(round(0.95 * len(ordered))) - 1)]
-    return {"p50": round(statistics.median(ordered), 2), "p95": round(p95, 2), "n": len(ordered)}
+    return {"p50": percentile(values, 50, digits=2), "p95": percentile(values, 95, digits=2), "n": len(values)}
+
+
+def gate_size(results: dict) -> str | None:
+    """The store size whose figures `perf_gates` checks: 10k when measured, else the smallest."""
+    sizes = list(results.get("sizes") or {})
+    if GATE_SIZE in sizes:
+        return GATE_SIZE
+    return min(sizes, key=int) if sizes else None
+
+
+def perf_gates(results: dict, *, factor: float | None = None, targets: dict | None = None) -> list[str]:
+    """The gated medians over `factor` times their target, one message each ([] when all pass).
+
+    Pure: reads the figures `run_perf` collected (or synthetic ones in tests).
+
+    :param results: `run_perf`'s results: ``sizes[<n>][<figure>]["p50"]`` and top-level figures.
+    :param factor: how many times its target a median may be (default `GATE_FACTOR`).
+    :param targets: the targets (default `TARGETS`).
+    """
+    factor = GATE_FACTOR if factor is None else factor
+    targets = TARGETS if targets is None else targets
+    size = gate_size(results)
+    failed = []
+    for label, key, where, figure in GATES:
+        scope = (results.get("sizes") or {}).get(size) if where == "size" else results
+        value = ((scope or {}).get(figure) or {}).get("p50")
+        at = f" at {int(size):,} memories" if where == "size" and size else ""
+        if value is None:  # a measurement that did not happen must not pass as fast
+            failed.append(f"{label}: no median measured{at}")
+            continue
+        target = targets[key]
+        limit = factor * target
+        if value > limit:
+            failed.append(f"{label} median {value} ms{at} is {value / target:.1f}x its {target} ms target "
+                          f"({value - limit:.1f} ms over the {factor:g}x limit of {limit:g} ms)")
+    return failed
 
 
 def synthetic_embedder():
@@ -159,7 +214,7 @@ def _hook(env: dict, cwd: str) -> float:
 
 
 def run_perf(args) -> int:
-    """Measure everything, print JSON or a table."""
+    """Measure everything, print JSON or a table; 1 when a gated median is over its limit (`perf_gates`), else 0."""
     from supermemory.config import Config, load_config
     from supermemory.core import MemoryStore
 
@@ -243,18 +298,20 @@ def run_perf(args) -> int:
                 rss.append(mb)
         results["first_recall_after_spawn_ms"] = _summary(firsts)
         results["server_rss_mb"] = round(max(rss), 1) if rss else None
-    targets = {"initialize_ms_p50": 150, "session_start_hook_ms_p50_10k": 300, "warm_recall_ms_p50_10k": 15,
-               "warm_recall_ms_p50_100k": 40, "warm_remember_ms_p50": 25, "server_rss_mb": 250,
-               "first_recall_after_spawn_ms_p50": 1500}
-    results["targets"] = targets
+    results["targets"] = dict(TARGETS)
+    failed = perf_gates(results)
+    results["gates"] = {"factor": GATE_FACTOR, "size": gate_size(results), "failed": failed}
     if getattr(args, "json", False):
         print(json.dumps(results, indent=2))
     else:
         print(render(results))
-    return 0
+    for message in failed:
+        sys.stderr.write(f"perf gate failed: {message}\n")
+    return 1 if failed else 0
 
 
 def render(results: dict) -> str:
+    """The text report of a perf run."""
     lines = [f"perf ({'quick' if results['quick'] else 'full'}), {results['machine']['cpus']} cpus, "
              f"python {results['machine']['python']}"]
     for n, entry in results["sizes"].items():
@@ -266,4 +323,8 @@ def render(results: dict) -> str:
                  f"{results['reindex_chunks_per_s']} chunks/s")
     lines.append(f"  first recall after spawn p50 {results['first_recall_after_spawn_ms']['p50']} ms · server RSS "
                  f"{results['server_rss_mb']} MB")
+    gates = results.get("gates")
+    if gates:
+        verdict = f"{len(gates['failed'])} failed" if gates["failed"] else "all within"
+        lines.append(f"  gates (medians at {gates['factor']:g}x target, {gates['size']} memories): {verdict}")
     return "\n".join(lines)

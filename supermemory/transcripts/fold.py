@@ -1,0 +1,370 @@
+"""Platform-neutral folding of log events into a digest: paths, commands, errors, requests, notes, open ends."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from supermemory.transcripts.commands import _command_key, _read_paths
+from supermemory.transcripts.digest import (
+    _CAPS, _LAST_TEXT_CHARS, _MAX_KEYS, _MAX_NOTES, _MAX_PENDING, _MAX_TODOS, _MAX_UNRESOLVED, _clip, _collapse,
+    COMMAND_CHARS, ERROR_CHARS, MAX_OPEN_ENDS, NOTE_CHARS, PATH_CHARS, REQUEST_CHARS, SessionDigest,
+)
+
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _key(text: str) -> str:
+    return hashlib.sha1(_collapse(text).lower().encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def _remember(seq: list, item: Any, bound: int) -> None:
+    seq.append(item)
+    if len(seq) > bound:
+        del seq[: len(seq) - bound]
+
+
+def _append_capped(d: SessionDigest, st: dict, name: str, item: str, *, unique: bool = True) -> None:
+    """Append to a digest list; past its cap drop the middle so the first and the
+    latest items survive, counting what was dropped."""
+    seq = getattr(d, name)
+    if unique and item in seq:
+        return
+    seq.append(item)
+    cap = _CAPS[name]
+    if len(seq) > cap:
+        del seq[cap // 2]
+        st["dropped"][name] = int(st["dropped"].get(name, 0) or 0) + 1
+
+
+def _touch_time(d: SessionDigest, ts: Any) -> None:
+    if isinstance(ts, str) and ts.strip():
+        ts = ts.strip()
+        if d.started_at is None:
+            d.started_at = ts
+        d.ended_at = ts
+
+
+def _norm_path(d: SessionDigest, path: Any) -> str | None:
+    if not isinstance(path, str):
+        return None
+    p = path.strip().strip("'\"")
+    if not p or "\n" in p:
+        return None
+    cwd = (d.cwd or "").rstrip("/\\")
+    if cwd:
+        for sep in ("/", "\\"):
+            if p.startswith(cwd + sep):
+                p = p[len(cwd) + 1 :]
+                break
+    while p.startswith("./"):
+        p = p[2:]
+    return _clip(p, PATH_CHARS) if p else None
+
+
+def _add_file(d: SessionDigest, st: dict, path: Any) -> None:
+    p = _norm_path(d, path)
+    if p:
+        _append_capped(d, st, "files", p)
+
+
+def _add_read(d: SessionDigest, st: dict, path: Any) -> None:
+    p = _norm_path(d, path)
+    if p:
+        _append_capped(d, st, "files_read", p)
+
+
+def _add_command(d: SessionDigest, st: dict, cmd: str) -> None:
+    c = _clip(cmd, COMMAND_CHARS)
+    if c:
+        _append_capped(d, st, "commands", c)
+        for path in _read_paths(cmd):
+            _add_read(d, st, path)
+
+
+# --------------------------------------------------------------------------- tool output
+
+_LINE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError)
+
+
+def _block_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, str):
+                parts.append(b)
+            elif isinstance(b, dict) and isinstance(b.get("text"), str):
+                parts.append(b["text"])
+        return "\n".join(parts)
+    return ""
+
+
+# --------------------------------------------------------------------------- errors
+
+_BOILERPLATE_RE = re.compile(
+    r"^(?:[=\-_*#~.]{3,}.*|Traceback \(most recent call last\):?|(?:Error: )?Exit code:? -?\d+|"
+    r"Wall time:.*|Output:|Chunk ID:.*|Process exited with code -?\d+|Original token count:.*)$"
+)
+_PYTEST_RE = re.compile(r"^(?:FAILED|ERROR) \S")
+_PYTEST_E_RE = re.compile(r"^E\s{2,}\S")
+_EXC_RE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b(?::|$)")
+_GENERIC_ERR_RE = re.compile(
+    r"(?i)\b(?:error|errors|failed|failure|fatal|panic|exception|not found|no such file|"
+    r"permission denied|denied|cannot|can't|unable to|refused|timed out|timeout|invalid)\b"
+)
+_TAG_RE = re.compile(r"</?(?:tool_use_error|error|stderr|stdout)>")
+
+
+def _summarise_error(text: str) -> str:
+    """The most telling line of an error text (pytest FAILED line, the final
+    exception line of a traceback, the first line mentioning an error, or the
+    first two meaningful lines)."""
+    text = _TAG_RE.sub("", _ANSI_RE.sub("", text or ""))
+    lines = [ln.strip() for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln and not _BOILERPLATE_RE.match(ln)]
+    if not lines:
+        return ""
+    for ln in lines:
+        if _PYTEST_RE.match(ln):
+            return ln
+    exc = [ln for ln in lines if _EXC_RE.match(ln)]
+    if exc:
+        return exc[-1]
+    for ln in lines:
+        if _PYTEST_E_RE.match(ln):
+            return ln[1:].strip()
+    for ln in lines:
+        if _GENERIC_ERR_RE.search(ln):
+            return ln
+    return " | ".join(lines[:2])
+
+
+def _add_error(
+    d: SessionDigest, st: dict, key: str, label: str | None, text: str, exit_code: int | None = None
+) -> None:
+    summary = _summarise_error(text)
+    head = label or ""
+    if exit_code not in (None, 0):
+        head = f"{head} (exit {exit_code})" if head else f"exit {exit_code}"
+    if head and summary:
+        line = f"{head}: {summary}"
+    else:
+        line = head or summary
+    line = _clip(line, ERROR_CHARS)
+    if not line:
+        return
+    k = _key(line)
+    if k not in st["err_keys"]:
+        _remember(st["err_keys"], k, _MAX_KEYS)
+        _append_capped(d, st, "errors", line, unique=False)
+    unresolved = [u for u in st["unresolved"] if not (isinstance(u, list) and u and u[0] == key)]
+    unresolved.append([key, line])
+    st["unresolved"] = unresolved[-_MAX_UNRESOLVED:]
+
+
+def _resolve(st: dict, key: str) -> None:
+    """A success with `key` clears unresolved errors of that key and any generic ones."""
+    st["unresolved"] = [
+        u for u in st["unresolved"] if isinstance(u, list) and len(u) == 2 and u[0] not in ("", key)
+    ]
+
+
+def _error_key(tool: str | None, cmd: str | None) -> str:
+    if cmd:
+        return "cmd:" + _command_key(cmd)
+    if tool:
+        return "tool:" + tool
+    return ""
+
+
+_CD_PREFIX_RE = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+
+
+def _error_label(tool: str | None, cmd: str | None) -> str | None:
+    if cmd:
+        return _clip(_CD_PREFIX_RE.sub("", cmd) or cmd, 60)
+    return tool
+
+
+# --------------------------------------------------------------------------- requests & notes
+
+_CONTINUATION_PREFIXES = (
+    "This session is being continued from a previous conversation",
+    "Another language model started to solve this problem",
+)
+_META_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<system-reminder>",
+    "<user-prompt-submit-hook>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "Caveat:",
+    "<environment_context>",
+    "<user_instructions>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "# AGENTS.md instructions",
+)
+_INTERRUPT_PREFIX = "[Request interrupted by user"
+_REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+
+
+def _is_not_human(text: str) -> bool:
+    t = text.lstrip()
+    return t.startswith(_CONTINUATION_PREFIXES) or t.startswith(_META_PREFIXES)
+
+
+def _human_text(d: SessionDigest, st: dict, text: Any) -> None:
+    if not isinstance(text, str):
+        return
+    t = _REMINDER_RE.sub("", text).strip()
+    if not t or _is_not_human(t):
+        return
+    if t.startswith(_INTERRUPT_PREFIX):
+        st["reply"] = "interrupted"
+        return
+    k = _key(t)
+    if k in st["req_keys"]:
+        return
+    _remember(st["req_keys"], k, _MAX_KEYS)
+    d.turns += 1
+    _append_capped(d, st, "requests", _clip(t, REQUEST_CHARS), unique=False)
+    st["reply"] = "none"
+    st["last_text"] = ""
+
+
+_TODO_CS_RE = re.compile(r"\b(?:TODO|FIXME|XXX|WIP)\b")
+_TODO_CI_RE = re.compile(
+    r"(?i)\bfollow[- ]?ups?\b|\bnext steps?\b|\bstill (?:need|needs|have|has) to\b|"
+    r"\b(?:remaining|outstanding|open) (?:work|issues?|items?|tasks?|questions?|problems?)\b|"
+    r"\bnot (?:yet )?(?:implemented|done|handled|supported|covered|addressed|fixed|tested)\b|"
+    r"\bleft to do\b|\b(?:didn't|did not|couldn't|could not|haven't|have not) (?:get to|yet)\b|"
+    r"\bknown (?:issues?|limitations?)\b|\bwork[- ]in[- ]progress\b"
+)
+_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.S)
+_BULLET_RE = re.compile(r"^(?:[-*•+]\s+|\d+[.)]\s+|#+\s+|>\s*)")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+def _text_lines(text: str) -> list[str]:
+    text = _FENCE_RE.sub("\n", text)
+    out = []
+    for ln in text.splitlines():
+        ln = _BULLET_RE.sub("", ln.strip()).replace("**", "").replace("__", "").strip()
+        if ln:
+            out.append(ln)
+    return out
+
+
+def _scan_notes(st: dict, text: str) -> None:
+    """Collect TODO-ish statements from assistant prose (code blocks ignored)."""
+    lines = _text_lines(text)
+    for i, ln in enumerate(lines):
+        for sentence in _SENTENCE_RE.split(ln):
+            if not (_TODO_CS_RE.search(sentence) or _TODO_CI_RE.search(sentence)):
+                continue
+            note = sentence
+            if note.endswith(":"):  # "Next steps:" → take the items below it
+                following = [x for x in lines[i + 1 : i + 4]]
+                if following:
+                    note = note + " " + "; ".join(following)
+            note = _clip(note, NOTE_CHARS)
+            if len(note) < 8 or note in st["notes"]:
+                continue
+            _remember(st["notes"], note, _MAX_NOTES)
+
+
+def _assistant_text(st: dict, text: Any) -> None:
+    if not isinstance(text, str) or not text.strip():
+        return
+    st["reply"] = "answered"
+    st["last_text"] = text.strip()[-_LAST_TEXT_CHARS:]
+    # The agent carried on: generic errors (API/stream hiccups) are behind it.
+    st["unresolved"] = [u for u in st["unresolved"] if isinstance(u, list) and len(u) == 2 and u[0] != ""]
+    _scan_notes(st, text)
+
+
+def _set_todos(st: dict, items: Any, text_key: str) -> None:
+    if not isinstance(items, list):
+        return
+    todos = []
+    for it in items:
+        if not isinstance(it, dict):
+            continue
+        label = _str(it.get(text_key)) or _str(it.get("content")) or _str(it.get("step"))
+        status = it.get("status")
+        if label and status != "completed":
+            marker = " (in progress)" if status == "in_progress" else ""
+            todos.append(_clip(label, NOTE_CHARS) + marker)
+    st["todos"] = todos[:_MAX_TODOS]
+
+
+def _last_question(text: str) -> str | None:
+    lines = _text_lines(text)
+    if not lines:
+        return None
+    sentences = _SENTENCE_RE.split(lines[-1])
+    last = sentences[-1].strip() if sentences else ""
+    if last.endswith("?"):
+        return _clip(last, NOTE_CHARS)
+    return None
+
+
+def _finish(d: SessionDigest, st: dict) -> None:
+    """Recompute the open ends from the folded state (deterministic)."""
+    ends: list[str] = []
+    if d.requests:
+        last = d.requests[-1]
+        if st["reply"] == "none":
+            ends.append(f"Unanswered request: {last}")
+        elif st["reply"] == "interrupted":
+            ends.append(f"Interrupted while working on: {last}")
+        else:
+            question = _last_question(st["last_text"])
+            if question:
+                ends.append(f"Awaiting reply: {question}")
+    for item in st["unresolved"][-3:]:
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[1], str):
+            ends.append(f"Unresolved error: {item[1]}")
+    for todo in st["todos"][:5]:
+        if isinstance(todo, str):
+            ends.append(f"Unfinished todo: {todo}")
+    for note in st["notes"][-5:]:
+        if isinstance(note, str):
+            ends.append(f"Note: {note}")
+    seen: set[str] = set()
+    unique = []
+    for e in ends:
+        if e not in seen:
+            seen.add(e)
+            unique.append(e)
+    d.open_ends = unique[:MAX_OPEN_ENDS]
+
+
+def _pending_put(st: dict, call_id: Any, info: dict) -> None:
+    if not isinstance(call_id, str) or not call_id:
+        return
+    pending = st["pending"]
+    pending.pop(call_id, None)
+    pending[call_id] = info
+    while len(pending) > _MAX_PENDING:
+        pending.pop(next(iter(pending)))
+
+
+def _pending_pop(st: dict, call_id: Any) -> dict:
+    if not isinstance(call_id, str):
+        return {}
+    info = st["pending"].pop(call_id, None)
+    return info if isinstance(info, dict) else {}
