@@ -18,24 +18,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from supermemory import ranking  # noqa: E402
+from supermemory.retrieval import ranking  # noqa: E402
 from supermemory.bench import load_cases, read_jsonl, scope_namespace, seed  # noqa: E402
 from supermemory.config import Config, _coerce, load_config  # noqa: E402
-from supermemory.core import MemoryStore, _dot  # noqa: E402
+from supermemory.core import MemoryStore  # noqa: E402
+from supermemory.retrieval.pipeline import dot  # noqa: E402
 
 
 def gather_all(store, queries, n_cand=60):
     out = []
-    now = store.clock()
     for q in queries:
         scope = (q.get("meta") or {}).get("scope")
         ns = scope_namespace(scope) if scope is not None else "bench"
-        namespaces = store._read_namespaces(ns)
-        where, params = store._filters(now=now)
-        final, records, qv, _, doc_freq = store._gather(q["query"], namespaces, where, params, n_cand=n_cand,
-                                              channels=("lexical", "vector"), lexical_only=False,
-                                              filtered=False, now=now)
-        out.append((q, final, store.query_context(q["query"], doc_freq)))
+        query, found = store.candidates(q["query"], namespace=ns, n_cand=n_cand)
+        out.append((q, found.candidates, store.query_context(q["query"], found.doc_freq)))
     return out
 
 
@@ -44,7 +40,7 @@ def score(gathered, mem_to_doc, settings, limit=10):
     npos = nneg = 0
     for q, cands, context in gathered:
         cfg = ranking.RankConfig.from_settings(settings, **context)
-        selected, _ = ranking.rank(cands, cfg, limit=limit, cosine_fn=_dot)
+        selected, _ = ranking.rank(cands, cfg, limit=limit, cosine_fn=dot)
         ranked = [mem_to_doc.get(f"M{r.candidate.id}") for r in selected]
         rel = set(q.get("relevant") or [])
         if rel:

@@ -242,7 +242,7 @@ def cmd_reindex(args) -> int:
     config = _config(args)
     store = MemoryStore(config.db_path, config=config)
     try:
-        result = store.reindex(progress=_progress("re-embedding"))
+        result = store.reembed(progress=_progress("re-embedding"))
     finally:
         store.close()
     _print_json(result) if args.json else print(
@@ -363,7 +363,7 @@ def cmd_merge(args) -> int:
 
 def cmd_index(args) -> int:
     with _store(args) as store:
-        result = store.index(max_lines=args.max_lines, namespace=_ns(args))
+        result = store.memory_index(max_lines=args.max_lines, namespace=_ns(args))
     if args.out:
         Path(args.out).write_text(result["text"], encoding="utf-8")
         print(f"wrote {result['lines']} lines to {args.out}")

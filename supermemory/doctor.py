@@ -7,7 +7,7 @@ import io
 import platform
 import sys
 
-from supermemory import db as dbm
+from supermemory.store import db as dbm
 from supermemory.config import Config
 from supermemory.errors import SupermemoryError
 

@@ -240,7 +240,7 @@ def _open_store(config, *, embedder=None):
         raise DamagedDatabase(
             f"{exc}. It was left untouched; move it aside (or restore a backup / `supermemory import` an "
             "export), and see `supermemory doctor`") from None
-    return MemoryStore(config.db_path, config=config, embedder=embedder, upgrade_index=False)
+    return MemoryStore(config.db_path, config=config, embedder=embedder, rebuild_index=False)
 
 
 class _HookEmbedder:

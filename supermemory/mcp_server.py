@@ -914,7 +914,7 @@ class Session:
 
         # `initialize` must answer fast: a search-index rebuild after an upgrade waits for the first tool call.
         return MemoryStore(self.config.db_path, config=self.config, namespace=namespace, cache_vectors=True,
-                           upgrade_index=False)
+                           rebuild_index=False)
 
     @property
     def store(self):
@@ -1172,7 +1172,7 @@ def _tools_call(session: Session, params: dict) -> dict:
         store = session.store if tool.needs_store else None
         if getattr(store, "index_stale", False):
             try:
-                store.upgrade_index()
+                store.rebuild_search_index()
             except SupermemoryError as exc:   # e.g. locked by another writer: old tokens still work
                 logger.warning("search index rebuild deferred: %s", exc)
         result = tool.call(session, store, arguments)

@@ -333,7 +333,7 @@ def test_model_pin_refuses_other_model_until_reindex(db_path, config):
         t.remember("second")
     t.close()
     u = MemoryStore(db_path, config=config, embedder=Other(), namespace="p")
-    assert u.reindex()["chunks"] == 1
+    assert u.reembed()["chunks"] == 1
     u.remember("second")
     assert u.pinned_model()["model"] == "other-model"
     u.close()
@@ -493,7 +493,7 @@ def test_index_lists_pinned_and_gotchas_first_with_a_footer(store):
     gotcha = store.remember("psql needs PGSSLMODE=disable locally", kind="gotcha")
     for i in range(5):
         store.remember(f"filler fact number {i}", kind="fact")
-    out = store.index(max_lines=3)
+    out = store.memory_index(max_lines=3)
     lines = out["text"].splitlines()
     assert pin["id"] in lines[0] and gotcha["id"] in lines[1]
     assert lines[-1].startswith("…and 5 more")
@@ -519,7 +519,7 @@ def test_forgetting_an_old_version_points_to_the_current_one(store):
 
 
 def test_search_index_is_rebuilt_once_when_the_tokenizer_changed(db_path, config):
-    from supermemory import db as dbm
+    from supermemory.store import db as dbm
     from supermemory.text import TOKENIZER_VERSION, index_text
 
     s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
@@ -528,7 +528,7 @@ def test_search_index_is_rebuilt_once_when_the_tokenizer_changed(db_path, config
     age_search_index(s, "making movies parties planned")   # as an older tokenizer left it
     s.close()
 
-    hook_side = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", upgrade_index=False)
+    hook_side = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", rebuild_index=False)
     assert hook_side.index_stale                                   # left alone: hooks must stay fast
     assert hook_side.conn.execute("SELECT tokens FROM fts").fetchone()[0] == "making movies parties planned"
     hook_side.close()
@@ -539,7 +539,7 @@ def test_search_index_is_rebuilt_once_when_the_tokenizer_changed(db_path, config
     assert s.conn.execute("SELECT tokens FROM fts").fetchone()[0] == index_text("film night", "", chunk_text)
     assert dbm.get_meta(s.conn, "tokenizer_version") == str(TOKENIZER_VERSION)
     assert ids(s.recall("make a movie party plan", touch=False))[0] == m["id"]
-    assert s.upgrade_index() == {"rebuilt": 0}                     # once only
+    assert s.rebuild_search_index() == {"rebuilt": 0}                     # once only
     s.close()
 
 
@@ -548,13 +548,13 @@ def test_a_new_store_is_stamped_with_the_tokenizer_and_never_rebuilt(db_path, co
     assert not s.index_stale
     s.remember("first memory")
     s.close()
-    again = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", upgrade_index=False)
+    again = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", rebuild_index=False)
     assert not again.index_stale
     again.close()
 
 
 def test_a_store_still_opens_when_the_index_rebuild_cannot_get_the_write_lock(db_path, config, monkeypatch):
-    from supermemory import db as dbm
+    from supermemory.store import db as dbm
 
     s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
     m = s.remember("deploys run on fridays")
@@ -570,7 +570,7 @@ def test_a_store_still_opens_when_the_index_rebuild_cannot_get_the_write_lock(db
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert s.upgrade_index()["rebuilt"] == 1     # retried once the lock is free
+    assert s.rebuild_search_index()["rebuilt"] == 1     # retried once the lock is free
     s.close()
 
 

@@ -6,7 +6,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from supermemory import db as dbm
+from supermemory.store import db as dbm
 from supermemory.core import MemoryStore
 from supermemory.errors import MigrationError, StorageError
 

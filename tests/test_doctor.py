@@ -131,7 +131,7 @@ def test_doctor_says_no_database_yet_instead_of_schema_none(home):
 
 
 def test_doctor_with_a_database_prints_its_schema_and_count(home):
-    from supermemory import db as dbm
+    from supermemory.store import db as dbm
 
     config = Config(home=home, settings=_hash_settings())
     with MemoryStore(config.db_path, config=config, embedder=HashProvider(), namespace="proj") as store:

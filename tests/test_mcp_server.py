@@ -889,7 +889,7 @@ def test_a_search_index_from_an_older_tokenizer_is_rebuilt_at_the_first_tool_cal
     age_search_index(first, "making movies parties planned")
     first.close()
     stale = MemoryStore(tmp_path / "m.db", config=config, embedder=HashProvider(), namespace="proj",
-                        upgrade_index=False)   # as the server opens it: initialize must stay fast
+                        rebuild_index=False)   # as the server opens it: initialize must stay fast
     assert stale.index_stale
     result = ok(stale, "memory_recall", {"query": "make a movie"})
     assert not stale.index_stale

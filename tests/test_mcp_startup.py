@@ -109,7 +109,7 @@ def test_a_missing_model_is_looked_for_again_at_the_next_call_once_installed(tmp
     assert "lexical-only until then" in err        # the first write said why it had no vectors
     from supermemory.core import MemoryStore
 
-    with MemoryStore(tmp_path / "home" / "memory.db", upgrade_index=False) as store:
+    with MemoryStore(tmp_path / "home" / "memory.db", rebuild_index=False) as store:
         missing = store.conn.execute(
             "SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)"
         ).fetchone()[0]

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from supermemory import ranking
-from supermemory.ranking import Candidate, RankConfig
+from supermemory.retrieval import ranking
+from supermemory.retrieval.ranking import Candidate, RankConfig
 from supermemory.text import revision_terms, tokenize
 
 

@@ -135,28 +135,25 @@ def build_store(path: Path, config, n: int, *, seed: int = 1, dims: int = 384, n
     """A store of `n` memories: generated text, synthetic unit vectors (no model needed)."""
     import numpy as np
 
-    from supermemory.core import MemoryStore, _hash
+    from supermemory.core import MemoryStore
+    from supermemory.store.writes import insert_embedded
 
     store = MemoryStore(path, config=config, embedder=synthetic_embedder(), namespace=namespace)
     store.embedder  # noqa: B018 - pins the DB and creates the vector index
     rng = random.Random(seed)
     nprng = np.random.default_rng(seed)
     now = time.time()
-    batch = 2000
-    for start in range(0, n, batch):
-        with store._txn():
-            for i in range(start, min(n, start + batch)):
-                item = fake_memory(rng, i)
-                vec = nprng.standard_normal(dims).astype(np.float32)
-                vec /= np.linalg.norm(vec)
-                memory_id = store._insert(
-                    namespace=namespace, kind=item["kind"], title=item["title"], body=item["content"], tags=[],
-                    source={}, importance=0.5, confidence=1.0, pinned=i % 500 == 0,
-                    status="open" if item["kind"] == "task" else None, ttl_days=None, now=now - rng.random() * 8e6,
-                    root_id=None, external_key=None, created_at=None,
-                    content_hash=_hash(item["kind"], item["title"], item["content"]),
-                    pieces=[item["content"]], vectors=vec[None, :])
-                store._index_live(memory_id)
+
+    def rows():
+        for i in range(n):
+            item = fake_memory(rng, i)
+            vec = nprng.standard_normal(dims).astype(np.float32)
+            vec /= np.linalg.norm(vec)
+            yield {"namespace": namespace, "kind": item["kind"], "title": item["title"], "body": item["content"],
+                   "vector": vec, "updated_at": now - rng.random() * 8e6, "pinned": i % 500 == 0,
+                   "status": "open" if item["kind"] == "task" else None}
+
+    insert_embedded(store.context, rows())
     return store
 
 
@@ -285,7 +282,7 @@ def run_perf(args) -> int:
             timings.append((time.perf_counter() - t) * 1000)
         results["warm_recall_real_model_ms"] = _summary(timings)
         t = time.perf_counter()
-        chunks = store.reindex()["chunks"]
+        chunks = store.reembed()["chunks"]
         results["reindex_chunks_per_s"] = round(chunks / (time.perf_counter() - t), 1)
         store.close()
         env = {**os.environ, "SUPERMEMORY_HOME": str(home), "SUPERMEMORY_NAMESPACE": "perf",

@@ -214,3 +214,32 @@ def near_duplicates(ctx: StoreContext, vector, namespaces: list[str]) -> list[di
             out.append({"id": format_id(memory_id), "title": rec["title"], "similarity": round(cosine, 4),
                         "hint": "similar memory exists: update it instead if this revises it"})
     return out
+
+
+def insert_embedded(ctx: StoreContext, rows: Iterable[dict], *, batch: int = 2000) -> int:
+    """Bulk-insert one-chunk memories whose vectors are already computed (benchmark stores), in
+    write transactions of `batch` rows; each row: namespace, kind, title, body, vector, updated_at,
+    and optionally pinned, status. No validation, redaction or dedupe: generated data only."""
+    count = 0
+    pending: list[dict] = []
+
+    def flush() -> None:
+        with ctx.txn():
+            for row in pending:
+                memory_id = insert(
+                    ctx, namespace=row["namespace"], kind=row["kind"], title=row["title"], body=row["body"], tags=[],
+                    source={}, importance=0.5, confidence=1.0, pinned=bool(row.get("pinned")),
+                    status=row.get("status"), ttl_days=None, now=row["updated_at"], root_id=None, external_key=None,
+                    created_at=None, content_hash=rec_.content_hash(row["kind"], row["title"], row["body"]),
+                    pieces=[row["body"]], vectors=[row["vector"]])
+                search_index.index_live(ctx, memory_id)
+        pending.clear()
+
+    for row in rows:
+        pending.append(row)
+        count += 1
+        if len(pending) >= batch:
+            flush()
+    if pending:
+        flush()
+    return count

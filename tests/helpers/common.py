@@ -167,7 +167,7 @@ def open_conn(db_path: Path, vectors: str = "auto"):
     Use the same driver as any store open in this process: two SQLite libraries (stdlib and
     sqlean) on one file in one process break each other's POSIX locks.
     """
-    from supermemory import db as dbm
+    from supermemory.store import db as dbm
 
     driver = dbm.choose_driver(vectors=vectors)
     return dbm.connect(str(db_path), driver), driver
@@ -180,7 +180,7 @@ def check_consistency(db_path: Path, *, expect_vectors: bool = True, vectors: st
     (with the right namespace) and a vectors row; no fts rowid without a live chunk; vec_mem holds
     exactly the live chunks when sqlite-vec is loaded; version chains are well formed.
     """
-    from supermemory import db as dbm
+    from supermemory.store import db as dbm
 
     conn, driver = open_conn(db_path, vectors)
     try:
@@ -244,7 +244,7 @@ def memory_states(db_path: Path, vectors: str = "auto") -> dict[int, tuple]:
 
 def age_search_index(store, old_tokens: str | None = None) -> None:
     """Make `store`'s FTS look as an older tokenizer left it: stamped v1 (optionally other tokens)."""
-    from supermemory import db as dbm
+    from supermemory.store import db as dbm
 
     with store._txn():
         if old_tokens is not None:
