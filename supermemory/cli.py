@@ -115,12 +115,12 @@ def cmd_get(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from supermemory.render import render_list
+    from supermemory.render import CLI_COMMANDS, render_list
 
     with _store(args) as store:
         result = store.list(namespace=_ns(args), kinds=args.kind, tags=args.tag, status=args.status,
                             since=args.since, limit=args.limit, offset=args.offset, order=args.order)
-    _print_json(result) if args.json else print(render_list(result))
+    _print_json(result) if args.json else print(render_list(result, commands=CLI_COMMANDS))
     return 0
 
 
@@ -372,8 +372,9 @@ def cmd_index(args) -> int:
 
 def cmd_guide(args) -> int:
     from supermemory.guide import usage_guide
+    from supermemory.mcp.tools import TOOLS
 
-    print(usage_guide(_config(args)))
+    print(usage_guide(_config(args), TOOLS))
     return 0
 
 
@@ -384,7 +385,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_mcp(args) -> int:
-    from supermemory.mcp_server import serve
+    from supermemory.mcp.server import serve
     from supermemory.runtime import hard_exit
 
     # The warm-up thread may be inside onnxruntime's C++ code when stdin closes: leave without the
