@@ -59,6 +59,8 @@ def _ns(args):
 # --- handlers -----------------------------------------------------------------------------------
 
 def cmd_remember(args) -> int:
+    from supermemory.render import CLI_COMMANDS, remember_notes
+
     with _store(args) as store:
         result = store.remember(_text(args.text, "text"), title=_text(args.title, "title"), kind=args.kind,
                                 tags=args.tag, importance=args.importance, pinned=args.pin, ttl_days=args.ttl_days,
@@ -69,12 +71,8 @@ def cmd_remember(args) -> int:
         _print_json(result)
     else:
         print(result["id"])
-        if result["status"] == "duplicate":
-            sys.stderr.write(f"exact duplicate of {result['duplicate_of']}; nothing new stored\n")
-        for near in result.get("near_duplicates", []):
-            sys.stderr.write(f"note: similar to {near['id']} ({near['similarity']:.2f}) {near['title']}\n")
-        for kind, count in result.get("redacted", {}).items():
-            sys.stderr.write(f"redacted {count} × {kind}\n")
+        for line in remember_notes(result, commands=CLI_COMMANDS):
+            sys.stderr.write(line + "\n")
     return 0
 
 
@@ -95,17 +93,16 @@ def cmd_recall(args) -> int:
 
 
 def cmd_get(args) -> int:
+    from supermemory.render import CLI_COMMANDS, render_get
+
     with _store(args) as store:
         result = store.get(args.ids, namespace=_ns(args))
     if args.json:
         _print_json(result)
     else:
-        for item in result["memories"]:
-            print(f"{item['id']} [{item['kind']}] {item['title']}")
-            print(f"  namespace {item['namespace']} · tags {', '.join(item['tags']) or '-'} · importance "
-                  f"{item['importance']} · updated {item['updated_at']}"
-                  + (f" · superseded by {item['superseded_by']}" if item["superseded_by"] else ""))
-            print("  " + item["body"].replace("\n", "\n  "))
+        text = render_get(result, commands=CLI_COMMANDS, missing=False)
+        if text:
+            print(text)
         for missing in result["missing"]:
             if missing in result.get("forgotten", ()):
                 sys.stderr.write(f"{missing} was forgotten; `supermemory restore {missing}` brings it back\n")
@@ -115,29 +112,21 @@ def cmd_get(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from supermemory.render import render_list
+    from supermemory.render import CLI_COMMANDS, render_list
 
     with _store(args) as store:
         result = store.list(namespace=_ns(args), kinds=args.kind, tags=args.tag, status=args.status,
                             since=args.since, limit=args.limit, offset=args.offset, order=args.order)
-    _print_json(result) if args.json else print(render_list(result))
+    _print_json(result) if args.json else print(render_list(result, commands=CLI_COMMANDS))
     return 0
 
 
 def cmd_history(args) -> int:
+    from supermemory.render import render_history
+
     with _store(args) as store:
         result = store.history(args.id, namespace=_ns(args))
-    if args.json:
-        _print_json(result)
-    else:
-        for version in result["versions"]:
-            state = "current" if version["id"] == result["current"] else f"until {version['valid_to']}"
-            if version["deleted_at"]:
-                state += f", deleted {version['deleted_at']}"
-            print(f"{version['id']}  {version['valid_from']}  ({state})  {version['title']}")
-            print("    " + version["body"].replace("\n", "\n    "))
-        for event in result.get("redactions", []):
-            print(f"{event['id']}  {event['at']}  redacted in place: {', '.join(event['fields'])}")
+    _print_json(result) if args.json else print(render_history(result))
     return 0
 
 
@@ -152,6 +141,8 @@ def cmd_update(args) -> int:
 
 
 def cmd_forget(args) -> int:
+    from supermemory.render import CLI_COMMANDS, render_forget
+
     with _store(args) as store:
         if args.sweep:
             result = store.sweep(stale_days=args.stale_days, importance_floor=args.importance_floor,
@@ -169,22 +160,25 @@ def cmd_forget(args) -> int:
         if not args.ids:
             raise SupermemoryError("give memory ids to forget, or --sweep")
         result = store.forget(args.ids, hard=args.hard, namespace=_ns(args))
-    _print_json(result) if args.json else print(("hard-deleted: " if args.hard else "forgotten: ")
-                                                 + " ".join(result["forgotten"]))
+    _print_json(result) if args.json else print(render_forget(result, commands=CLI_COMMANDS))
     return 0
 
 
 def cmd_restore(args) -> int:
+    from supermemory.render import render_restore
+
     with _store(args) as store:
         result = store.restore(args.ids, namespace=_ns(args))
-    _print_json(result) if args.json else print("restored: " + (" ".join(result["restored"]) or "nothing"))
+    _print_json(result) if args.json else print(render_restore(result))
     return 0
 
 
 def cmd_link(args) -> int:
+    from supermemory.render import render_link
+
     with _store(args) as store:
         result = store.link(args.src, args.dst, relation=args.relation, weight=args.weight, namespace=_ns(args))
-    _print_json(result) if args.json else print(f"{result['src']} --{result['relation']}--> {result['dst']}")
+    _print_json(result) if args.json else print(render_link(result))
     return 0
 
 
@@ -196,27 +190,11 @@ def cmd_briefing(args) -> int:
 
 
 def cmd_stats(args) -> int:
+    from supermemory.render import render_stats
+
     with _store(args) as store:
         result = store.stats(namespace=_ns(args))
-    if args.json:
-        _print_json(result)
-    else:
-        print(f"memories     {result['memories']} live ({result['versions_superseded']} older versions, "
-              f"{result['deleted']} deleted)")
-        for kind, count in sorted(result["by_kind"].items()):
-            print(f"  {kind:<12}{count}")
-        for ns, count in sorted(result["by_namespace"].items()):
-            print(f"  ns {ns:<10}{count}")
-        emb = result["embedder"] or {}
-        print(f"embedder     {emb.get('provider', 'not pinned yet')} {emb.get('model', '')}")
-        print(f"database     {result['db_path']} ({result['db_bytes'] / 1e6:.1f} MB, {result['vector_index']})")
-        if result["searches"]:
-            print(f"searches     {result['searches']} (empty {result['empty_result_rate']:.0%}, mean hits "
-                  f"{result['mean_hits']}, p50 {result['latency_ms_p50']} ms, p95 {result['latency_ms_p95']} ms)")
-        else:
-            print("searches     none yet (latency figures appear after the first recall)")
-        for query in result["recent_empty_queries"]:
-            print(f"  no result: {query}")
+    _print_json(result) if args.json else print(render_stats(result))
     return 0
 
 
@@ -295,9 +273,11 @@ def cmd_config(args) -> int:
 
 
 def cmd_export(args) -> int:
+    from supermemory.render import render_export
+
     with _store(args) as store:
         result = store.export(args.file, namespaces=args.namespace or None)
-    _print_json(result) if args.json else print(f"exported {result['memories']} memories to {result['path']}")
+    _print_json(result) if args.json else print(render_export(result))
     return 0
 
 
@@ -355,9 +335,11 @@ def cmd_graph(args) -> int:
 
 
 def cmd_merge(args) -> int:
+    from supermemory.render import render_merge
+
     with _store(args) as store:
         result = store.merge(args.keep, args.other, content=args.content, namespace=_ns(args))
-    _print_json(result) if args.json else print(f"{result['merged']} merged into {result['kept']} → {result['id']}")
+    _print_json(result) if args.json else print(render_merge(result))
     return 0
 
 
@@ -374,8 +356,9 @@ def cmd_index(args) -> int:
 
 def cmd_guide(args) -> int:
     from supermemory.guide import usage_guide
+    from supermemory.mcp.tools import TOOLS
 
-    print(usage_guide(_config(args)))
+    print(usage_guide(_config(args), TOOLS))
     return 0
 
 
@@ -386,7 +369,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_mcp(args) -> int:
-    from supermemory.mcp_server import serve
+    from supermemory.mcp.server import serve
     from supermemory.runtime import hard_exit
 
     # The warm-up thread may be inside onnxruntime's C++ code when stdin closes: leave without the

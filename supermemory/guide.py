@@ -31,17 +31,14 @@ def _tool_rows(tools: Iterable[Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def usage_guide(config: Config, tools: Iterable[Any] | None = None) -> str:
+def usage_guide(config: Config, tools: Iterable[Any]) -> str:
     """The markdown usage guide, generated from `config` and the tool list.
 
     :param config: resolved settings (budgets, limits and lifecycle numbers are read from it).
-    :param tools: tool objects or dicts with `name` and `summary` or `description` (default: the MCP
-        server's table).
+    :param tools: tool objects or dicts with `name` and `summary` or `description`; callers pass the
+        MCP tool table (`supermemory.mcp.tools.TOOLS`), which this module never imports (the table
+        imports the guide for its `memory_usage_guide` tool).
     """
-    if tools is None:
-        from supermemory.mcp_server import TOOLS
-
-        tools = TOOLS
     get = config.get
     briefing_tokens = get("hooks.briefing_tokens", get("briefing.max_tokens", 900))
     kinds = "\n".join(f"  - `{kind}`: {_KIND_HINTS.get(kind, '')}" for kind in KINDS)

@@ -1,4 +1,4 @@
-"""Claude Code / Codex hook entry points. They fail open: errors go to stderr, exit code 0.
+"""Claude Code / Codex hook entry points that fail open: errors go to stderr, exit code 0.
 
 `supermemory hook <event>` reads the hook's JSON payload on stdin:
 

@@ -1,8 +1,9 @@
-"""Token-aware text rendering shared by the MCP server, the CLI and the hooks."""
+"""The text views of store results, one renderer per view, shared by the MCP tools, the CLI and the hooks."""
 from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from typing import Callable, TextIO
 
 from supermemory.text import estimate_tokens
@@ -17,6 +18,22 @@ _SECTION_TITLES = (
     ("recent", "Recent changes"),
     ("sessions", "Last sessions"),
 )
+
+
+@dataclass(frozen=True)
+class Commands:
+    """How a shell names its own commands in the hints a view gives (`{id}` / `{offset}` are filled in)."""
+
+    update: str
+    forget: str
+    restore: str
+    next_page: str
+
+
+MCP_COMMANDS = Commands(update="memory_update {id}", forget="memory_forget {id}", restore="memory_restore",
+                        next_page="offset={offset}")
+CLI_COMMANDS = Commands(update="`supermemory update {id}`", forget="`supermemory forget {id}`",
+                        restore="`supermemory restore`", next_page="--offset {offset}")
 
 
 def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) -> str:
@@ -117,15 +134,166 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
     return "\n".join(lines)
 
 
-def render_list(result: dict) -> str:
-    """Index lines for `list`: no bodies."""
+def _with_note(text: str, result: dict) -> str:
+    return text + (f"\n({result['note']})" if result.get("note") else "")
+
+
+def remember_notes(result: dict, *, commands: Commands) -> list[str]:
+    """What a remember result says besides its id: an exact repeat, no vector, near-duplicates, redactions."""
+    lines = []
+    if result.get("status") == "duplicate":
+        lines.append(f"Already stored as {result['id']} (exact duplicate); nothing new written.")
+    elif result.get("embedded") is False:
+        lines.append("(stored without a vector: only keyword search will find it until `supermemory reindex`)")
+    for near in result.get("near_duplicates") or []:
+        lines.append(f"Similar: {near['id']} ({near.get('similarity', 0):.2f}) {near.get('title', '')} — if the new "
+                     f"memory revises it, {commands.update.format(id=near['id'])} and "
+                     f"{commands.forget.format(id=result['id'])}.")
+    redacted = result.get("redacted") or {}
+    if redacted:
+        lines.append("Redacted before storing: " + ", ".join(f"{n} × {k}" for k, n in redacted.items()))
+    return lines
+
+
+def render_remember(result: dict, *, commands: Commands) -> str:
+    """A remember result: what was stored where (or the id it repeats), then its notes."""
+    lines = remember_notes(result, commands=commands)
+    if result.get("status") != "duplicate":
+        lines.insert(0, f"Stored {result['id']} ({result.get('kind', 'note')}) in namespace {result.get('namespace')}.")
+    return "\n".join(lines)
+
+
+def _memory_records(items: list[dict]) -> list[str]:
+    lines = []
+    for item in items:
+        state = ""
+        if item.get("superseded_by"):
+            state = f" · superseded by {item['superseded_by']}"
+        if item.get("deleted_at"):
+            state += f" · deleted {item['deleted_at']}"
+        lines.append(f"{item['id']} [{item['kind']}{'/' + item['status'] if item.get('status') else ''}] "
+                     f"{item['title']}")
+        lines.append(f"  namespace {item.get('namespace')} · tags {', '.join(item.get('tags') or []) or '-'} · "
+                     f"importance {item.get('importance')} · updated {item.get('updated_at')}{state}")
+        body = item.get("body") or ""
+        if body:
+            lines.append("  " + body.replace("\n", "\n  "))
+        if item.get("body_truncated"):
+            lines.append(f"  …(body cut at {len(body)} of {item.get('body_chars')} characters)")
+    return lines
+
+
+def render_get(result: dict, *, commands: Commands, missing: bool = True) -> str:
+    """Full records (header, namespace/tags/importance line, body), their links, then the ids not found.
+
+    :param missing: list the ids not found and the forgotten ones (the CLI reports them on stderr instead).
+    """
+    lines = _memory_records(result.get("memories", []))
+    for item in result.get("memories", []):
+        for link in item.get("links") or []:
+            lines.append(f"  link {link['src']} -{link['relation']}→ {link['dst']} ({link['weight']})")
+    if missing:
+        forgotten = result.get("forgotten") or []
+        gone = [m for m in result.get("missing", []) if m not in forgotten]
+        if gone:
+            lines.append("Not found: " + ", ".join(gone))
+        if forgotten:
+            lines.append(f"Forgotten ({commands.restore} brings them back): " + ", ".join(forgotten))
+    if not lines and missing:
+        lines = ["Nothing found."]
+    return _with_note("\n".join(lines), result).lstrip("\n")
+
+
+def render_list(result: dict, *, commands: Commands) -> str:
+    """Index lines for a list page (no bodies), with where the next page starts."""
     items = result.get("items", [])
     if not items:
         return "No memories."
     lines = [memory_line(i) for i in items]
-    if result.get("truncated"):
-        lines.append(f"(…{result['total'] - result['offset'] - len(items)} more; use --offset)")
-    return "\n".join(lines)
+    shown_to = result.get("offset", 0) + len(items)
+    if shown_to < result.get("total", 0):
+        lines.append(f"(showing {result.get('offset', 0) + 1}-{shown_to} of {result['total']}; "
+                     f"next page: {commands.next_page.format(offset=shown_to)})")
+    return _with_note("\n".join(lines), result)
+
+
+def render_update(result: dict) -> str:
+    """An update result: the new version and the one it supersedes, or that nothing changed."""
+    if result.get("status") == "unchanged":
+        return f"{result['id']} unchanged: the new values equal the current ones."
+    return f"Updated: {result['id']} is the new version and supersedes {result.get('previous')} (history kept)."
+
+
+def render_history(result: dict) -> str:
+    """Every version of a chain, oldest first, with the time each one was current and its body."""
+    lines = [f"History of {result['id']} (current version {result.get('current')}):"]
+    for version in result.get("versions", []):
+        state = "current" if version["id"] == result.get("current") else f"until {version.get('valid_to')}"
+        if version.get("deleted_at"):
+            state += f", deleted {version['deleted_at']}"
+        lines.append(f"- {version['id']} {version.get('valid_from')} ({state}) {version['title']}")
+        body = version.get("body") or ""
+        if body:
+            lines.append("    " + body.replace("\n", "\n    "))
+    for event in result.get("redactions", []):
+        lines.append(f"- {event['id']} {event['at']} redacted in place: {', '.join(event['fields'])}")
+    return _with_note("\n".join(lines), result)
+
+
+def render_forget(result: dict, *, commands: Commands) -> str:
+    """A forget result: which ids, and whether a restore can bring them back."""
+    ids = ", ".join(result.get("forgotten", [])) or "nothing"
+    if result.get("hard"):
+        return f"Hard-deleted with their history: {ids}."
+    return f"Forgotten (soft delete; {commands.restore} brings them back): {ids}."
+
+
+def render_restore(result: dict) -> str:
+    """A restore result: the ids brought back."""
+    if not result.get("restored"):
+        return "Nothing to restore: those memories are not deleted."
+    return "Restored: " + ", ".join(result["restored"]) + "."
+
+
+def render_link(result: dict) -> str:
+    """A link result: the typed relation and its weight."""
+    return f"Linked {result['src']} -{result['relation']}→ {result['dst']} (weight {result['weight']})."
+
+
+def render_merge(result: dict) -> str:
+    """A merge result: which memory was folded into which, and the new current version."""
+    return f"{result['merged']} merged into {result['kept']}; current version {result['id']}"
+
+
+def render_stats(result: dict) -> str:
+    """Store health: live memories by kind and namespace, old versions, size, embedder, search figures."""
+    by_kind = ", ".join(f"{k} {v}" for k, v in sorted((result.get("by_kind") or {}).items())) or "none"
+    by_ns = ", ".join(f"{k} {v}" for k, v in sorted((result.get("by_namespace") or {}).items())) or "none"
+    embedder = result.get("embedder") or {}
+    pinned = f"{embedder.get('provider')}/{embedder.get('model', '-')}" if embedder else "not pinned yet"
+    lines = [
+        f"memories     {result.get('memories', 0)} live memories ({by_kind}), "
+        f"{result.get('versions_superseded', 0)} superseded versions, {result.get('deleted', 0)} deleted",
+        f"namespaces   {by_ns}",
+        f"embedder     {pinned}",
+        f"database     {result.get('db_path')} ({(result.get('db_bytes') or 0) / 1e6:.1f} MB), driver "
+        f"{result.get('driver')}, vectors via {result.get('vector_index')}",
+    ]
+    if result.get("searches"):
+        lines.append(f"searches     {result['searches']} (empty {result.get('empty_result_rate', 0):.0%}, mean hits "
+                     f"{result.get('mean_hits')}, p50 {result.get('latency_ms_p50')} ms, "
+                     f"p95 {result.get('latency_ms_p95')} ms)")
+    else:
+        lines.append("searches     none yet (latency figures appear after the first recall)")
+    for query in result.get("recent_empty_queries") or []:
+        lines.append(f"  no result: {query}")
+    return _with_note("\n".join(lines), result)
+
+
+def render_export(result: dict) -> str:
+    """An export result: the file written and its counts."""
+    extra = ", ".join(f"{k} {v}" for k, v in result.items() if k != "path" and isinstance(v, (int, float, str)))
+    return f"Exported to {result['path']}" + (f" ({extra})" if extra else "") + "."
 
 
 def fit_bytes(text: str, max_bytes: int, pointer: str = "") -> str:

@@ -20,7 +20,8 @@ from supermemory.config import Config
 from supermemory.core import MemoryStore
 from supermemory.embed import HashProvider
 from supermemory.errors import StorageError
-from supermemory.mcp_server import INTERNAL_ERROR, Session
+from supermemory.mcp.protocol import INTERNAL_ERROR
+from supermemory.mcp.session import Session
 
 DB_FIX = ("move it aside", "supermemory import")
 

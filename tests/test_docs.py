@@ -29,7 +29,7 @@ def test_every_subcommand_has_help_and_is_in_both_readmes():
 
 
 def test_every_mcp_tool_has_a_description_and_is_in_the_readme():
-    from supermemory.mcp_server import TOOLS
+    from supermemory.mcp.tools import TOOLS
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for tool in TOOLS:

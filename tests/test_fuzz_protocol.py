@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.common import McpClient, run_slow
-from supermemory.mcp_server import INTERNAL_ERROR
+from supermemory.mcp.protocol import INTERNAL_ERROR
 
 FRAME_LIMIT = 65_536
 STATS = {"frames": 0, "requests": 0, "notifications": 0, "unparseable": 0, "errors": 0, "results": 0}

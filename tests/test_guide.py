@@ -9,13 +9,13 @@ from pathlib import Path
 
 from supermemory.config import DEFAULTS, Config, _deep_merge
 from supermemory.guide import BEGIN_MARK, END_MARK, usage_guide
-from supermemory.mcp_server import TOOLS
+from supermemory.mcp.tools import TOOLS
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def test_the_guide_names_every_tool_in_the_live_table(tmp_path):
-    text = usage_guide(Config(home=tmp_path))
+    text = usage_guide(Config(home=tmp_path), TOOLS)
     for tool in TOOLS:
         assert f"| `{tool.name}` |" in text
 
@@ -28,12 +28,12 @@ def test_the_guide_follows_a_changed_tool_list(tmp_path):
 
 
 def test_the_guide_reflects_changed_settings(tmp_path):
-    default = usage_guide(Config(home=tmp_path))
+    default = usage_guide(Config(home=tmp_path), TOOLS)
     settings = _deep_merge(DEFAULTS, {"recall": {"default_limit": 13, "max_limit": 77},
                                       "hooks": {"briefing_tokens": 432},
                                       "lifecycle": {"stale_days": 99, "importance_floor": 0.15},
                                       "mcp": {"max_response_bytes": 12345}})
-    changed = usage_guide(Config(home=tmp_path, settings=settings))
+    changed = usage_guide(Config(home=tmp_path, settings=settings), TOOLS)
     for needle in ("up to 13 ranked hits", "up to 77", "up to 432 tokens", "unused for 99 days",
                    "at or below 0.15", "capped at 12345 bytes"):
         assert needle in changed, needle
@@ -41,12 +41,12 @@ def test_the_guide_reflects_changed_settings(tmp_path):
 
 
 def test_the_guide_mentions_a_pinned_namespace(tmp_path):
-    text = usage_guide(Config(home=tmp_path, explicit_namespace="team-memory"))
+    text = usage_guide(Config(home=tmp_path, explicit_namespace="team-memory"), TOOLS)
     assert "`team-memory`" in text and "SUPERMEMORY_NAMESPACE" in text
 
 
 def test_the_guide_covers_writing_reading_revising_and_namespaces(tmp_path):
-    text = usage_guide(Config(home=tmp_path))
+    text = usage_guide(Config(home=tmp_path), TOOLS)
     assert text.startswith(BEGIN_MARK) and text.endswith(END_MARK)
     for needle in ("memory_recall", "memory_remember", "memory_update", "memory_forget", "never secrets",
                    "`global`", "create_namespace", "decision", "gotcha", "preference", "task"):
@@ -66,7 +66,8 @@ def test_building_the_guide_imports_no_numpy(tmp_path):
     script = ("import json, sys\n"
               "from supermemory.config import load_config\n"
               "from supermemory.guide import usage_guide\n"
-              "usage_guide(load_config())\n"
+              "from supermemory.mcp.tools import TOOLS\n"
+              "usage_guide(load_config(), TOOLS)\n"
               "print(json.dumps(['numpy' in sys.modules, 'onnxruntime' in sys.modules]))")
     env = dict(os.environ, SUPERMEMORY_HOME=str(tmp_path),
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -1,4 +1,4 @@
-"""Hostile arguments for EVERY tool in `mcp_server.TOOLS`, through the server's own dispatch.
+"""Hostile arguments for EVERY tool in `supermemory.mcp.tools.TOOLS`, through the server's own dispatch.
 
 For each field of each tool's input schema: wrong types, missing required fields, unknown
 fields, negative and huge numbers, a 10 MB string, NUL bytes, lone surrogates (sent as JSON
@@ -17,12 +17,14 @@ from pathlib import Path
 import pytest
 
 from helpers.common import check_consistency
-from supermemory import mcp_server
 from supermemory.config import Config
 from supermemory.core import MemoryStore, parse_id
 from supermemory.embed import HashProvider
-from supermemory.mcp_server import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, TOOLS, Session, _encode,
-                                    serve)
+from supermemory.mcp.protocol import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, encode
+from supermemory.mcp.server import serve
+from supermemory.mcp.session import Session
+from supermemory.mcp.tools import TOOLS
+from supermemory.mcp.validation import type_ok
 
 HUGE = "A" * (10 * 1024 * 1024)
 STRINGS = [("empty", ""), ("blank", "   "), ("nul", "\x00"), ("nul-inside", "a\x00b"), ("lone-surrogate", "\ud800"),
@@ -44,7 +46,7 @@ EXPORT_PATHS = ["../../etc/x", "/etc/x", "../outside.jsonl", "a/../../b.jsonl", 
 
 def _compatible(value, types) -> bool:
     names = types if isinstance(types, list) else [types]
-    return any(mcp_server._type_ok(value, name) for name in names)
+    return any(type_ok(value, name) for name in names)
 
 
 def bad_values(schema: dict) -> list[tuple[str, object]]:
@@ -130,7 +132,7 @@ class Dispatcher:
                           ensure_ascii=True).encode("ascii")  # lone surrogates travel as \ud800 escapes
         response = self.session.handle_frame(data)
         assert response is not None
-        wire = json.loads(_encode(response))  # what the client would read
+        wire = json.loads(encode(response))  # what the client would read
         assert wire["id"] == self.seq and wire["jsonrpc"] == "2.0", wire
         return wire
 

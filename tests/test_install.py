@@ -924,8 +924,8 @@ def test_missing_python_is_an_error(env):
 
 
 REAL_SERVER = pytest.param(
-    "real", marks=pytest.mark.skipif(not (ROOT / "supermemory" / "mcp_server.py").exists(),
-                                     reason="supermemory/mcp_server.py is not there yet"))
+    "real", marks=pytest.mark.skipif(not (ROOT / "supermemory" / "mcp" / "server.py").exists(),
+                                     reason="supermemory/mcp/server.py is not there yet"))
 
 
 @pytest.mark.parametrize("server", ["fake", REAL_SERVER])

@@ -17,7 +17,8 @@ from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp import types
 from mcp.client.stdio import stdio_client
 
-from supermemory.mcp_server import SUPPORTED_PROTOCOL_VERSIONS, TOOLS
+from supermemory.mcp.protocol import SUPPORTED_PROTOCOL_VERSIONS
+from supermemory.mcp.tools import TOOLS
 
 REPO = Path(__file__).resolve().parents[1]
 VERSIONS = [*SUPPORTED_PROTOCOL_VERSIONS, "sdk-default"]

@@ -15,12 +15,17 @@ import jsonschema
 import pytest
 from helpers.common import LineReader, age_search_index
 
-from supermemory import mcp_server
+from supermemory.mcp import methods
 from supermemory.config import Config, DEFAULTS, _deep_merge
 from supermemory.core import MemoryStore
 from supermemory.embed import HashProvider
-from supermemory.mcp_server import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
-                                    SUPPORTED_PROTOCOL_VERSIONS, TOOLS, Session, resolve_export_path, serve, validate)
+from supermemory.config import namespace_for_dir
+from supermemory.mcp.protocol import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+                                      SUPPORTED_PROTOCOL_VERSIONS)
+from supermemory.mcp.server import serve
+from supermemory.mcp.session import Session
+from supermemory.mcp.tools import TOOLS, TOOLS_BY_NAME, resolve_export_path
+from supermemory.mcp.validation import validate
 
 REPO = Path(__file__).resolve().parents[1]
 PING = {"jsonrpc": "2.0", "id": "after", "method": "ping"}
@@ -73,7 +78,7 @@ def call(store, name: str, arguments: dict | None = None, *, init=INIT) -> dict:
     frames.append({"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": params})
     response = by_id(run(frames, store))["call"]
     if "result" in response and not response["result"]["isError"]:
-        tool = mcp_server.TOOLS_BY_NAME[name]
+        tool = TOOLS_BY_NAME[name]
         jsonschema.validate(response["result"]["structuredContent"], tool.output_schema)
     return response
 
@@ -157,7 +162,7 @@ def test_initialize_does_not_import_numpy_or_onnxruntime(tmp_path):
     seeded.close()
     script = textwrap.dedent("""
         import io, json, sys
-        from supermemory.mcp_server import serve
+        from supermemory.mcp.server import serve
         frames = [
             {"jsonrpc": "2.0", "id": 1, "method": "initialize",
              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}},
@@ -288,7 +293,7 @@ def test_tools_list_honours_cursors(store):
 
 
 def test_tools_list_pages_when_the_table_is_longer_than_a_page(store, monkeypatch):
-    monkeypatch.setattr(mcp_server, "TOOLS_PAGE_SIZE", 5)
+    monkeypatch.setattr(methods, "TOOLS_PAGE_SIZE", 5)
     first = run([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}], store)[0]["result"]
     assert len(first["tools"]) == 5 and first["nextCursor"] == "5"
     second = run([{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": "5"}}], store)[0]["result"]
@@ -830,7 +835,7 @@ def test_subprocess_session_prints_only_frames_and_exits_0_on_eof(tmp_path):
     ids = by_id(replies)
     assert ids[0]["result"]["serverInfo"]["name"] == "supermemory"
     assert len(ids[1]["result"]["tools"]) == len(TOOLS)
-    assert ids[2]["result"]["structuredContent"]["namespace"] == mcp_server.namespace_for_dir(tmp_path)
+    assert ids[2]["result"]["structuredContent"]["namespace"] == namespace_for_dir(tmp_path)
     assert ids[3]["result"]["structuredContent"]["results"][0]["title"] == "Subprocess fact"
     assert ids[None]["error"]["code"] == PARSE_ERROR
     assert b"Traceback" not in err

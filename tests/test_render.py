@@ -49,3 +49,48 @@ def test_progress_off_a_terminal_prints_a_line_per_tenth_with_rate_and_eta():
     for done in range(1, 4):
         short(done, 3)
     assert silent.getvalue() == ""
+
+
+# --- one renderer per view, each shell's own commands in its hints -----------------------------------
+
+def _item(n: int) -> dict:
+    return {"id": f"M{n}", "kind": "fact", "title": f"Fact {n}", "summary": f"fact number {n}"}
+
+
+def test_a_list_page_points_each_shell_at_its_own_next_page_argument():
+    from supermemory.render import CLI_COMMANDS, MCP_COMMANDS, render_list
+
+    page = {"items": [_item(1), _item(2)], "total": 5, "offset": 0}
+    assert render_list(page, commands=MCP_COMMANDS).endswith("(showing 1-2 of 5; next page: offset=2)")
+    assert render_list(page, commands=CLI_COMMANDS).endswith("(showing 1-2 of 5; next page: --offset 2)")
+    assert render_list({"items": [], "total": 0}, commands=CLI_COMMANDS) == "No memories."
+
+
+def test_forget_and_remember_hints_name_the_shells_own_commands():
+    from supermemory.render import CLI_COMMANDS, MCP_COMMANDS, remember_notes, render_forget
+
+    forgotten = {"forgotten": ["M1"], "hard": False}
+    assert "memory_restore brings them back" in render_forget(forgotten, commands=MCP_COMMANDS)
+    assert "`supermemory restore` brings them back" in render_forget(forgotten, commands=CLI_COMMANDS)
+    stored = {"id": "M2", "status": "created", "near_duplicates": [{"id": "M1", "similarity": 0.9, "title": "x"}]}
+    assert "memory_update M1 and memory_forget M2" in remember_notes(stored, commands=MCP_COMMANDS)[0]
+    assert "`supermemory update M1` and `supermemory forget M2`" in remember_notes(stored, commands=CLI_COMMANDS)[0]
+
+
+def test_get_can_leave_the_ids_not_found_to_the_caller():
+    from supermemory.render import CLI_COMMANDS, render_get
+
+    result = {"memories": [], "missing": ["M9"], "forgotten": []}
+    assert render_get(result, commands=CLI_COMMANDS) == "Not found: M9"
+    assert render_get(result, commands=CLI_COMMANDS, missing=False) == ""
+
+
+def test_stats_of_a_new_store_says_no_searches_yet_and_never_none():
+    from supermemory.render import render_stats
+
+    text = render_stats({"memories": 0, "by_kind": {}, "by_namespace": {}, "versions_superseded": 0, "deleted": 0,
+                         "db_path": "/x/memory.db", "db_bytes": 4096, "embedder": None, "driver": "sqlite3",
+                         "vector_index": "sqlite-vec", "searches": 0, "empty_result_rate": 0.0, "mean_hits": 0.0,
+                         "latency_ms_p50": None, "latency_ms_p95": None, "recent_empty_queries": []})
+    assert "0 live memories" in text and "searches     none yet" in text and "not pinned yet" in text
+    assert "None" not in text

@@ -1,0 +1,226 @@
+"""One client connection: its state (version, client, roots, namespace, store, warm-up) and frame dispatch."""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import urllib.parse
+from pathlib import Path
+from typing import Any, Callable
+
+from supermemory.config import Config, namespace_for_dir
+from supermemory.errors import SupermemoryError
+from supermemory.mcp.methods import HANDLERS
+from supermemory.mcp.protocol import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+                                      JsonRpcError, error_response, loads, valid_id)
+
+logger = logging.getLogger(__name__)
+
+
+def _path_from_uri(uri: str) -> str | None:
+    """Local path of a `file://` URI (None for other schemes)."""
+    parsed = urllib.parse.urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    path = urllib.parse.unquote(parsed.path)
+    if os.name == "nt" and re.match(r"^/[A-Za-z]:", path):
+        path = path[1:]
+    return path or None
+
+
+class Session:
+    """One client connection: negotiated version, client identity, namespace, the store, and the dispatch
+    of its frames through `HANDLERS`.
+
+    :param config: resolved settings.
+    :param store_factory: `factory(namespace) -> MemoryStore`; the default opens `config.db_path`.
+    :param write: callable that sends one frame (a JSON-ready dict).
+    """
+
+    def __init__(self, config: Config, *, store_factory: Callable[[str], Any] | None = None,
+                 write: Callable[[dict], None] | None = None):
+        self.config = config
+        self._custom_factory = store_factory is not None
+        self._factory = store_factory or self._open_default
+        self._write = write or (lambda message: None)
+        self._store = None
+        self.protocol_version: str | None = None
+        self.client_info: dict = {}
+        self.client_capabilities: dict = {}
+        self.platform = "mcp"
+        self.initialized = False
+        self.roots_dir: str | None = None
+        self.roots_namespace: str | None = None
+        self._pending: dict[Any, str] = {}
+        self._request_seq = 0
+        self.warmup_thread: threading.Thread | None = None
+
+    # namespace and store
+
+    def default_namespace(self) -> str:
+        """SUPERMEMORY_NAMESPACE, then the client's first root, then the project dir / cwd."""
+        if self.config.explicit_namespace:
+            return self.config.default_namespace()
+        if self.roots_namespace:
+            return self.roots_namespace
+        return self.config.default_namespace()
+
+    @property
+    def cwd(self) -> str:
+        if self.roots_dir:
+            return self.roots_dir
+        if self.config.project_dir:
+            return str(self.config.project_dir)
+        return os.getcwd()
+
+    def _open_default(self, namespace: str):
+        from supermemory.core import MemoryStore
+
+        # `initialize` must answer fast: a search-index rebuild after an upgrade waits for the first tool call.
+        return MemoryStore(self.config.db_path, config=self.config, namespace=namespace, cache_vectors=True,
+                           rebuild_index=False)
+
+    @property
+    def store(self):
+        """The MemoryStore, opened on first use (main thread only).
+
+        Raises:
+            SupermemoryError: the database cannot be opened.
+        """
+        if self._store is None:
+            self._store = self._factory(self.default_namespace())
+        return self._store
+
+    def store_is_cheap(self) -> bool:
+        """True when the store is open or its database already exists (so opening it creates nothing)."""
+        return self._store is not None or self._custom_factory or Path(self.config.db_path).exists()
+
+    def close(self) -> None:
+        store, self._store = self._store, None
+        if store is not None and not self._custom_factory:
+            store.close()
+
+    # outgoing traffic
+
+    def send(self, message: dict) -> None:
+        self._write(message)
+
+    def request_client(self, method: str, params: dict | None = None) -> str:
+        """Send a request to the client; its response is matched by our own id."""
+        self._request_seq += 1
+        request_id = f"sm-{method.split('/')[0]}-{self._request_seq}"
+        self._pending[request_id] = method
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return request_id
+
+    def on_client_response(self, message: dict) -> None:
+        """Responses to our requests (roots/list); anything else is dropped silently."""
+        method = self._pending.pop(message.get("id"), None) if valid_id(message.get("id")) else None
+        if method != "roots/list":
+            logger.debug("ignoring a response from the client: id %r", message.get("id"))
+            return
+        if "error" in message:
+            logger.info("client could not list roots: %s", message.get("error"))
+            return
+        result = message.get("result")
+        roots = result.get("roots") if isinstance(result, dict) else None
+        for root in roots if isinstance(roots, list) else []:
+            uri = root.get("uri") if isinstance(root, dict) else None
+            path = _path_from_uri(uri) if isinstance(uri, str) else None
+            if path:
+                self.apply_root(path)
+                return
+        logger.info("client listed no file:// roots; keeping namespace %s", self.default_namespace())
+
+    def apply_root(self, path: str) -> None:
+        """Use a workspace root as the project (unless SUPERMEMORY_NAMESPACE pins one)."""
+        self.roots_dir = path
+        self.roots_namespace = namespace_for_dir(path)
+        if self._store is not None and not self.config.explicit_namespace:
+            self._store.namespace = self.roots_namespace
+        logger.info("workspace root %s → namespace %s", path, self.default_namespace())
+
+    def start_warmup(self) -> None:
+        """Resolve the embedder on this thread, then load its model in a daemon thread."""
+        try:
+            embedder = self.store.embedder
+        except SupermemoryError as exc:
+            logger.warning("embedding model warm-up skipped: %s", exc)
+            return
+        load = getattr(embedder, "load", None)
+        if not callable(load):
+            return
+        self.warmup_thread = threading.Thread(target=_warm, args=(load,), name="supermemory-warmup", daemon=True)
+        self.warmup_thread.start()
+
+    # incoming traffic
+
+    def handle_frame(self, frame: bytes) -> dict | None:
+        """One raw line in, at most one response out (None for notifications and client responses)."""
+        try:
+            text = frame.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return error_response(None, PARSE_ERROR, f"Parse error: invalid UTF-8 ({exc.reason} at byte {exc.start})")
+        if not text.strip():
+            return None
+        try:
+            message = loads(text)
+        except (ValueError, RecursionError) as exc:
+            return error_response(None, PARSE_ERROR, f"Parse error: {str(exc)[:200]}")
+        return self.handle_message(message)
+
+    def handle_message(self, message: Any) -> dict | None:
+        """Dispatch one decoded JSON-RPC message through HANDLERS."""
+        if isinstance(message, list):
+            return error_response(None, INVALID_REQUEST, "batch requests are not supported; send one JSON-RPC object per line")
+        if not isinstance(message, dict):
+            return error_response(None, INVALID_REQUEST, "a request must be a JSON object")
+        if "method" not in message and ("result" in message or "error" in message):
+            self.on_client_response(message)
+            return None
+        notification = "id" not in message
+        request_id = message.get("id")
+        reply_id = request_id if valid_id(request_id) else None
+        method = message.get("method")
+        if message.get("jsonrpc") != "2.0":
+            return None if notification else error_response(reply_id, INVALID_REQUEST, 'jsonrpc must be "2.0"')
+        if not isinstance(method, str) or not method:
+            return None if notification else error_response(reply_id, INVALID_REQUEST, "method must be a non-empty string")
+        if not notification and reply_id is None:
+            return error_response(None, INVALID_REQUEST, "id must be a string or an integer")
+        params = message.get("params")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return None if notification else error_response(request_id, INVALID_PARAMS, "params must be an object")
+        handler = HANDLERS.get(method)
+        if handler is None:
+            if notification:
+                logger.debug("ignoring unknown notification %s", method)
+                return None
+            return error_response(request_id, METHOD_NOT_FOUND, "Method not found", method)
+        try:
+            result = handler(self, params)
+        except JsonRpcError as exc:
+            return None if notification else error_response(request_id, exc.code, exc.message, exc.data)
+        except Exception:  # noqa: BLE001 - the dispatch loop's top-level handler: log, generic error
+            logger.exception("internal error while handling %s", method)
+            return None if notification else error_response(request_id, INTERNAL_ERROR, "Internal error")
+        if notification:
+            return None
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _warm(load: Callable[[], None]) -> None:
+    try:
+        load()
+        logger.debug("embedding model loaded")
+    except SupermemoryError as exc:
+        logger.warning("embedding model warm-up failed: %s", exc)
+    except Exception:  # noqa: BLE001 - the warm-up thread's top-level handler: never fatal
+        logger.exception("embedding model warm-up failed")
+
