@@ -1,5 +1,6 @@
-"""`MemoryStore`: the public API. Wiring and delegation only; the work is in `store/`, `retrieval/`,
-`briefing.py` and `capture.py`, each method below naming the function that does it.
+"""`MemoryStore`, the public API: wiring and delegation only, each method naming the function that does it.
+
+The work is in `store/`, `retrieval/`, `briefing.py` and `capture.py`.
 
 Data flows down and back once: a shell (CLI, MCP, hooks) calls one method here; the method calls
 one function with the store's `StoreContext`; that function reads and writes through `store/`

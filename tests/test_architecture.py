@@ -17,25 +17,16 @@ MAX_LINES = 600
 # Import cycles still being taken apart in other modules' restructures. Each entry is the set of
 # modules of one known cycle; a cycle found among (a subset of) them passes, any other fails. Empty
 # an entry when the cycle is gone (test_the_allow_lists_name_only_what_is_still_true says when); never add one.
-KNOWN_CYCLES_TO_REMOVE: list[set[str]] = [
-    # core.import_file reads JSONL with bench.read_jsonl, while bench and perf build MemoryStores:
-    # goes away when core.py becomes store/ + retrieval/ and bench/perf become the bench/ package.
-    {"supermemory.core", "supermemory.bench", "supermemory.perf"},
-]
+KNOWN_CYCLES_TO_REMOVE: list[set[str]] = []
 
 # Files over MAX_LINES lines. Only the redaction rule table is long by design (install.py, the other
 # exception, is outside the package).
 LONG_BY_DESIGN = {"supermemory/redact.py"}
 # Still too long: the restructure splits each of these into a package of short modules; then delete the entry.
-STILL_TOO_LONG = {
-    "supermemory/core.py",          # → store/, retrieval/, settings.py, briefing.py, capture.py
-    "supermemory/transcripts.py",   # → transcripts/ (one parser per platform)
-}
+STILL_TOO_LONG: set[str] = set()
 
 # Modules whose docstring does not open with one sentence yet; rewritten by their restructure.
-DOCSTRINGS_TO_FIX = {
-    "supermemory.core",             # "`MemoryStore`: the product. CLI, MCP server and hooks ..." (two sentences)
-}
+DOCSTRINGS_TO_FIX: set[str] = set()
 
 
 # --- reading the package ------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from supermemory.store import db as dbm
+from supermemory.store import search_index
 from supermemory.core import MemoryStore
 from supermemory.errors import MigrationError, StorageError
 
@@ -116,11 +117,11 @@ def test_both_vector_paths_return_the_same_top10_on_1k_memories(tmp_path, config
         pytest.skip("no driver here can load sqlite-vec")
     vec_store = _fixture_store(tmp_path / "vec.db", config)
     np_store = _fixture_store(tmp_path / "np.db", config, vectors="numpy")
-    assert vec_store._vec_index_usable() and not np_store._vec_index_usable()
+    assert search_index.vec_index_usable(vec_store.context) and not search_index.vec_index_usable(np_store.context)
     for query in ["cache redis retry", "postgres schema index", "docker build lint", "auth token alert"]:
         qv = RandomEmbedder().embed_query(query)
-        a = [m for m, _ in vec_store._vector_search(qv, ["p"], 10)]
-        b = [m for m, _ in np_store._vector_search(qv, ["p"], 10)]
+        a = [m for m, _ in search_index.vector_search(vec_store.context, qv, ["p"], 10)]
+        b = [m for m, _ in search_index.vector_search(np_store.context, qv, ["p"], 10)]
         assert a == b, query
     vec_store.close()
     np_store.close()

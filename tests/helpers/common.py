@@ -246,7 +246,7 @@ def age_search_index(store, old_tokens: str | None = None) -> None:
     """Make `store`'s FTS look as an older tokenizer left it: stamped v1 (optionally other tokens)."""
     from supermemory.store import db as dbm
 
-    with store._txn():
+    with store.context.txn():
         if old_tokens is not None:
             store.conn.execute("UPDATE fts SET tokens = ?", (old_tokens,))
         dbm.set_meta(store.conn, "tokenizer_version", "1")

@@ -1,4 +1,4 @@
-"""Behaviour of supermemory.reredact: secrets already in a store leave every stored copy.
+"""Behaviour of supermemory.store.redaction: secrets already in a store leave every stored copy.
 
 The store is filled with redaction switched off (``supermemory.redact.redact`` patched to
 return its input), as a store written before a rule existed would be; the fake secrets are
@@ -15,8 +15,9 @@ import pytest
 
 from helpers.common import check_consistency
 from supermemory import redact as redact_module
-from supermemory import reredact
-from supermemory.core import MemoryStore, _embed_text
+from supermemory.store import redaction as reredact
+from supermemory.core import MemoryStore
+from supermemory.store.records import embed_text as _embed_text
 from supermemory.errors import EmbeddingUnavailableError
 from supermemory.redact import rules_fingerprint
 
@@ -58,7 +59,7 @@ def _plant(store: MemoryStore) -> dict:
     store.forget(ids["deleted"])
     store.recall(f"which key is {SENDGRID}")
     digest = {"requests": [f"set HF to {HF}"], "files": [], "commands": [f"doctl auth init -t {DIGITALOCEAN}"]}
-    with store._txn():
+    with store.context.txn():
         store.conn.execute("INSERT INTO capture_state(session_key, path, offset, digest, memory_id, updated_at) "
                            "VALUES ('claude-code:s1', '/tmp/t.jsonl', 10, ?, NULL, 0)", (json.dumps(digest),))
     return ids
@@ -181,7 +182,7 @@ def test_without_an_embedder_the_redacted_chunks_lose_their_vectors(store, monke
     def unavailable(texts, progress=None):
         raise EmbeddingUnavailableError("model missing")
 
-    monkeypatch.setattr(store._embedder, "embed_multi", unavailable)
+    monkeypatch.setattr(store.context.embedder, "embed_multi", unavailable)
     out = store.redact_stored()
     assert out["vectors_reembedded"] == 0 and out["vectors_dropped"] > 0
     assert store.health()["orphans"]["live_chunks_without_vector"] > 0
@@ -193,7 +194,7 @@ def test_maintenance_re_redacts_once_after_the_rules_changed(store):
     with unredacted():
         _plant(store)
     assert store.maintenance()["redacted"] == 0  # the stamp says nothing changed in the rules
-    with store._txn():
+    with store.context.txn():
         store.conn.execute("UPDATE meta SET value = 'older-rules' WHERE key = ?", (reredact.STAMP_KEY,))
     assert store.maintenance()["redacted"] == 6  # 4 memory rows, the search log row, the capture state
     assert store.conn.execute("SELECT value FROM meta WHERE key = ?", (reredact.STAMP_KEY,)).fetchone()[0] == \
@@ -213,7 +214,7 @@ def test_with_redaction_switched_off_maintenance_leaves_text_alone_and_drops_the
     store.remember(f"key {HF}", title="hub")
     assert store.maintenance()["redacted"] == 0
     assert HF in store.conn.execute("SELECT body FROM memories").fetchone()[0]
-    assert reredact.is_stale(store)
+    assert reredact.is_stale(store.context)
     store.config.settings["store"]["redact_secrets"] = True
     assert store.maintenance()["redacted"] == 1
     assert HF not in store.conn.execute("SELECT body FROM memories").fetchone()[0]
@@ -247,6 +248,6 @@ def test_an_import_makes_the_next_maintenance_re_redact(store, tmp_path):
     path = tmp_path / "export.jsonl"
     path.write_text(json.dumps(record) + "\n")
     store.import_file(path)
-    assert reredact.is_stale(store)
+    assert reredact.is_stale(store.context)
     assert store.maintenance()["redacted"] == 1
     assert HF not in store.get("M900")["memories"][0]["body"]
