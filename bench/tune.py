@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from supermemory.retrieval import ranking  # noqa: E402
 from supermemory.bench import load_cases, read_jsonl, scope_namespace, seed  # noqa: E402
-from supermemory.config import Config, _coerce, load_config  # noqa: E402
+from supermemory.config import Config, load_config  # noqa: E402
+from supermemory.settings import coerce_value  # noqa: E402
 from supermemory.core import MemoryStore  # noqa: E402
 from supermemory.retrieval.pipeline import dot  # noqa: E402
 
@@ -91,7 +92,7 @@ def main():
     for g in args.grid:
         k, _, v = g.partition("=")
         keys.append(k)
-        values.append([_coerce(x) for x in v.split(",")])
+        values.append([coerce_value(x) for x in v.split(",")])
     for combo in itertools.product(*values) if values else [()]:
         settings = json.loads(json.dumps(base.settings["ranking"]))
         for k, v in zip(keys, combo):

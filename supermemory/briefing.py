@@ -15,10 +15,10 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
     """The session-start hand-off: pinned rules, open tasks, decisions, preferences, gotchas,
     recent changes; never loads the embedding model.
     """
-    budget = rec_.integer(max_tokens if max_tokens is not None else int(ctx.config.get("briefing.max_tokens", 900)),
+    budget = rec_.integer(max_tokens if max_tokens is not None else int(ctx.config.get("briefing.max_tokens")),
                           "max_tokens", 50, 100_000)
     namespaces = nsm.for_read(ctx, namespace)
-    sections = reads.briefing_sections(ctx, namespaces, recent_days=float(ctx.config.get("briefing.recent_days", 14)))
+    sections = reads.briefing_sections(ctx, namespaces, recent_days=float(ctx.config.get("briefing.recent_days")))
     shown = {item["id"] for key, items in sections.items() if key not in ("recent", "sessions") for item in items}
     relevant = []
     if query:

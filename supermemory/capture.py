@@ -90,7 +90,7 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
     """
     from supermemory import transcripts
 
-    if not _enabled(ctx.config.get("capture.enabled", True)):
+    if not _enabled(ctx.config.get("capture.enabled")):
         return {"status": "disabled"}
     if not path or not isinstance(path, (str, os.PathLike)):
         return {"status": "no transcript"}
@@ -147,7 +147,7 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
     if digest.platform == "unknown" and plat:
         digest.platform = plat
     model = model or digest.model
-    title, body = transcripts.render_digest(digest, max_chars=int(ctx.config.get("capture.max_chars", 6000)))
+    title, body = transcripts.render_digest(digest, max_chars=int(ctx.config.get("capture.max_chars")))
     if memory_id is None:  # state lost (e.g. the hook was killed between the two writes)
         memory_id = capture_state.session_memory(ctx, key_id)
 

@@ -248,7 +248,8 @@ def cmd_model(args) -> int:
 
 
 def cmd_config(args) -> int:
-    from supermemory.config import set_setting, unknown_setting
+    from supermemory.config import set_setting
+    from supermemory.settings import unknown_setting
 
     if args.set:
         key, sep, value = args.set.partition("=")

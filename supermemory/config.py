@@ -1,4 +1,4 @@
-"""Defaults, the data dir, the config file and namespace resolution.
+"""The data dir, the config file (read and validated into a `Config`) and namespace resolution.
 
 Configuration flows one way: environment and config file → `Config` → constructor kwargs.
 Nothing below `Config` reads the environment.
@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping
 
 from supermemory.errors import ConfigError, InvalidInputError
+from supermemory.settings import (DEFAULTS, SETTINGS, as_sentence, checked, coerce_value, sanitised, show_value,
+                                  unknown_setting, validate_settings)
 
 GLOBAL_NAMESPACE = "global"
 ALL_NAMESPACES = "*"
@@ -23,397 +24,11 @@ TASK_STATUSES = ("open", "done", "dropped")
 RELATIONS = ("refines", "contradicts", "depends-on", "supersedes", "related")
 
 # Every tunable number lives here; the config file overrides any of them by dotted key.
-DEFAULTS: dict[str, Any] = {
-    "embedder": {
-        "provider": "onnx",          # onnx | hash | openai
-        "model": "bge-small-en-v1.5",
-        "allow_hash_fallback": True,  # model missing → hash vectors, with a loud warning
-        "threads": 2,
-        "openai_base_url": "http://127.0.0.1:8080/v1",
-        "openai_model": "text-embedding-3-small",
-        "openai_dimensions": 0,       # 0 = whatever the endpoint returns
-        "openai_api_key_env": "SUPERMEMORY_EMBED_API_KEY",
-        # bge's retrieval instruction is prepended to a query whose best lexical match covers less
-        # than this share of it (questions worded unlike their answer); 0 = never, above 1 = always.
-        "query_instruction_below": 0.3,
-        "query_instruction": "Represent this sentence for searching relevant passages: ",
-        "query_blend": False,         # embed the query with and without the instruction, average both
-    },
-    "ranking": {
-        "weights": {
-            "lexical": 0.25,
-            "vector": 0.60,
-            "importance": 0.04,
-            "recency": 0.03,
-            "reinforcement": 0.02,
-            "pinned": 0.03,
-            "superseded": -0.1,       # a similar candidate announces this one changed ("no longer …")
-        },
-        "adaptive_lexical": True,     # shift weight to the signal that has evidence for this query
-        "temperature": 0.1,
-        "half_life_days": 45.0,
-        "mmr_lambda": 0.4,
-        "vector_floor": "auto",     # cosine floor; "auto" = calibrated per embedder, 0 = no floor
-        "lexical_floor": 0.15,      # query coverage a lexical hit needs to bypass the cosine floor
-        "vector_base": -1,          # cosine the vector feature maps to 0; -1 = this query's background
-        "coverage_mix": 1.0,        # lexical feature = bm25 share x query coverage
-        "relative_cutoff": 0.02,    # drop hits below this share of the best attention
-        "vector_margin": 0.025,     # query gate: best cosine must beat the background by this much
-        "query_coverage": 0.3,      # query gate: …or the best lexical hit covers this share of the query
-        "query_coverage_cjk": 0.2,  # query gate coverage for all-CJK queries (cosines carry no meaning)
-        "confident_cosine": 0.8,    # query gate: …or some cosine is at least this high
-        "unknown_name_coverage": 0.6,  # query gate when none of the query's names is in any memory
-        "glossary": True,           # Chinese ↔ English software terms bridge queries and memories
-        "vague_gate": True,         # query gate: a query naming nothing specific ("how do I test it") gets nothing
-        "disjoint_gate": True,      # query gate: a query sharing no word with any memory needs a confident cosine
-        "supersede_overlap": 0.3,   # stale: a revising candidate repeats this share of its words
-        "supersede_cosine": 0.75,   # …and is this close in meaning
-        "supersede_cosine_asked": 0.65,  # both, when the query asks what is current ("do we still …")
-        "supersede_overlap_asked": 0.2,
-        "candidates": 60,
-        "match_max_df": 0.2,        # terms in more than this share of chunks are left out of FTS MATCH
-    },
-    "recall": {"default_limit": 8, "max_limit": 100, "max_tokens": 1500,
-               "ram_vector_limit": 250_000},  # long-lived servers search up to this many chunks in RAM
-    "briefing": {"max_tokens": 900, "recent_days": 14},
-    "store": {
-        "chunk_max_tokens": 260,
-        "chunk_overlap_tokens": 48,
-        "max_content_chars": 1_000_000,
-        "near_duplicate_similarity": 0.9,
-        "redact_secrets": True,
-        "default_importance": 0.5,
-    },
-    "lifecycle": {
-        "stale_days": 180,
-        "importance_floor": 0.3,
-        "purge_after_days": 30,
-        "sweep_on_session_end": False,
-        "session_versions_kept": 2,  # older versions of captured session memories are pruned
-    },
-    "search_log": {"enabled": True, "max_rows": 5000, "hash_queries": False},
-    "capture": {"enabled": True, "max_chars": 6000},
-    "mcp": {
-        "max_response_bytes": 30_000,
-        "max_frame_bytes": 8 * 1024 * 1024,
-        "instructions_briefing": True,
-        "instructions_briefing_tokens": 300,
-    },
-    "hooks": {"budget_seconds": 2.0, "briefing_tokens": 900},
-    "export": {"dir": ""},
-}
-
-
-# --- validation -------------------------------------------------------------------------------------
-# Every key of DEFAULTS is a setting; its type is the type of its default. RULES adds the bounds and
-# choices that matter; validate_settings is the one check (config --set, load_config, doctor).
-
-class Rule(NamedTuple):
-    """What a setting accepts beyond its type: bounds (numbers), choices and prefixes (strings)."""
-
-    lo: float | None = None
-    hi: float | None = None
-    choices: tuple = ()
-    above: bool = False       # `lo` itself is excluded
-    prefixes: tuple = ()
-    real: bool = False        # any number, though the default is a whole one
-    words: tuple = ()         # strings a numeric setting also accepts ("auto")
-
-
-_SHARE = Rule(0, 1)
-_COUNT = Rule(0)
-_AT_LEAST_ONE = Rule(1)
-_TOKENS = Rule(50, 100_000)   # what MemoryStore.briefing accepts as a budget
-
-RULES: dict[str, Rule] = {
-    "embedder.provider": Rule(choices=("onnx", "hash", "openai")),
-    "embedder.model": Rule(choices=("bge-small-en-v1.5",)),
-    "embedder.threads": Rule(1, 256),
-    "embedder.openai_base_url": Rule(prefixes=("http://", "https://")),
-    "embedder.openai_dimensions": _COUNT,
-    "embedder.query_instruction_below": _COUNT,
-    **{f"ranking.weights.{name}": Rule(-1, 1) for name in DEFAULTS["ranking"]["weights"]},
-    "ranking.temperature": Rule(0, 10, above=True),
-    "ranking.half_life_days": _COUNT,
-    "ranking.mmr_lambda": _SHARE,
-    "ranking.vector_floor": Rule(0, 1, words=("auto",)),
-    "ranking.lexical_floor": _SHARE,
-    "ranking.vector_base": Rule(-1, 1, real=True),
-    "ranking.coverage_mix": _SHARE,
-    "ranking.relative_cutoff": _SHARE,
-    "ranking.vector_margin": _SHARE,
-    "ranking.query_coverage": _SHARE,
-    "ranking.query_coverage_cjk": _SHARE,
-    "ranking.confident_cosine": _SHARE,
-    "ranking.unknown_name_coverage": _SHARE,
-    "ranking.supersede_overlap": _SHARE,
-    "ranking.supersede_cosine": _SHARE,
-    "ranking.supersede_cosine_asked": _SHARE,
-    "ranking.supersede_overlap_asked": _SHARE,
-    "ranking.candidates": Rule(1, 10_000),
-    "ranking.match_max_df": _SHARE,
-    "recall.default_limit": _AT_LEAST_ONE,
-    "recall.max_limit": _AT_LEAST_ONE,
-    "recall.max_tokens": _AT_LEAST_ONE,
-    "recall.ram_vector_limit": _COUNT,
-    "briefing.max_tokens": _TOKENS,
-    "briefing.recent_days": Rule(0, real=True),
-    "store.chunk_max_tokens": Rule(16, 100_000),
-    "store.chunk_overlap_tokens": _COUNT,
-    "store.max_content_chars": _AT_LEAST_ONE,
-    "store.near_duplicate_similarity": _SHARE,
-    "store.default_importance": _SHARE,
-    "lifecycle.stale_days": Rule(0, 36_500, real=True),
-    "lifecycle.importance_floor": _SHARE,
-    "lifecycle.purge_after_days": Rule(0, 36_500, real=True),
-    "lifecycle.session_versions_kept": _COUNT,
-    "search_log.max_rows": _COUNT,
-    "capture.max_chars": Rule(200),
-    "mcp.max_response_bytes": Rule(1024),
-    "mcp.max_frame_bytes": Rule(1024),
-    "mcp.instructions_briefing_tokens": _TOKENS,
-    "hooks.budget_seconds": Rule(0.05, 600),
-    "hooks.briefing_tokens": _TOKENS,
-}
-# (smaller, larger, may be equal): settings that only make sense in this order.
-_ORDERED = (("recall.default_limit", "recall.max_limit", True),
-            ("store.chunk_overlap_tokens", "store.chunk_max_tokens", False))
-_TRUE = ("true", "yes", "on", "1")
-_FALSE = ("false", "no", "off", "0")
-_BAD = object()
-
-
-def _leaves(tree: Mapping, prefix: str = ""):
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield from _leaves(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
-
-
-def _sections(tree: Mapping, prefix: str = ""):
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield f"{prefix}{key}"
-            yield from _sections(value, f"{prefix}{key}.")
-
-
-SETTINGS: dict[str, Any] = dict(_leaves(DEFAULTS))   # dotted key → default, every known setting
-SECTIONS: tuple = tuple(_sections(DEFAULTS))          # dotted keys that hold settings (ranking.weights)
-assert set(RULES) <= set(SETTINGS), set(RULES) - set(SETTINGS)
-
-
-class SettingProblem(NamedTuple):
-    """One invalid setting: the message to show and the dotted keys it concerns."""
-
-    message: str
-    keys: tuple
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _sentence(text: str) -> str:
-    return text if text.endswith((".", "?")) else text + "."
-
-
-def _number(value: float) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _integer(key: str) -> bool:
-    return isinstance(SETTINGS[key], int) and not isinstance(SETTINGS[key], bool) and not RULES.get(key, Rule()).real
-
-
-def _numeric(key: str) -> bool:
-    default = SETTINGS[key]
-    return (isinstance(default, (int, float)) and not isinstance(default, bool)) or bool(RULES.get(key, Rule()).words)
-
-
-def expected(key: str) -> str:
-    """What setting `key` accepts, in words ("an integer >= 1", "one of onnx, hash, openai")."""
-    default, rule = SETTINGS[key], RULES.get(key, Rule())
-    if isinstance(default, bool):
-        return "true or false"
-    if rule.choices:
-        return "one of " + ", ".join(rule.choices)
-    if isinstance(default, str) and not rule.words:
-        return "a string" + (" starting with " + " or ".join(rule.prefixes) if rule.prefixes else "")
-    noun = "an integer" if _integer(key) else "a number"
-    words = "".join(f' or "{word}"' for word in rule.words)
-    if rule.lo is not None and rule.hi is not None:
-        if rule.above:
-            return f"{noun} above {_number(rule.lo)} and at most {_number(rule.hi)}{words}"
-        return f"{noun} from {_number(rule.lo)} to {_number(rule.hi)}{words}"
-    if rule.lo is not None:
-        return f"{noun} {'>' if rule.above else '>='} {_number(rule.lo)}{words}"
-    return noun + words
-
-
-def _checked(key: str, value: Any) -> Any:
-    """`value` as setting `key` holds it (bool words become booleans), or `_BAD`."""
-    default, rule = SETTINGS[key], RULES.get(key, Rule())
-    if isinstance(default, bool):
-        if isinstance(value, bool):
-            return value
-        word = value.strip().lower() if isinstance(value, str) else None
-        return True if word in _TRUE else False if word in _FALSE else _BAD
-    if isinstance(value, str) and value in rule.words:
-        return value
-    if _numeric(key):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return _BAD
-        if _integer(key):
-            if isinstance(value, float) and not value.is_integer():
-                return _BAD
-            value = int(value)
-        if rule.lo is not None and (value < rule.lo or (rule.above and value == rule.lo)):
-            return _BAD
-        if rule.hi is not None and value > rule.hi:
-            return _BAD
-        return value
-    if not isinstance(value, str) or (rule.choices and value not in rule.choices):
-        return _BAD
-    if rule.prefixes and not value.startswith(rule.prefixes):
-        return _BAD
-    return value
-
-
-def unknown_setting(dotted: str) -> str | None:
-    """None for a known key (a setting or a section), else a message naming the nearest known keys."""
-    if dotted in SETTINGS or dotted in SECTIONS:
-        return None
-    import difflib
-
-    ancestors = {dotted.rsplit(".", n)[0] for n in range(1, dotted.count(".") + 1)}
-    known = [key for key in (*SETTINGS, *SECTIONS) if key not in ancestors]
-    parent, _, leaf = dotted.rpartition(".")
-    siblings = [key.rpartition(".")[2] for key in known if key.rpartition(".")[0] == parent]
-    close: list[str] = []
-    for cutoff in (0.8, 0.6):  # a near-exact typo names one key; a looser match up to three; the
-        # last part within its own section first (shared prefixes make every full key look alike)
-        close = [f"{parent}.{key}" if parent else key
-                 for key in difflib.get_close_matches(leaf, siblings, n=3, cutoff=cutoff)
-                 ] or difflib.get_close_matches(dotted, known, n=3, cutoff=cutoff)
-        if close:
-            break
-    if close:
-        hint = "did you mean " + (close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]) + "?"
-    else:
-        parent = dotted.rpartition(".")[0]
-        if parent in SECTIONS:
-            node = DEFAULTS
-            for part in parent.split("."):
-                node = node[part]
-            hint = f"{parent} holds {', '.join(node)}"
-        else:
-            hint = f"the sections are {', '.join(DEFAULTS)}"
-    return f"unknown setting {dotted!r}; {hint}"
-
-
-def _walk(user: Mapping, defaults: Mapping, prefix: str, problems: list) -> None:
-    for key, value in user.items():
-        dotted = f"{prefix}{key}"
-        if key not in defaults:
-            message = unknown_setting(dotted)
-            if "." in str(key) and (dotted in SETTINGS or dotted in SECTIONS):
-                head, _, tail = str(key).partition(".")
-                message = (f"setting {dotted!r} is written as one key; nest it instead: "
-                           f'{{"{head}": {{"{tail}": ...}}}}')
-            problems.append(SettingProblem(message, (dotted,)))
-            continue
-        default = defaults[key]
-        if isinstance(default, dict):
-            if isinstance(value, Mapping):
-                _walk(value, default, dotted + ".", problems)
-            else:
-                problems.append(SettingProblem(
-                    f"{dotted} = {_show(value)}: expected an object holding {', '.join(default)}", (dotted,)))
-        elif _checked(dotted, value) is _BAD:
-            problems.append(SettingProblem(
-                f"{dotted} = {_show(value)}: expected {expected(dotted)} (default {_show(default)})", (dotted,)))
-
-
-def _lookup(tree: Mapping, dotted: str) -> tuple[bool, Any]:
-    node: Any = tree
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
-def validate_settings(tree: Mapping) -> list[SettingProblem]:
-    """Every problem in a settings tree (the config file's, partial or whole): unknown keys, wrong
-    types, values out of range or outside their choices, settings in the wrong order.
-
-    :param tree: nested settings as in config.json; keys left out keep their defaults.
-    :returns: the problems, empty when the tree is valid.
-    """
-    if not isinstance(tree, Mapping):
-        return [SettingProblem(f"the settings must be a JSON object, not {_show(tree)}", ("",))]
-    problems: list[SettingProblem] = []
-    _walk(tree, DEFAULTS, "", problems)
-    flagged = {key for problem in problems for key in problem.keys}
-    for small, large, equal_ok in _ORDERED:
-        if flagged & {small, large, small.rpartition(".")[0], large.rpartition(".")[0]}:
-            continue
-        values = []
-        for key in (small, large):
-            found, value = _lookup(tree, key)
-            values.append(_checked(key, value) if found else SETTINGS[key])
-        if values[0] > values[1] or (values[0] == values[1] and not equal_ok):
-            relation = "above" if equal_ok else "not below"
-            problems.append(SettingProblem(f"{small} = {_show(values[0])} is {relation} {large} = "
-                                           f"{_show(values[1])}", (small, large)))
-    return problems
-
-
-def _sanitised(user: Mapping, problems: list[SettingProblem]) -> dict:
-    """DEFAULTS overridden by every valid setting of `user`; the keys with a problem keep their default."""
-    bad = {key for problem in problems for key in problem.keys}
-    settings = copy.deepcopy(DEFAULTS)
-    for dotted in SETTINGS:
-        parts = dotted.split(".")
-        if any(".".join(parts[:n]) in bad for n in range(1, len(parts) + 1)):
-            continue
-        found, value = _lookup(user, dotted)
-        if found:
-            node = settings
-            for part in parts[:-1]:
-                node = node[part]
-            node[parts[-1]] = _checked(dotted, value)
-    return settings
-
-
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """The data directory: `SUPERMEMORY_HOME`, else `~/.supermemory`."""
     env = os.environ if env is None else env
     home = env.get("SUPERMEMORY_HOME")
     return Path(home).expanduser() if home else Path.home() / ".supermemory"
-
-
-def _deep_merge(base: dict, override: Mapping) -> dict:
-    out = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def _coerce(text: str) -> Any:
-    """Turn a `--set key=value` string into a JSON value when it parses as one."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 @dataclass(frozen=True)
@@ -439,14 +54,21 @@ class Config:
     def model_dir(self) -> Path:
         return self.model_dir_override or self.home / "models" / "bge-small-en-v1.5"
 
-    def get(self, dotted: str, default: Any = None) -> Any:
-        """Read a setting by dotted key, e.g. `ranking.temperature`."""
-        node: Any = self.settings
-        for part in dotted.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return default
-            node = node[part]
-        return node
+    def get(self, dotted: str) -> Any:
+        """Read a setting by dotted key, e.g. `ranking.temperature`; its default lives only in DEFAULTS.
+
+        Raises:
+            KeyError: no such setting (a typo in code, not a user error: user files are validated on load).
+        """
+        for tree in (self.settings, DEFAULTS):
+            node: Any = tree
+            for part in dotted.split("."):
+                if not isinstance(node, dict) or part not in node:
+                    break
+                node = node[part]
+            else:
+                return node
+        raise KeyError(f"unknown setting {dotted!r}")
 
     def section(self, name: str) -> dict:
         return copy.deepcopy(self.settings.get(name, {}))
@@ -471,7 +93,7 @@ def read_config_file(path: Path) -> dict:
     except (OSError, ValueError) as exc:
         raise ConfigError(f"config file {path} is not valid JSON: {exc}") from exc
     if not isinstance(user, dict):
-        raise ConfigError(f"config file {path} must hold a JSON object, not {_show(user)}")
+        raise ConfigError(f"config file {path} must hold a JSON object, not {show_value(user)}")
     return user
 
 
@@ -500,12 +122,12 @@ def load_config(env: Mapping[str, str] | None = None, *, home: Path | None = Non
         user, notes = {}, [str(exc)]
     problems = validate_settings(user)
     if problems and strict:
-        listed = (_sentence(str(problems[0])) if len(problems) == 1 else f"{len(problems)} problems: "
-                  + " ".join(f"({n}) {_sentence(str(p))}" for n, p in enumerate(problems, 1)))
+        listed = (as_sentence(str(problems[0])) if len(problems) == 1 else f"{len(problems)} problems: "
+                  + " ".join(f"({n}) {as_sentence(str(p))}" for n, p in enumerate(problems, 1)))
         raise ConfigError(f"config file {path}: {listed} Fix: edit the file, or set a valid value with "
                           "`supermemory config --set KEY=VALUE`")
     notes += [f"config file {path}: {problem}" for problem in problems]
-    settings = _sanitised(user, problems)
+    settings = sanitised(user, problems)
     if env.get("SUPERMEMORY_EMBED_PROVIDER"):
         settings["embedder"]["provider"] = env["SUPERMEMORY_EMBED_PROVIDER"]
     model_dir = env.get("SUPERMEMORY_MODEL_DIR")
@@ -534,7 +156,7 @@ def set_setting(config: Config, dotted: str, value: str) -> dict:
     dotted = dotted.strip()
     unknown = unknown_setting(dotted)
     if unknown:
-        raise ConfigError(_sentence(unknown) + " The config file was not changed")
+        raise ConfigError(as_sentence(unknown) + " The config file was not changed")
     path = config.config_path
     user = read_config_file(path)
     parts = dotted.split(".")
@@ -543,13 +165,13 @@ def set_setting(config: Config, dotted: str, value: str) -> dict:
         if not isinstance(cursor.get(part), dict):
             cursor[part] = {}
         cursor = cursor[part]
-    cursor[parts[-1]] = _coerce(value)
+    cursor[parts[-1]] = coerce_value(value)
     refused = [p for p in validate_settings(user)
                if any(key == dotted or key.startswith(dotted + ".") for key in p.keys)]
     if refused:
-        raise ConfigError(" ".join(_sentence(str(p)) for p in refused) + " The config file was not changed")
+        raise ConfigError(" ".join(as_sentence(str(p)) for p in refused) + " The config file was not changed")
     if dotted in SETTINGS:
-        cursor[parts[-1]] = _checked(dotted, cursor[parts[-1]])
+        cursor[parts[-1]] = checked(dotted, cursor[parts[-1]])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(user, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return user

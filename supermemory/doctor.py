@@ -72,7 +72,7 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
         problems.append(str(exc))
     from supermemory.embed import model_status
 
-    provider = config.get("embedder.provider", "onnx")
+    provider = config.get("embedder.provider")
     report["embedder"] = {"provider": provider}
     if provider == "onnx":
         status = model_status(config.model_dir)
@@ -84,7 +84,7 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
         if not status["ok"]:
             state = (f"not installed (missing from {status['dir']})" if missing
                      else f"damaged (checksum mismatch in {status['dir']})")
-            if config.get("embedder.allow_hash_fallback", True):
+            if config.get("embedder.allow_hash_fallback"):
                 message = (f"embedding model {state}: run `supermemory model install`; until then recall is "
                            "lexical-only (a database already pinned to the `hash` fallback keeps using it)")
                 warnings.append(message)
@@ -98,7 +98,7 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
             report["embedder"]["active"] = "onnx"
         runtime = [name for name in ("onnxruntime", "tokenizers") if not report["dependencies"][name]["ok"]]
         if runtime:  # already a problem above; say what it does to the embedder
-            report["embedder"]["active"] = ("none (lexical-only)" if config.get("embedder.allow_hash_fallback", True)
+            report["embedder"]["active"] = ("none (lexical-only)" if config.get("embedder.allow_hash_fallback")
                                             else "unavailable")
             report["embedder"]["blocked_by"] = runtime
     elif provider == "hash":

@@ -281,7 +281,7 @@ def resolve_provider(config: "Config", pinned: dict | None = None) -> tuple[Embe
     try:
         return get_provider(config), None
     except EmbeddingUnavailableError as exc:
-        fallback = config.get("embedder.provider") == "onnx" and config.get("embedder.allow_hash_fallback", True)
+        fallback = config.get("embedder.provider") == "onnx" and config.get("embedder.allow_hash_fallback")
         if fallback and (pinned or {}).get("provider") == HashProvider.provider_id:
             return HashProvider(), (f"{exc}; this database uses the offline `hash` embedder meanwhile "
                                     "(much lower recall quality; `supermemory reindex` after installing the model)")

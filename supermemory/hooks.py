@@ -300,7 +300,7 @@ class _HookEmbedder:
             except SupermemoryError as exc:
                 pinned = self.pinned()
                 if (pinned and pinned.get("provider") == HashProvider.provider_id
-                        and _flag(self.config.get("embedder.allow_hash_fallback", True))):
+                        and _flag(self.config.get("embedder.allow_hash_fallback"))):
                     provider = HashProvider()
                 else:
                     raise EmbeddingUnavailableError(
@@ -343,7 +343,7 @@ def session_start(payload: dict) -> dict:
     config = _load_config(payload)
     store = _open_store(config)
     try:
-        tokens = int(_number(config.get("hooks.briefing_tokens", 900), 900, 50, 100_000))
+        tokens = int(_number(config.get("hooks.briefing_tokens"), 900, 50, 100_000))
         briefing = store.briefing(max_tokens=tokens)
     finally:
         store.close()
@@ -357,7 +357,7 @@ def capture(payload: dict, *, housekeeping: bool = False, deadline: float | None
         budget); reading and embedding stop early so the writes fit, None for no limit.
     """
     config = _load_config(payload)
-    enabled = _flag(config.get("capture.enabled", True))
+    enabled = _flag(config.get("capture.enabled"))
     if not enabled and not housekeeping:
         return {"status": "disabled"}
     platform = detect_platform(payload)
@@ -384,7 +384,7 @@ def capture(payload: dict, *, housekeeping: bool = False, deadline: float | None
             result = {"status": "disabled"}
         if housekeeping:
             result["maintenance"] = store.maintenance(
-                sweep=_flag(config.get("lifecycle.sweep_on_session_end", False), False))
+                sweep=_flag(config.get("lifecycle.sweep_on_session_end"), False))
     finally:
         store.close()
     return result
@@ -392,7 +392,7 @@ def capture(payload: dict, *, housekeeping: bool = False, deadline: float | None
 
 def _budget() -> float:
     try:
-        return _number(_load_config().get("hooks.budget_seconds", DEFAULT_BUDGET), DEFAULT_BUDGET, 0.05, 600)
+        return _number(_load_config().get("hooks.budget_seconds"), DEFAULT_BUDGET, 0.05, 600)
     except Exception as exc:  # noqa: BLE001 - fail open: a broken config must not block the agent
         sys.stderr.write(f"supermemory hook: config problem ignored: {exc}\n")
         return DEFAULT_BUDGET

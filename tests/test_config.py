@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from helpers.common import McpClient, subprocess_env
-from supermemory.config import (DEFAULTS, RULES, SETTINGS, Config, load_config, set_setting,
-                                validate_settings)
+from supermemory.config import Config, load_config, set_setting
+from supermemory.settings import DEFAULTS, RULES, SETTINGS, validate_settings
 from supermemory.core import MemoryStore
 from supermemory.embed import HashProvider
 from supermemory.errors import ConfigError, InvalidInputError
@@ -320,7 +320,7 @@ def test_the_mcp_server_warns_and_answers_initialize_and_a_tool_call(world, cont
 
 
 def test_vector_floor_accepts_auto_or_a_share_and_names_both_when_wrong():
-    from supermemory.config import validate_settings
+    from supermemory.settings import validate_settings
 
     assert validate_settings({"ranking": {"vector_floor": "auto"}}) == []
     assert validate_settings({"ranking": {"vector_floor": 0}}) == []

@@ -165,7 +165,7 @@ def test_doctor_json_keeps_its_fields(home):
 def _hash_settings() -> dict:
     import copy
 
-    from supermemory.config import DEFAULTS
+    from supermemory.settings import DEFAULTS
 
     settings = copy.deepcopy(DEFAULTS)
     settings["embedder"]["provider"] = "hash"

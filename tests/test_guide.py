@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from supermemory.config import DEFAULTS, Config, _deep_merge
+from supermemory.config import Config
+from supermemory.settings import DEFAULTS, deep_merge as _deep_merge
 from supermemory.guide import BEGIN_MARK, END_MARK, usage_guide
 from supermemory.mcp.tools import TOOLS
 

@@ -16,7 +16,8 @@ import pytest
 from helpers.common import LineReader, age_search_index
 
 from supermemory.mcp import methods
-from supermemory.config import Config, DEFAULTS, _deep_merge
+from supermemory.config import Config
+from supermemory.settings import DEFAULTS, deep_merge as _deep_merge
 from supermemory.core import MemoryStore
 from supermemory.embed import HashProvider
 from supermemory.config import namespace_for_dir

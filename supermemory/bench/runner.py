@@ -144,7 +144,8 @@ def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, de
     import copy
     import tempfile
 
-    from supermemory.config import Config, _coerce, load_config
+    from supermemory.config import Config, load_config
+    from supermemory.settings import coerce_value
     from supermemory.core import MemoryStore
 
     base = load_config()
@@ -155,7 +156,7 @@ def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, de
         parts = key.strip().split(".")
         for part in parts[:-1]:
             node = node.setdefault(part, {})
-        node[parts[-1]] = _coerce(value.strip())
+        node[parts[-1]] = coerce_value(value.strip())
     if provider:
         settings["embedder"]["provider"] = provider
     settings["search_log"]["enabled"] = False

@@ -83,9 +83,9 @@ def _initialize(session, params: dict) -> dict:
 def _instructions(session) -> str:
     text = INSTRUCTIONS
     config = session.config
-    if not config.get("mcp.instructions_briefing", True) or not session.store_is_cheap():
+    if not config.get("mcp.instructions_briefing") or not session.store_is_cheap():
         return text
-    budget = max(50, int(config.get("mcp.instructions_briefing_tokens", 300) or 300))
+    budget = max(50, int(config.get("mcp.instructions_briefing_tokens") or 300))
     try:
         briefing = session.store.briefing(max_tokens=budget)
     except SupermemoryError as exc:
@@ -153,7 +153,7 @@ def _tools_call(session, params: dict) -> dict:
         raise
     except SupermemoryError as exc:
         return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
-    cap = int(session.config.get("mcp.max_response_bytes", 30_000))
+    cap = int(session.config.get("mcp.max_response_bytes"))
     if tool.fit is not None:
         result = tool.fit(result, arguments, cap)
     result = fit_any(result, cap)

@@ -99,7 +99,7 @@ def serve(stdin=None, stdout=None, *, config: Config | None = None,
         def restore() -> None:
             sys.stdout = saved_stdout
     inp = stdin if stdin is not None else sys.stdin.buffer
-    limit = int(config.get("mcp.max_frame_bytes", 8 * 1024 * 1024))
+    limit = int(config.get("mcp.max_frame_bytes"))
     session = Session(config, store_factory=store_factory, write=FrameWriter(out))
     stop = threading.Event()
     previous: dict[int, Any] = {}

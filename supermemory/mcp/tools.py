@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from supermemory.config import DEFAULTS, KINDS, RELATIONS, TASK_STATUSES, Config
+from supermemory.config import KINDS, RELATIONS, TASK_STATUSES, Config
+from supermemory.settings import DEFAULTS
 from supermemory.errors import InvalidInputError, SupermemoryError
 from supermemory.guide import usage_guide
 from supermemory.mcp.fitting import fit_bodies, fit_list, fit_recall

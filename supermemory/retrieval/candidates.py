@@ -44,7 +44,7 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         ns_match = ""
         if namespaces is not None:
             ns_match = "ns : (" + " OR ".join('"ns_' + n + '"' for n in namespaces) + ") AND "
-        terms = match_terms(query, doc_freq, total, float(ctx.config.get("ranking.match_max_df", 0.2)))
+        terms = match_terms(query, doc_freq, total, float(ctx.config.get("ranking.match_max_df")))
         match = ns_match + "tokens : (" + fts_match(terms) + ")"
         for memory_id, bm25, tokens in search_index.lexical_hits(ctx, match, namespaces, where, params,
                                                                   n_cand * (4 if filtered else 1)):
@@ -59,7 +59,7 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         # bge's retrieval instruction was trained for.
         evidence = max((coverage.setdefault(memory_id, query.coverage(idf, tokens))
                         for memory_id, tokens in term_sets.items()), default=0.0)
-        instructed = evidence < float(ctx.config.get("embedder.query_instruction_below", 0.3))
+        instructed = evidence < float(ctx.config.get("embedder.query_instruction_below"))
         try:
             query_vec = embedding.embedder(ctx).embed_query(query.embedded, instructed=instructed)
         except (EmbeddingUnavailableError, ModelMismatchError) as exc:

@@ -30,12 +30,12 @@ def dot(a, b) -> float:
 
 
 def analyse(ctx: StoreContext, text: str) -> Query:
-    return Query.analyse(text, glossary=bool(ctx.config.get("ranking.glossary", True)))
+    return Query.analyse(text, glossary=bool(ctx.config.get("ranking.glossary")))
 
 
 def default_floor(ctx: StoreContext) -> float:
     """`ranking.vector_floor`: a number (0 = no floor), or "auto": calibrated per embedder."""
-    configured = ctx.config.get("ranking.vector_floor", "auto")
+    configured = ctx.config.get("ranking.vector_floor")
     if configured != "auto":
         return float(configured)
     return CALIBRATED_FLOORS.get(embedding.provider_id(ctx), 0.5)
@@ -61,7 +61,7 @@ def rank_config(ctx: StoreContext, query: Query, *, min_similarity: float | None
     floor = min_similarity if min_similarity is not None else default_floor(ctx)
     extra: dict = {}
     if not has_vectors:
-        extra["lexical_floor"] = min(float(settings.get("lexical_floor", 0.5)), 0.34)
+        extra["lexical_floor"] = min(float(settings["lexical_floor"]), 0.34)
     if not gates:
         floor, relative_cutoff = 0.0, 0.0
         extra.update(lexical_floor=0.0, query_gate=False)
@@ -95,8 +95,8 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
     """
     started = time.perf_counter()
     text = rec_.clean_text(text, "query", max_chars=10_000)
-    limit = rec_.integer(limit if limit is not None else int(ctx.config.get("recall.default_limit", 8)), "limit", 1,
-                         int(ctx.config.get("recall.max_limit", 100)))
+    limit = rec_.integer(limit if limit is not None else int(ctx.config.get("recall.default_limit")), "limit", 1,
+                         int(ctx.config.get("recall.max_limit")))
     if max_tokens is not None:
         max_tokens = rec_.integer(max_tokens, "max_tokens", 1, 1_000_000)
     for name, value in (("min_similarity", min_similarity), ("relative_cutoff", relative_cutoff)):
@@ -106,7 +106,7 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
     namespaces = nsm.for_read(ctx, namespace, must_exist=True)
     where, params = reads.filters(kinds=kinds, tags=tags, since=since, until=until, platform=platform, now=now)
     query = analyse(ctx, text)
-    n_cand = max(limit * 3, int(ctx.config.get("ranking.candidates", 60)))
+    n_cand = max(limit * 3, int(ctx.config.get("ranking.candidates")))
     found = gather(ctx, query, namespaces, where, params, n_cand=n_cand, channels=channels,
                    lexical_only=lexical_only, filtered=bool(kinds or tags or since or until or platform), now=now)
     selected, dropped = [], []
@@ -140,7 +140,7 @@ def _page(ctx: StoreContext, text: str, namespaces, found: Gathered, selected, d
         results.append(out)
     latency = (time.perf_counter() - started) * 1000
     hit_ids = [item.candidate.id for item in selected]
-    if (touch and hit_ids) or ctx.config.get("search_log.enabled", True):
+    if (touch and hit_ids) or ctx.config.get("search_log.enabled"):
         try:
             with ctx.txn():
                 search_log.record_recall(ctx, query=text, namespaces=namespaces, candidates=len(found.candidates),

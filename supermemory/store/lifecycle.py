@@ -54,10 +54,10 @@ def sweep(ctx: StoreContext, *, stale_days: float | None = None, importance_floo
 
     `matched` is exactly what `apply` archives; `sample` lists the stalest first.
     """
-    stale_days = rec_.number(stale_days if stale_days is not None else ctx.config.get("lifecycle.stale_days", 180),
+    stale_days = rec_.number(stale_days if stale_days is not None else ctx.config.get("lifecycle.stale_days"),
                              "stale_days", 0, 36500)
     floor = rec_.number(importance_floor if importance_floor is not None else
-                        ctx.config.get("lifecycle.importance_floor", 0.3), "importance_floor", 0, 1)
+                        ctx.config.get("lifecycle.importance_floor"), "importance_floor", 0, 1)
     now = ctx.clock()
     ns_sql, ns_params = nsm.clause(nsm.for_read(ctx, namespace))
     where = (f"{LIVE} AND {ns_sql} AND m.pinned = 0 AND m.importance <= ? AND "
@@ -89,7 +89,7 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
         since the last pass and `store.redact_secrets` is on.
     """
     now = ctx.clock()
-    retention = float(ctx.config.get("lifecycle.purge_after_days", 30)) * 86400
+    retention = float(ctx.config.get("lifecycle.purge_after_days")) * 86400
     with ctx.txn():
         expired = [r[0] for r in ctx.conn.execute(
             f"SELECT m.id FROM memories m WHERE {LIVE} AND m.expires_at IS NOT NULL AND m.expires_at <= ?", (now,))]
@@ -100,12 +100,12 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
                                (now - retention,))]
     if old:
         versions.forget(ctx, old, hard=True, namespace="*")
-    pruned = _prune_session_versions(ctx, keep=int(ctx.config.get("lifecycle.session_versions_kept", 2)))
+    pruned = _prune_session_versions(ctx, keep=int(ctx.config.get("lifecycle.session_versions_kept")))
     with ctx.txn():
         trimmed = search_log.trim(ctx)
         ctx.conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
     redacted = 0
-    enabled = bool(ctx.config.get("store.redact_secrets", True))
+    enabled = bool(ctx.config.get("store.redact_secrets"))
     if redact or (redact is None and enabled and redaction.is_stale(ctx)):
         redacted = redaction.redact_stored(ctx)["rows"]
     elif redact is None and not enabled and not redaction.is_stale(ctx):

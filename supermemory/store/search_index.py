@@ -168,7 +168,7 @@ def vector_search(ctx: StoreContext, vector, namespaces: list[str] | None, k: in
     vector = np.asarray(vector, dtype=np.float32)
     hits: dict[int, float] = {}
     use_ram = ctx.cache_vectors and (live_chunks if live_chunks is not None else live_chunk_count(ctx)) <= int(
-        ctx.config.get("recall.ram_vector_limit", 250_000))
+        ctx.config.get("recall.ram_vector_limit"))
     if not use_ram and vec_index_usable(ctx) and dbm.get_meta(ctx.conn, "vec_dirty") != "1":
         blob = to_blob(vector)
         for ns in namespaces if namespaces is not None else [None]:

@@ -18,12 +18,12 @@ def record_recall(ctx: StoreContext, *, query: str, namespaces: list[str] | None
         marks = ",".join("?" * len(hit_ids))
         ctx.conn.execute(f"UPDATE memories SET last_recalled_at = ?, recall_count = recall_count + 1 "
                          f"WHERE id IN ({marks})", [ctx.clock()] + list(hit_ids))
-    if not ctx.config.get("search_log.enabled", True):
+    if not ctx.config.get("search_log.enabled"):
         return
     from supermemory.redact import redact
 
     text, _ = redact(query)
-    if ctx.config.get("search_log.hash_queries", False):
+    if ctx.config.get("search_log.hash_queries"):
         text = "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
     ctx.conn.execute("INSERT INTO search_log(at, namespace, query, origin, candidates, hits, top_score, "
                      "latency_ms) VALUES (?,?,?,?,?,?,?,?)",
@@ -34,7 +34,7 @@ def record_recall(ctx: StoreContext, *, query: str, namespaces: list[str] | None
 
 def trim(ctx: StoreContext) -> int:
     """Keep the newest `search_log.max_rows` rows (inside a write transaction); returns rows removed."""
-    cap = int(ctx.config.get("search_log.max_rows", 5000))
+    cap = int(ctx.config.get("search_log.max_rows"))
     last = ctx.conn.execute("SELECT max(id) FROM search_log").fetchone()[0] or 0
     return ctx.conn.execute("DELETE FROM search_log WHERE id <= ?", (last - cap,)).rowcount  # a PK range: cheap
 

@@ -78,7 +78,7 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
         NotFoundError: unknown id. InvalidInputError: bad arguments or nothing changed.
     """
     old = live(ctx, parse_id(id), nsm.for_read(ctx, namespace))
-    limit = int(ctx.config.get("store.max_content_chars", 1_000_000))
+    limit = int(ctx.config.get("store.max_content_chars"))
     new_kind = rec_.kind(kind) if kind is not None else old["kind"]
     if content is not None:
         content = rec_.clean_text(content, "content", max_chars=limit)

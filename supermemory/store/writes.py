@@ -20,15 +20,15 @@ TITLE_CHARS = 80   # an untitled memory's title: the first sentence of its body,
 
 
 def chunk_body(ctx: StoreContext, body: str) -> list[str]:
-    return chunk(body, max_tokens=int(ctx.config.get("store.chunk_max_tokens", 260)),
-                 overlap_tokens=int(ctx.config.get("store.chunk_overlap_tokens", 48)))
+    return chunk(body, max_tokens=int(ctx.config.get("store.chunk_max_tokens")),
+                 overlap_tokens=int(ctx.config.get("store.chunk_overlap_tokens")))
 
 
 def prepare_content(ctx: StoreContext, content: str, title: str) -> tuple[str, str, dict]:
     """Body and title with secrets and `<private>` spans removed, plus what was redacted."""
     from supermemory.redact import redact
 
-    enabled = bool(ctx.config.get("store.redact_secrets", True))
+    enabled = bool(ctx.config.get("store.redact_secrets"))
     body, counts = redact(content, enabled=enabled)
     title, title_counts = redact(title, enabled=enabled)
     for key, value in title_counts.items():
@@ -89,12 +89,12 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
     Raises:
         InvalidInputError: bad arguments. NamespaceError: unknown namespace without consent.
     """
-    limit = int(ctx.config.get("store.max_content_chars", 1_000_000))
+    limit = int(ctx.config.get("store.max_content_chars"))
     content = rec_.clean_text(content, "content", max_chars=limit)
     title = rec_.clean_text(title, "title", max_chars=500, allow_empty=True)
     kind = rec_.kind(kind)
     tags = rec_.str_list(tags, "tags")
-    importance = rec_.number(ctx.config.get("store.default_importance", 0.5) if importance is None else importance,
+    importance = rec_.number(ctx.config.get("store.default_importance") if importance is None else importance,
                              "importance", 0, 1)
     confidence = rec_.number(confidence, "confidence", 0, 1)
     if not isinstance(pinned, bool):
@@ -149,7 +149,7 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
     Raises:
         InvalidInputError: any item is invalid (nothing is written then).
     """
-    limit = int(ctx.config.get("store.max_content_chars", 1_000_000))
+    limit = int(ctx.config.get("store.max_content_chars"))
     prepared = []
     for index, item in enumerate(items):
         if not isinstance(item, dict):
@@ -163,7 +163,7 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
         title = title or summarize(body, max_chars=TITLE_CHARS)
         ns = nsm.for_write(ctx, item.get("namespace"), create_namespace)
         importance = item.get("importance")
-        importance = rec_.number(ctx.config.get("store.default_importance", 0.5) if importance is None
+        importance = rec_.number(ctx.config.get("store.default_importance") if importance is None
                                  else importance, "importance", 0, 1)
         pieces = chunk_body(ctx, body)
         prepared.append({"ns": ns, "kind": kind, "title": title, "body": body,
@@ -204,7 +204,7 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
 
 def near_duplicates(ctx: StoreContext, vector, namespaces: list[str]) -> list[dict]:
     """Live memories whose nearest chunk is at least `store.near_duplicate_similarity` close (hints only)."""
-    threshold = float(ctx.config.get("store.near_duplicate_similarity", 0.9))
+    threshold = float(ctx.config.get("store.near_duplicate_similarity"))
     out = []
     seen = set()
     for memory_id, cosine in search_index.vector_search(ctx, vector, namespaces, k=5):
