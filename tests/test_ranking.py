@@ -78,10 +78,12 @@ def test_relative_cutoff_does_nothing_when_results_are_flat():
 
 def test_cosine_floor_gates_non_lexical_candidates_and_zero_disables_it():
     cands = [Candidate(id=1, cosine=0.4), Candidate(id=2, cosine=0.7)]
-    selected, dropped = ranking.rank(cands, RankConfig(vector_floor=0.6, relative_cutoff=0.0), limit=10)
+    floor_only = RankConfig(vector_floor=0.6, relative_cutoff=0.0, disjoint_gate=False)   # the floor alone
+    selected, dropped = ranking.rank(cands, floor_only, limit=10)
     assert [r.candidate.id for r in selected] == [2]
     assert "below floor" in dropped[0].gated
-    selected, _ = ranking.rank(cands, RankConfig(vector_floor=0.0, lexical_floor=0.0, relative_cutoff=0.0), limit=10)
+    selected, _ = ranking.rank(cands, RankConfig(vector_floor=0.0, lexical_floor=0.0, relative_cutoff=0.0,
+                                                 disjoint_gate=False), limit=10)
     assert len(selected) == 2
 
 
@@ -94,12 +96,23 @@ def test_cjk_queries_ignore_meaningless_cosines():
 
 def test_query_gate_returns_nothing_when_no_candidate_stands_out():
     flat = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(20)]
-    cfg = RankConfig(vector_floor=0.5, vector_margin=0.05, query_coverage=0.5, relative_cutoff=0.0)
+    cfg = RankConfig(vector_floor=0.5, vector_margin=0.05, query_coverage=0.5, relative_cutoff=0.0, disjoint_gate=False)
     selected, dropped = ranking.rank(flat, cfg, limit=10)
     assert selected == [] and "no evidence" in dropped[0].gated
     standout = flat + [Candidate(id=99, cosine=0.75)]
     selected, _ = ranking.rank(standout, cfg, limit=10)
     assert selected[0].candidate.id == 99
+
+
+def test_rank_config_defaults_are_the_shipped_settings():
+    from supermemory.settings import DEFAULTS
+
+    shipped = DEFAULTS["ranking"]
+    cfg = RankConfig()
+    for name, value in shipped.items():
+        if name in RankConfig.__dataclass_fields__ and name != "vector_floor":
+            assert getattr(cfg, name) == value, name
+    assert shipped["vector_floor"] == "auto" and cfg.vector_floor == ranking.CALIBRATED_FLOORS["onnx"]
 
 
 def test_adaptive_weights_follow_lexical_evidence():
@@ -212,7 +225,8 @@ def test_a_query_about_a_name_no_memory_mentions_needs_more_than_standing_out():
 def test_a_vague_query_gets_nothing_unless_a_memory_is_near_identical():
     cands = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(15)]
     cands.append(Candidate(id=99, bm25=-2.0, coverage=1.0, cosine=0.69))    # "test" matched: full coverage
-    cfg = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0)
+    cfg = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
+                     disjoint_gate=False)
     assert [r.candidate.id for r in ranking.rank(cands, cfg, limit=5)[0]] == [99]
     vague = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
                        vague_words=("how", "do", "I", "test", "it"))
@@ -244,7 +258,8 @@ def test_a_query_asking_what_is_current_pairs_a_looser_revision():
 def test_a_query_sharing_no_word_with_any_candidate_needs_a_confident_cosine():
     cands = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(15)]
     cands.append(Candidate(id=99, cosine=0.66))                               # stands out, shares no word
-    cfg = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0)
+    cfg = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
+                     disjoint_gate=False)
     assert [r.candidate.id for r in ranking.rank(cands, cfg, limit=5)[0]] == [99]
     disjoint = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
                           disjoint_gate=True)

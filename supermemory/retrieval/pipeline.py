@@ -19,7 +19,7 @@ from supermemory.text import estimate_tokens
 
 logger = logging.getLogger(__name__)
 
-CALIBRATED_FLOORS = {"onnx": 0.6, "hash": 0.35}   # cosine floors per provider ("auto"); others 0.5
+
 
 
 def dot(a, b) -> float:
@@ -38,7 +38,7 @@ def default_floor(ctx: StoreContext) -> float:
     configured = ctx.config.get("ranking.vector_floor")
     if configured != "auto":
         return float(configured)
-    return CALIBRATED_FLOORS.get(embedding.provider_id(ctx), 0.5)
+    return ranking.CALIBRATED_FLOORS.get(embedding.provider_id(ctx), 0.5)
 
 
 def query_context(ctx: StoreContext, query: Query, doc_freq: dict | None = None) -> dict:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Callable, Sequence
 
+from supermemory.settings import DEFAULTS
 from supermemory.text import DATE_WORDS, STOPWORDS, has_revision_marker, revision_terms
 from supermemory.text import is_cjk as _is_cjk
 
@@ -60,39 +61,42 @@ class Candidate:
         return True
 
 
+_R = DEFAULTS["ranking"]          # the shipped settings: RankConfig() is what users run
+CALIBRATED_FLOORS = {"onnx": 0.6, "hash": 0.35}   # cosine floors per provider for vector_floor "auto"
+
+
 @dataclass(frozen=True)
 class RankConfig:
-    """Every knob of the ranker; defaults come from config.DEFAULTS['ranking']."""
+    """Every knob of the ranker, defaulting to `settings.DEFAULTS['ranking']` (per-query inputs
+    default to "nothing known about the query"); `vector_floor` "auto" is bge-small's calibrated floor."""
 
-    weights: dict = field(default_factory=lambda: {
-        "lexical": 0.25, "vector": 0.60, "importance": 0.04, "recency": 0.03,
-        "reinforcement": 0.02, "pinned": 0.03, "superseded": -0.1})
-    adaptive_lexical: bool = True
-    temperature: float = 0.1
-    half_life_days: float = 45.0
-    mmr_lambda: float = 0.4
-    vector_floor: float = 0.6
-    lexical_floor: float = 0.5         # coverage a lexical hit needs to bypass the cosine floor
-    relative_cutoff: float = 0.35
+    weights: dict = field(default_factory=lambda: dict(_R["weights"]))
+    adaptive_lexical: bool = _R["adaptive_lexical"]
+    temperature: float = _R["temperature"]
+    half_life_days: float = _R["half_life_days"]
+    mmr_lambda: float = _R["mmr_lambda"]
+    vector_floor: float = CALIBRATED_FLOORS["onnx"] if _R["vector_floor"] == "auto" else _R["vector_floor"]
+    lexical_floor: float = _R["lexical_floor"]        # coverage a lexical hit needs to bypass the cosine floor
+    relative_cutoff: float = _R["relative_cutoff"]
     cjk_share: float = 0.0             # share of CJK characters in the query (set per query)
-    vector_base: float = 0.0           # cosine mapped to 0 by the vector feature (0 → 0.75 × floor)
-    coverage_mix: float = 0.5          # how much the lexical feature depends on query coverage
-    vector_margin: float = 0.0         # query gate: best cosine must beat the background by this much
-    query_coverage: float = 0.0        # query gate: …or the best lexical hit must cover this share
-    confident_cosine: float = 0.8      # query gate: …or one cosine is at least this high
-    query_coverage_cjk: float = 0.0    # query gate coverage for all-CJK queries (interpolated by CJK share)
+    vector_base: float = _R["vector_base"]            # cosine mapped to 0 by the vector feature (-1: background)
+    coverage_mix: float = _R["coverage_mix"]          # how much the lexical feature depends on query coverage
+    vector_margin: float = _R["vector_margin"]        # query gate: best cosine must beat the background by this
+    query_coverage: float = _R["query_coverage"]      # query gate: …or the best lexical hit must cover this share
+    confident_cosine: float = _R["confident_cosine"]  # query gate: …or one cosine is at least this high
+    query_coverage_cjk: float = _R["query_coverage_cjk"]  # query gate coverage for all-CJK queries
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
     unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
-    unknown_name_coverage: float = 0.6  # query gate with such names: lexical coverage needed (0 disables)
+    unknown_name_coverage: float = _R["unknown_name_coverage"]  # lexical coverage such a query needs (0 disables)
     vague_words: tuple = ()            # the query's words when it names nothing specific (per query)
     query_gate: bool = True            # False: no query-level gate at all (recall(gates=False))
-    vague_gate: bool = True            # query gate: a vague query needs a confident cosine
-    disjoint_gate: bool = False        # query gate: a query sharing no word with any candidate needs one too
-    supersede_overlap: float = 0.3     # share of a memory's words a revising memory must repeat
-    supersede_cosine: float = 0.75     # …and the cosine between the two (0, or no vectors: overlap ≥ 0.5)
+    vague_gate: bool = _R["vague_gate"]               # query gate: a vague query needs a confident cosine
+    disjoint_gate: bool = _R["disjoint_gate"]         # a query sharing no word with any candidate needs one too
+    supersede_overlap: float = _R["supersede_overlap"]  # share of a memory's words a revising memory repeats
+    supersede_cosine: float = _R["supersede_cosine"]    # …and the cosine between the two
     asks_change: bool = False          # the query asks what is current ("do we still…") (per query)
-    supersede_cosine_asked: float = 0.65  # supersede_cosine for such a query
-    supersede_overlap_asked: float = 0.2  # supersede_overlap for such a query
+    supersede_cosine_asked: float = _R["supersede_cosine_asked"]  # supersede_cosine for such a query
+    supersede_overlap_asked: float = _R["supersede_overlap_asked"]  # supersede_overlap for such a query
 
     @classmethod
     def from_settings(cls, settings: dict, **overrides) -> "RankConfig":
