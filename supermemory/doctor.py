@@ -61,10 +61,7 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
         report["fts5"] = chosen.fts5
         report["vector_index"] = "sqlite-vec" if chosen.vec else "numpy brute force"
         if chosen.vec:
-            conn = chosen.module.connect(":memory:")
-            dbm.load_vec(conn)
-            report["sqlite_vec_version"] = conn.execute("SELECT vec_version()").fetchone()[0]
-            conn.close()
+            report["sqlite_vec_version"] = dbm.vec_version(chosen)
         elif report["dependencies"]["sqlite_vec"]["ok"]:
             warnings.append("sqlite-vec cannot be loaded by any driver: vectors use numpy brute force "
                             "(fine up to ~100k memories); `pip install sqlean.py sqlite-vec` enables it")
@@ -119,7 +116,7 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
                 stats = store.stats(namespace="*")
                 report["memories"] = stats["memories"]
                 report["by_namespace"] = stats["by_namespace"]
-                report["integrity"] = store.conn.execute("PRAGMA quick_check").fetchone()[0]
+                report["integrity"] = dbm.integrity(store.conn)
                 if report["integrity"] != "ok":
                     problems.append(f"database integrity check failed: {report['integrity']}")
             finally:

@@ -293,3 +293,28 @@ def test_the_allow_lists_name_only_what_is_still_true():
     stale += [f"DOCSTRINGS_TO_FIX entry {name}: gone or fixed" for name in sorted(DOCSTRINGS_TO_FIX)
               if name not in modules() or _first_line_problem(ast.get_docstring(tree(name), clean=True)) is None]
     assert not stale, "delete these allow-list entries:\n" + "\n".join(stale)
+
+
+# --- storage behind one seam --------------------------------------------------------------------
+
+SQL_CALL = re.compile(r"\.(execute|executemany|executescript)\s*\(")
+
+
+def test_no_code_outside_the_store_package_executes_sql():
+    """Retrieval, lifecycle, shells: they call the store layer; a second backend means a new store/."""
+    offenders = []
+    for name, path in modules().items():
+        if name == "supermemory.store" or name.startswith("supermemory.store."):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if SQL_CALL.search(line):
+                offenders.append(f"{_rel(path)}:{number}: {line.strip()}")
+    assert not offenders, "SQL outside supermemory/store/:\n" + "\n".join(offenders)
+
+
+def test_memory_store_is_a_facade_without_base_classes():
+    core = tree("supermemory.core")
+    classes = [node for node in core.body if isinstance(node, ast.ClassDef)]
+    assert [c.name for c in classes] == ["MemoryStore"]
+    assert classes[0].bases == [], "MemoryStore has no base classes or mixins"
+    assert _line_count(ROOT / "supermemory" / "core.py") <= 400

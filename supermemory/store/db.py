@@ -432,3 +432,20 @@ def create_vec_table(conn, dimensions: int) -> None:
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_mem USING vec0(chunk_id integer primary key, "
         f"namespace text partition key, embedding float[{int(dimensions)}] distance_metric=cosine)")
+
+
+def vec_version(driver: Driver) -> str | None:
+    """The sqlite-vec version this driver loads (None when it cannot)."""
+    if not driver.vec:
+        return None
+    conn = driver.module.connect(":memory:")
+    try:
+        load_vec(conn)
+        return conn.execute("SELECT vec_version()").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def integrity(conn) -> str:
+    """`PRAGMA quick_check`: "ok", or the first problem SQLite found."""
+    return conn.execute("PRAGMA quick_check").fetchone()[0]
