@@ -211,7 +211,7 @@ def test_importing_the_embed_package_and_building_a_provider_loads_no_native_run
               "home = Path(sys.argv[1])\n"
               "(home / 'model.onnx').write_bytes(b''); (home / 'tokenizer.json').write_text('{}')\n"
               "embed.get_provider(Config(home=home), 'hash'); embed.model_status(home)\n"
-              "embed.get_provider(Config(home=home, model_dir_override=home), 'onnx')   # the model loads on first use\n"
+              "embed.get_provider(Config(home=home, model_dir_override=home), 'onnx')   # loads on first use\n"
               "print(json.dumps([m for m in ('numpy', 'onnxruntime', 'tokenizers') if m in sys.modules]))")
     repo = Path(__file__).resolve().parents[1]
     env = {k: v for k, v in os.environ.items() if k != "SUPERMEMORY_MODEL_DIR"}

