@@ -74,8 +74,8 @@ def marker_pattern(name: str) -> re.Pattern:
     """One case-insensitive regular expression from a lexicon of alternatives.
 
     Alternatives that start with an ASCII character must match as whole words; the others (CJK
-    wording, which has no word boundaries) match anywhere. Order is kept: at a given position the
-    first alternative that matches wins.
+    wording, which has no word boundaries) match anywhere. The whole-word ones come first, each kind
+    in file order: at a given position the first alternative that matches wins.
     """
     words = [e for e in entries(name) if e[0].isascii()]
     anywhere = [e for e in entries(name) if not e[0].isascii()]
