@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from supermemory.errors import ConfigError, InvalidInputError
-from supermemory.settings import (DEFAULTS, SETTINGS, as_sentence, checked, coerce_value, sanitised, show_value,
+from supermemory.settings import (DEFAULTS, SETTINGS, as_sentence, checked, coerce_value, deep_merge, sanitised, show_value,
                                   unknown_setting, validate_settings)
 
 GLOBAL_NAMESPACE = "global"
@@ -71,7 +71,8 @@ class Config:
         raise KeyError(f"unknown setting {dotted!r}")
 
     def section(self, name: str) -> dict:
-        return copy.deepcopy(self.settings.get(name, {}))
+        """A copy of one settings section, every key present (defaults from DEFAULTS)."""
+        return deep_merge(DEFAULTS.get(name, {}), self.settings.get(name, {}))
 
     def default_namespace(self) -> str:
         """Namespace for writes and reads when the caller gives none."""

@@ -4,8 +4,12 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import os
+import subprocess
+import sys
 import threading
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -197,3 +201,28 @@ def test_vocabulary_words_are_the_models_everyday_words(model_dir, tmp_path):
     words = embed.vocabulary_words(model_dir)
     assert {"deploy", "python", "undo"} <= words and not {"kotlin", "celery", "##s"} & words
     assert embed.vocabulary_words(tmp_path / "nowhere") == frozenset()
+
+
+def test_importing_the_embed_package_and_building_a_provider_loads_no_native_runtime(tmp_path):
+    script = ("import json, sys\n"
+              "from pathlib import Path\n"
+              "import supermemory.embed as embed\n"
+              "from supermemory.config import Config\n"
+              "home = Path(sys.argv[1])\n"
+              "(home / 'model.onnx').write_bytes(b''); (home / 'tokenizer.json').write_text('{}')\n"
+              "embed.get_provider(Config(home=home), 'hash'); embed.model_status(home)\n"
+              "embed.get_provider(Config(home=home, model_dir_override=home), 'onnx')   # loads on first use\n"
+              "print(json.dumps([m for m in ('numpy', 'onnxruntime', 'tokenizers') if m in sys.modules]))")
+    repo = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "SUPERMEMORY_MODEL_DIR"}
+    env["PYTHONPATH"] = str(repo) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+def test_every_provider_in_the_registry_is_built_by_name_and_unknown_names_list_them(tmp_path):
+    assert list(embed.PROVIDERS) == ["onnx", "hash", "openai"]
+    with pytest.raises(UnknownProviderError, match="choose onnx, hash or openai"):
+        embed.get_provider(Config(home=tmp_path), "word2vec")

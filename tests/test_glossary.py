@@ -1,8 +1,8 @@
 """The Chinese–English glossary: queries in one language reach memories written in the other."""
 import pytest
 
-from supermemory.glossary import _tables, cross_terms, english_gloss
 from supermemory.text import tokenize
+from supermemory.text.glossary import _tables, cross_terms, english_gloss
 
 
 def test_a_chinese_word_translates_to_english_index_tokens():

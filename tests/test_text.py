@@ -1,6 +1,12 @@
 """The one tokenizer, summaries, token estimates and chunking."""
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from supermemory.text import chunk, estimate_tokens, fts_match, query_terms, summarize, tokenize
@@ -173,3 +179,29 @@ def test_leading_word_is_a_capitalised_first_word_named_terms_leaves_out():
     assert leading_word("What does Kotlin do") is None            # a stop word
     assert leading_word("部署 Kotlin") is None and leading_word("") is None
     assert "kotlin" in name_forms("Kotlin coroutine scope convention")
+
+
+def test_importing_the_text_package_and_reading_its_word_lists_loads_no_native_runtime():
+    script = ("import json, sys\n"
+              "import supermemory.text as text\n"
+              "from supermemory.text import STOPWORDS, GENERIC_WORDS, cross_terms\n"
+              "text.query_terms('Wie deployen wir 部署 staging?'); cross_terms('部署 staging')\n"
+              "text.vague_query('the project'); text.chunk('x ' * 2000)\n"
+              "print(json.dumps([m for m in ('numpy', 'onnxruntime', 'tokenizers') if m in sys.modules]))")
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(repo) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+def test_word_list_constants_load_on_first_access():
+    import supermemory.text as text
+    from supermemory.text import lexicons
+
+    assert "the" in text.STOPWORDS and "mak" in text.GENERIC_WORDS    # stems included
+    assert text.GENERIC_CJK[0] == "项目" and "今天" not in text.DATE_WORDS
+    assert text.STOPWORDS is text.stopwords()
+    with pytest.raises(AttributeError):
+        text.NO_SUCH_LIST    # noqa: B018
+    assert "STOPWORDS" in dir(text) and lexicons.word_set("stopwords") <= text.STOPWORDS

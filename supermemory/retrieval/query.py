@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from supermemory.glossary import cross_terms, english_gloss
+from supermemory.text import cross_terms, english_gloss
 from supermemory.text import asks_about_change, cjk_share, leading_word, name_forms, named_terms, query_terms, vague_query
 
 

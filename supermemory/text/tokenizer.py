@@ -1,0 +1,217 @@
+"""The one tokenizer, for the index and for queries alike, and the FTS5 MATCH expression built from it.
+
+FTS5 is fed pre-tokenized, space-separated text and configured so that only white space
+separates tokens (`FTS_TOKENIZE`). That keeps forms like `c++`, `e_acces`, `/etc/hosts` and
+CJK bigrams intact, and every connection can read the index without registering anything.
+Word lists (stop words, Chinese function words, irregular forms) live in `lexicons/`.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+from supermemory.text import lexicons
+
+# Bump whenever the tokens `index_text` produces change: stores rebuild their FTS index on open.
+# 1: first release. 2: stems normalised (make/making → mak, movie/movies → movi).
+TOKENIZER_VERSION = 2
+
+# unicode61 with punctuation and symbols as token characters: a pure white-space splitter.
+FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co M* P* S*'"
+
+_CJK_CLASS = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
+    "\uac00-\ud7af"  # hangul syllables
+)
+_SEGMENT = re.compile(rf"(?P<cjk>[{_CJK_CLASS}]+)|(?P<word>[^\s{_CJK_CLASS}]+)")
+_CJK_CHAR = re.compile(rf"[{_CJK_CLASS}]")
+_CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_]+")
+_ALNUM_RUN = re.compile(r"[^\W_]+")
+_LEAD_STRIP = "\"'([{<`«“‘*"
+_TRAIL_STRIP = "\"'.,;:!?)]}>`»”’*…"
+
+_VOWELS = frozenset("aeiouy")
+
+
+def _with_stems(words: frozenset) -> frozenset:
+    return words | {_stem(w) for w in words}
+
+
+@functools.cache
+def stopwords() -> frozenset:
+    """English stop words plus their stems (`lexicons/stopwords.txt`): dropped from queries, never a name."""
+    return _with_stems(lexicons.word_set("stopwords"))
+
+
+# Module constants read from lexicons on first access (`from supermemory.text.tokenizer import STOPWORDS`).
+_LAZY = {
+    "STOPWORDS": stopwords,
+    # Chinese function words, dropped from queries only. Particles and question words never carry
+    # the topic, and the bigrams they form with their neighbours ("何配" in 如何配置, "慢怎" in 太慢怎么)
+    # are cross-word artefacts no memory contains: with the query's highest IDF they would drown the
+    # real terms' coverage. So a query's CJK run is cut at them before unigrams and bigrams are made.
+    "CJK_FUNCTION_CHARS": lambda: lexicons.word_set("cjk_function_chars"),
+    "CJK_STOP_BIGRAMS": lambda: lexicons.word_set("cjk_stop_bigrams"),
+    "CJK_STOP_UNIGRAMS": lambda: lexicons.word_set("cjk_stop_unigrams"),
+}
+
+
+def __getattr__(name: str):
+    try:
+        loader = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    return loader()
+
+
+def _undouble(base: str) -> str:
+    if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz":
+        return base[:-1]
+    return base
+
+
+def _stem(word: str) -> str:
+    """Light suffix stemming for plain alphabetic words (applied identically at index and query).
+
+    Irregular forms English speakers ask about in the base form first become that base ("went" →
+    "go", `lexicons/irregular_forms.txt`). Then plural, then -ing/-ed (only when a vowel is left:
+    "string" stays), then the ending is normalised so inflections meet: a final "e" goes and a
+    final "y" becomes "i" (make/making/makes → mak, movie/movies → movi, party/parties → parti).
+    """
+    irregular = lexicons.irregular_forms()
+    if word in irregular:
+        word = irregular[word]
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    w = word
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses") or w.endswith(("ches", "shes", "xes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if w.endswith("ing") and len(w) > 5 and _VOWELS & set(w[:-3]):
+        w = _undouble(w[:-3])
+    elif w.endswith("ed") and len(w) > 4 and _VOWELS & set(w[:-2]):
+        w = _undouble(w[:-2])
+    if len(w) > 3 and w.endswith("e") and not w.endswith("ee"):
+        w = w[:-1]
+    if len(w) > 3 and w.endswith("y"):
+        w = w[:-1] + "i"
+    return w
+
+
+def _split_query_cjk(run: str) -> list[str]:
+    """Cut a query's CJK run at function characters and stop bigrams (greedy, left to right)."""
+    stop_bigrams = lexicons.word_set("cjk_stop_bigrams")
+    function_chars = lexicons.word_set("cjk_function_chars")
+    pieces, current, i = [], [], 0
+    while i < len(run):
+        if run[i:i + 2] in stop_bigrams:
+            pieces.append("".join(current))
+            current, i = [], i + 2
+        elif run[i] in function_chars:
+            pieces.append("".join(current))
+            current, i = [], i + 1
+        else:
+            current.append(run[i])
+            i += 1
+    pieces.append("".join(current))
+    return [p for p in pieces if p]
+
+
+def normalize(text: str) -> str:
+    """NFKC + case folding, the normal form for matching."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _word_tokens(raw: str, out: list[str]) -> None:
+    word = raw.strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP)
+    if word.endswith(("'s", "’s")):
+        word = word[:-2]
+    if not word:
+        return
+    folded = word.casefold()
+    alnum_only = word.isalnum()
+    parts = _CAMEL_PARTS.findall(word) if any(c.isalnum() for c in word) else []
+    if alnum_only and len(parts) <= 1:
+        out.append(_stem(folded) if folded.isalpha() else folded)
+        return
+    # A compound: keep the whole form, the joined alphanumerics, and each meaningful part.
+    out.append(folded)
+    joined = "".join(_ALNUM_RUN.findall(folded))
+    if joined and joined != folded:
+        out.append(joined)
+    if joined.isalpha() and _stem(joined) not in (joined, folded):
+        out.append(_stem(joined))   # so the identifier typed as one plain word ("memorystore") finds it
+    for part in parts:
+        part = part.casefold()
+        if len(part) >= 2 or part.isdigit():
+            out.append(_stem(part) if part.isalpha() else part)
+
+
+def _cjk_tokens(run: str, out: list[str]) -> None:
+    out.extend(run)
+    out.extend(run[i:i + 2] for i in range(len(run) - 1))
+
+
+def tokenize(text: str, *, query: bool = False) -> list[str]:
+    """Tokens of `text` for indexing and querying alike (order kept, repeats kept).
+
+    CJK runs give unigrams plus adjacent bigrams; identifiers give their whole form plus their
+    camelCase / snake_case / kebab-case / dotted parts; plain words are lightly stemmed.
+    With `query`, CJK runs are first cut at Chinese function words (see CJK_FUNCTION_CHARS).
+    """
+    if not text:
+        return []
+    text = unicodedata.normalize("NFKC", text)
+    out: list[str] = []
+    for match in _SEGMENT.finditer(text):
+        cjk = match.group("cjk")
+        if cjk:
+            for piece in (_split_query_cjk(cjk.casefold()) if query else [cjk.casefold()]):
+                _cjk_tokens(piece, out)
+        else:
+            _word_tokens(match.group("word"), out)
+    return out
+
+
+def index_text(*parts: str) -> str:
+    """Space-joined tokens of all parts: what the FTS5 column stores."""
+    tokens: list[str] = []
+    for part in parts:
+        if part:
+            tokens.extend(tokenize(part))
+    return " ".join(tokens)
+
+
+def query_terms(query: str, *, max_terms: int = 64) -> list[str]:
+    """Distinct query tokens without stop words (all of them if only stop words remain)."""
+    stop, cjk_stop = stopwords(), lexicons.word_set("cjk_stop_unigrams")
+    tokens = tokenize(query, query=True)
+    seen: dict[str, None] = {}
+    for tok in tokens:
+        if tok not in stop and tok not in cjk_stop:
+            seen.setdefault(tok, None)
+    if not seen:
+        for tok in tokenize(query):
+            seen.setdefault(tok, None)
+    return list(seen)[:max_terms]
+
+
+def fts_match(terms: list[str]) -> str:
+    """An FTS5 MATCH expression that searches every term as literal text (never a syntax error)."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def is_cjk(char: str) -> bool:
+    """Is this one character CJK (kana, ideograph, hangul)?"""
+    return _CJK_CHAR.match(char) is not None
+
+
+def cjk_share(text: str) -> float:
+    """Share of CJK characters among the non-space characters of `text` (0..1)."""
+    letters = sum(1 for c in text if not c.isspace())
+    return len(_CJK_CHAR.findall(text)) / letters if letters else 0.0

@@ -1,0 +1,188 @@
+"""What wording says beyond its words: names a query spells, vague queries, change markers.
+
+The word lists behind these traits (dates, generic words, change markers) live in `lexicons/`.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+from supermemory.text import lexicons
+from supermemory.text.tokenizer import (_ALNUM_RUN, _LEAD_STRIP, _SEGMENT, _TRAIL_STRIP, _split_query_cjk, _stem,
+                                        _with_stems, _word_tokens, stopwords, tokenize)
+
+
+def _revision() -> re.Pattern:
+    """Wording that says a fact changed: "no longer", "was replaced by", "moved from X to Y", 改用 …"""
+    return lexicons.marker_pattern("revision_markers")
+
+
+def _asks_change() -> re.Pattern:
+    """A query that asks what is current expects that something may have changed since it was written down."""
+    return lexicons.marker_pattern("asks_change_markers")
+
+
+@functools.cache
+def date_words() -> frozenset:
+    """Dates say when, not what: not names, and not what makes two notes about the same thing."""
+    return lexicons.word_set("date_words")
+
+
+@functools.cache
+def generic_words() -> frozenset:
+    """Words that, in a question put to a project's own memory, name no subject: the project itself,
+    "the file", "the thing", the verbs of doing anything at all (plus their stems). A query made only
+    of these, stop words and pronouns ("any notes on the project", "which file should I change")
+    matches whatever memories happen to share its commonest words; there is nothing in it to be
+    relevant to."""
+    return _with_stems(lexicons.word_set("generic_words"))
+
+
+@functools.cache
+def generic_cjk() -> tuple[str, ...]:
+    """The Chinese counterparts of `generic_words`, in file order."""
+    return lexicons.entries("generic_cjk")
+
+
+@functools.cache
+def _generic_cjk_longest_first() -> tuple[str, ...]:
+    return tuple(sorted(generic_cjk(), key=len, reverse=True))
+
+
+# Module constants read from lexicons on first access (`from supermemory.text.traits import DATE_WORDS`).
+_LAZY = {"DATE_WORDS": date_words, "GENERIC_WORDS": generic_words, "GENERIC_CJK": generic_cjk}
+
+
+def __getattr__(name: str):
+    try:
+        loader = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    return loader()
+
+
+def has_revision_marker(text: str) -> bool:
+    """Does this text announce that something changed (so an older, similar memory is stale)?"""
+    return bool(text) and _revision().search(text) is not None
+
+
+def revision_terms(text: str, *, reach: int = 40) -> frozenset:
+    """The words around each change marker: what the text says changed ("HS256" in "no longer
+    sign JWTs with HS256"). Empty when the text announces no change.
+    """
+    stop = stopwords()
+    out: set[str] = set()
+    for match in _revision().finditer(text or ""):
+        window = text[max(0, match.start() - reach): match.end() + reach]
+        out.update(t for t in tokenize(window) if t not in stop)
+    return frozenset(out)
+
+
+def asks_about_change(query: str) -> bool:
+    """Does the query ask whether something still holds ("do we still…", "what replaced…", 现在…)?"""
+    return _asks_change().search(query or "") is not None
+
+
+def named_terms(query: str) -> list[tuple[tuple[str, ...], ...]]:
+    """The names a query spells: capitalised ("Azure"), mixed case ("GraphQL") or all caps ("HPA")
+    words, adjacent ones grouped into one name ("Azure Functions", "Google Play"). Each word comes as
+    the index tokens that would spell it in a memory (whole, joined and stemmed forms, not parts).
+    A sentence's first word counts only with inner capitals ("Celery beat…" is a sentence start);
+    "I've", "I'm" and dates are not names.
+    """
+    return list(_named_terms(query))
+
+
+@functools.lru_cache(maxsize=256)   # recall asks twice per query (candidates, then the gate)
+def _named_terms(query: str) -> tuple[tuple[tuple[str, ...], ...], ...]:
+    phrases: list[list[tuple[str, ...]]] = []
+    text = unicodedata.normalize("NFKC", query or "")
+    sentence_start, adjacent = True, False
+    for match in _SEGMENT.finditer(text):
+        raw = match.group("word") or ""
+        core = raw.strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP)
+        starts, sentence_start = sentence_start, raw.endswith((".", "?", "!", ":"))
+        forms = _word_name_forms(core, starts)
+        if forms is None:
+            adjacent = False
+            continue
+        if adjacent:
+            phrases[-1].append(forms)
+        else:
+            phrases.append([forms])
+        adjacent = not raw.endswith((",", ";", ".", "?", "!", ":", ")"))
+    return tuple(tuple(p) for p in phrases)
+
+
+def leading_word(query: str) -> tuple[str, tuple[str, ...]] | None:
+    """A query's capitalised first word, when `named_terms` leaves it out as a sentence start
+    ("Kotlin coroutine scope"): (the word folded, its index forms), or None. Whether it is a name
+    takes a vocabulary (`embed.vocabulary_words`): an everyday word starts sentences.
+    """
+    match = _SEGMENT.match(unicodedata.normalize("NFKC", query or "").lstrip())
+    core = (match.group("word") or "").strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP) if match else ""
+    if not core.isalpha() or not core[0].isupper() or any(c.isupper() for c in core[1:]):
+        return None
+    forms = _word_name_forms(core, sentence_start=False)
+    return (core.casefold(), forms) if forms else None
+
+
+def name_forms(query: str) -> list[str]:
+    """Every index form of every name in the query (and of a capitalised first word), for one
+    document-frequency lookup."""
+    lead = leading_word(query)
+    return sorted({form for name in named_terms(query) for word in name for form in word}
+                  | set(lead[1] if lead else ()))
+
+
+def _word_name_forms(core: str, sentence_start: bool) -> tuple[str, ...] | None:
+    if not core or not any(c.isupper() for c in core):
+        return None
+    if sentence_start and not any(c.isupper() for c in core[1:]):
+        return None
+    folded = core.casefold()
+    stop = stopwords()
+    if re.split(r"['’]", folded)[0] in stop or folded in date_words():
+        return None
+    joined = "".join(_ALNUM_RUN.findall(folded))
+    forms = {folded, joined, _stem(folded), _stem(joined)} - {""}
+    return None if forms & stop else tuple(sorted(forms))
+
+
+def vague_query(query: str) -> tuple[str, ...] | None:
+    """The query's words when it names nothing specific, else None.
+
+    Specific means a word that is neither a stop word nor in GENERIC_WORDS (for Chinese: characters
+    left after function and generic words are cut away). A query with no specific word is vague, and
+    so is one with a single specific word whose object is a dangling pronoun ("how do we run it":
+    `lexicons/dangling_pronouns.txt`).
+    """
+    stop, generic = stopwords(), generic_words()
+    cjk_stop = lexicons.word_set("cjk_stop_unigrams")
+    text = unicodedata.normalize("NFKC", query or "")
+    specific, words, last = set(), [], ""
+    for match in _SEGMENT.finditer(text):
+        cjk = match.group("cjk")
+        if cjk:
+            for piece in _split_query_cjk(cjk):
+                words.append(piece)
+                for generic_word in _generic_cjk_longest_first():
+                    piece = piece.replace(generic_word, " ")
+                if any(c.strip() and c not in cjk_stop for c in piece):
+                    specific.update(piece.split())
+            last = ""
+            continue
+        tokens: list[str] = []
+        _word_tokens(match.group("word"), tokens)
+        if not tokens:
+            continue
+        words.append(match.group("word").strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP))
+        last = tokens[0]
+        if any(t not in stop and t not in generic for t in tokens):
+            specific.add(tokens[0])
+    if not words:
+        return None
+    if not specific or (len(specific) == 1 and last in lexicons.word_set("dangling_pronouns")):
+        return tuple(words)
+    return None
