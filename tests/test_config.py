@@ -181,44 +181,18 @@ def _refused(proc: subprocess.CompletedProcess, path: Path) -> str:
     return proc.stderr
 
 
-def test_config_set_refuses_a_non_integer_limit_naming_the_key(world):
+@pytest.mark.parametrize("assignment, message", [
+    ("recall.default_limit=abc", 'recall.default_limit = "abc": expected an integer >= 1 (default 8)'),
+    ("recall.default_limit=-5", "recall.default_limit = -5: expected an integer >= 1"),
+    ("recall.default_limt=5", "unknown setting 'recall.default_limt'; did you mean recall.default_limit?"),
+    ("embedder.provider=onx", 'embedder.provider = "onx": expected one of onnx, hash, openai'),
+    ("recall.default_limit=500", "recall.default_limit = 500 is above recall.max_limit = 100"),
+], ids=["non-integer", "negative", "unknown-key-suggests-nearest", "outside-choices", "default-above-max"])
+def test_config_set_refuses_a_bad_value_naming_the_key_and_what_it_accepts(world, assignment, message):
     home, project = world
     path = home / "config.json"
     path.write_bytes(ORIGINAL)
-    err = _refused(cli(["config", "--set", "recall.default_limit=abc"], home, project), path)
-    assert 'recall.default_limit = "abc": expected an integer >= 1 (default 8)' in err
-
-
-def test_config_set_refuses_a_negative_limit_with_the_valid_range(world):
-    home, project = world
-    path = home / "config.json"
-    path.write_bytes(ORIGINAL)
-    err = _refused(cli(["config", "--set", "recall.default_limit=-5"], home, project), path)
-    assert "recall.default_limit = -5: expected an integer >= 1" in err
-
-
-def test_config_set_refuses_an_unknown_key_and_suggests_the_nearest(world):
-    home, project = world
-    path = home / "config.json"
-    path.write_bytes(ORIGINAL)
-    err = _refused(cli(["config", "--set", "recall.default_limt=5"], home, project), path)
-    assert "unknown setting 'recall.default_limt'; did you mean recall.default_limit?" in err
-
-
-def test_config_set_refuses_a_provider_outside_its_choices_listing_them(world):
-    home, project = world
-    path = home / "config.json"
-    path.write_bytes(ORIGINAL)
-    err = _refused(cli(["config", "--set", "embedder.provider=onx"], home, project), path)
-    assert 'embedder.provider = "onx": expected one of onnx, hash, openai' in err
-
-
-def test_config_set_refuses_a_default_limit_above_the_max_limit(world):
-    home, project = world
-    path = home / "config.json"
-    path.write_bytes(ORIGINAL)
-    err = _refused(cli(["config", "--set", "recall.default_limit=500"], home, project), path)
-    assert "recall.default_limit = 500 is above recall.max_limit = 100" in err
+    assert message in _refused(cli(["config", "--set", assignment], home, project), path)
 
 
 def test_config_set_stores_a_boolean_word_as_a_boolean(world):

@@ -46,6 +46,14 @@ def live(ctx: StoreContext, memory_id: int, namespaces: list[str] | None) -> dic
     return rec
 
 
+def visible(ctx: StoreContext, memory_id: int, namespaces: list[str] | None) -> dict:
+    """The record of a row (any state) in `namespaces`. Raises NotFoundError otherwise."""
+    rec = ctx.fetch(memory_id)
+    if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
+        raise NotFoundError(f"no memory {format_id(memory_id)}")
+    return rec
+
+
 def _stored_vectors(ctx: StoreContext, memory_id: int):
     import numpy as np
 
@@ -179,9 +187,7 @@ def forget(ctx: StoreContext, ids: Any, *, hard: bool = False, namespace: str | 
     done = []
     with ctx.txn():
         for memory_id in id_list:
-            rec = ctx.fetch(memory_id)
-            if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
-                raise NotFoundError(f"no memory {format_id(memory_id)}")
+            rec = visible(ctx, memory_id, namespaces)
             if hard:
                 root = rec["root_id"] or memory_id
                 delete_rows(ctx, [r[0] for r in ctx.conn.execute(
@@ -209,9 +215,7 @@ def restore(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dic
     restored = []
     with ctx.txn():
         for memory_id in id_list:
-            rec = ctx.fetch(memory_id)
-            if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
-                raise NotFoundError(f"no memory {format_id(memory_id)}")
+            rec = visible(ctx, memory_id, namespaces)
             if rec["deleted_at"] is None:
                 continue
             ctx.conn.execute("UPDATE memories SET deleted_at = NULL, delete_reason = NULL, "
@@ -284,10 +288,7 @@ def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict
         NotFoundError: unknown id.
     """
     memory_id = parse_id(id)
-    rec = ctx.fetch(memory_id)
-    namespaces = nsm.for_read(ctx, namespace)
-    if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
-        raise NotFoundError(f"no memory {format_id(memory_id)}")
+    rec = visible(ctx, memory_id, nsm.for_read(ctx, namespace))
     root = rec["root_id"] or rec["id"]
     rows = ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE id = ? OR root_id = ? ORDER BY valid_from, id",
                  (root, root))

@@ -81,3 +81,14 @@ def marker_pattern(name: str) -> re.Pattern:
     anywhere = [e for e in entries(name) if not e[0].isascii()]
     pattern = r"\b(?:" + "|".join(words) + r")\b" if words else ""
     return re.compile("|".join(([pattern] if pattern else []) + anywhere), re.IGNORECASE)
+
+
+def lazy_constants(module: str, loaders: dict):
+    """A module `__getattr__` that reads word-list constants on first access (PEP 562)."""
+    def __getattr__(name: str):
+        try:
+            loader = loaders[name]
+        except KeyError:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}") from None
+        return loader()
+    return __getattr__

@@ -58,12 +58,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    try:
-        loader = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    return loader()
+__getattr__ = lexicons.lazy_constants(__name__, _LAZY)
 
 
 def _undouble(base: str) -> str:

@@ -54,12 +54,7 @@ def _generic_cjk_longest_first() -> tuple[str, ...]:
 _LAZY = {"DATE_WORDS": date_words, "GENERIC_WORDS": generic_words, "GENERIC_CJK": generic_cjk}
 
 
-def __getattr__(name: str):
-    try:
-        loader = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    return loader()
+__getattr__ = lexicons.lazy_constants(__name__, _LAZY)
 
 
 def has_revision_marker(text: str) -> bool:
