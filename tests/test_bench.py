@@ -223,3 +223,19 @@ def test_perf_scale_store_holds_searchable_generated_memories(tmp_path):
     assert hits
     assert store.health()["orphans"] == {k: 0 for k in store.health()["orphans"]}
     store.close()
+
+
+def test_perf_refuses_to_time_a_server_that_does_not_answer_initialize(tmp_path, monkeypatch):
+    """A crashing server would otherwise look fast and hide a regression."""
+    import pytest
+
+    from supermemory.bench import perf
+
+    package = tmp_path / "fake" / "supermemory"          # `python -m supermemory` exits at once
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "__main__.py").write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)                          # `-m` looks in the cwd first: not the checkout
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "fake"), "SUPERMEMORY_HOME": str(tmp_path / "home")}
+    with pytest.raises(RuntimeError, match="did not answer initialize"):
+        perf._spawn_initialize(env)

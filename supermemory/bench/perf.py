@@ -17,6 +17,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -157,6 +158,9 @@ def build_store(path: Path, config, n: int, *, seed: int = 1, dims: int = 384, n
     return store
 
 
+SPAWN_TIMEOUT_S = 30.0
+
+
 def _spawn_initialize(env: dict) -> float:
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "supermemory", "mcp"], stdin=subprocess.PIPE,
@@ -164,10 +168,22 @@ def _spawn_initialize(env: dict) -> float:
     proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
                      b'"capabilities":{},"clientInfo":{"name":"perf","version":"0"}}}\n')
     proc.stdin.flush()
-    proc.stdout.readline()
+    timer = threading.Timer(SPAWN_TIMEOUT_S, proc.kill)   # a hung server ends the run, it never stalls it
+    timer.start()
+    try:
+        line = proc.stdout.readline()
+    finally:
+        timer.cancel()
     elapsed = (time.perf_counter() - started) * 1000
     proc.stdin.close()
     proc.wait(timeout=30)
+    proc.stdout.close()
+    try:
+        answered = "result" in json.loads(line)
+    except ValueError:
+        answered = False
+    if not answered:   # a server that dies or hangs must not be timed as a fast one
+        raise RuntimeError(f"`supermemory mcp` did not answer initialize (got {line[:200]!r})")
     return elapsed
 
 
