@@ -1,8 +1,7 @@
-"""What an agent reads without asking: the SessionStart briefing and the MEMORY.md-style index."""
+"""What an agent reads without asking: the SessionStart briefing's and the MEMORY.md index's data (the shells render it)."""
 from __future__ import annotations
 
 from supermemory.config import ALL_NAMESPACES
-from supermemory.render import memory_line, render_briefing
 from supermemory.retrieval import pipeline
 from supermemory.store import namespaces as nsm
 from supermemory.store import reads
@@ -12,8 +11,9 @@ from supermemory.store.context import StoreContext
 
 def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | None = None,
              namespace: str | None = None) -> dict:
-    """The session-start hand-off: pinned rules, open tasks, decisions, preferences, gotchas,
-    recent changes; never loads the embedding model.
+    """The session-start hand-off's memories by section (pinned rules, open tasks, decisions,
+    preferences, gotchas, recent changes, last sessions, relevant to `query`) and its token budget;
+    `render.briefing_view` turns it into text. Never loads the embedding model.
     """
     budget = rec_.integer(max_tokens if max_tokens is not None else int(ctx.config.get("briefing.max_tokens")),
                           "max_tokens", 50, 100_000)
@@ -26,18 +26,11 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
                                 origin="briefing")
         relevant = [r for r in found["results"] if r["id"] not in shown]
     sections["relevant"] = relevant
-    text, used = render_briefing(sections, budget=budget, namespace=",".join(namespaces or ["*"]))
-    return {"text": text, "tokens": used, "sections": {name: len(items) for name, items in sections.items()},
-            "namespaces": namespaces or [ALL_NAMESPACES],
-            "items": {name: [i["id"] for i in items] for name, items in sections.items()}}
+    return {"sections": sections, "budget": budget, "namespaces": namespaces or [ALL_NAMESPACES]}
 
 
 def memory_index(ctx: StoreContext, *, max_lines: int = 200, namespace: str | None = None) -> dict:
-    """A MEMORY.md-style index: one line per memory, pinned and preference/gotcha first."""
+    """A MEMORY.md-style index's items: pinned and preference/gotcha first, `max_lines` of them."""
     max_lines = rec_.integer(max_lines, "max_lines", 1, 100_000)
     items = reads.index_items(ctx, namespace)
-    lines = [memory_line(i, max_chars=160) for i in items[:max_lines]]
-    more = max(0, len(items) - max_lines)
-    if more:
-        lines.append(f"…and {more} more — use memory_recall / `supermemory recall`")
-    return {"text": "\n".join(lines) + "\n", "lines": len(lines), "total": len(items), "more": more}
+    return {"items": items[:max_lines], "total": len(items), "more": max(0, len(items) - max_lines)}

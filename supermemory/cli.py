@@ -185,6 +185,9 @@ def cmd_link(args) -> int:
 def cmd_briefing(args) -> int:
     with _store(args) as store:
         result = store.briefing(query=args.query, max_tokens=args.max_tokens, namespace=_ns(args))
+    from supermemory.render import briefing_view
+
+    result = briefing_view(result)
     _print_json(result) if args.json else print(result["text"])
     return 0
 
@@ -347,6 +350,9 @@ def cmd_merge(args) -> int:
 def cmd_index(args) -> int:
     with _store(args) as store:
         result = store.memory_index(max_lines=args.max_lines, namespace=_ns(args))
+    from supermemory.render import render_index_md
+
+    result = render_index_md(result)
     if args.out:
         Path(args.out).write_text(result["text"], encoding="utf-8")
         print(f"wrote {result['lines']} lines to {args.out}")

@@ -347,7 +347,9 @@ def session_start(payload: dict) -> dict:
         briefing = store.briefing(max_tokens=tokens)
     finally:
         store.close()
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": briefing["text"]}}
+    from supermemory.render import briefing_view
+
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": briefing_view(briefing)["text"]}}
 
 
 def capture(payload: dict, *, housekeeping: bool = False, deadline: float | None = None) -> dict:

@@ -349,3 +349,21 @@ def progress_printer(label: str, *, stream: TextIO | None = None, min_total: int
             out.write(line + "\n")
         out.flush()
     return report
+
+
+def briefing_view(result: dict) -> dict:
+    """A `MemoryStore.briefing` result as the shells show it: text cut to its budget, tokens used,
+    counts and ids per section, namespaces."""
+    sections = result["sections"]
+    namespaces = result["namespaces"]
+    text, used = render_briefing(sections, budget=result["budget"], namespace=",".join(namespaces))
+    return {"text": text, "tokens": used, "sections": {name: len(items) for name, items in sections.items()},
+            "namespaces": namespaces, "items": {name: [i["id"] for i in items] for name, items in sections.items()}}
+
+
+def render_index_md(result: dict) -> dict:
+    """A `MemoryStore.memory_index` result as MEMORY.md text: one line per memory, then how many more."""
+    lines = [memory_line(i, max_chars=160) for i in result["items"]]
+    if result["more"]:
+        lines.append(f"…and {result['more']} more — use memory_recall / `supermemory recall`")
+    return {"text": "\n".join(lines) + "\n", "lines": len(lines), "total": result["total"], "more": result["more"]}

@@ -318,3 +318,11 @@ def test_memory_store_is_a_facade_without_base_classes():
     assert [c.name for c in classes] == ["MemoryStore"]
     assert classes[0].bases == [], "MemoryStore has no base classes or mixins"
     assert _line_count(ROOT / "supermemory" / "core.py") <= 400
+
+
+def test_the_store_and_the_recall_pipeline_return_data_and_only_the_shells_render():
+    graph = import_graph()
+    layers = [name for name in graph if name in ("supermemory.core", "supermemory.briefing", "supermemory.capture")
+              or name.startswith(("supermemory.store", "supermemory.retrieval"))]
+    rendering = [name for name in layers if "supermemory.render" in graph[name]]
+    assert rendering == [], f"these modules render text instead of returning data: {rendering}"

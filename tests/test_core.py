@@ -9,6 +9,7 @@ import pytest
 
 from supermemory.config import Config
 from supermemory.core import MemoryStore
+from supermemory.render import briefing_view, render_index_md
 from supermemory.embed import HashProvider
 from supermemory.errors import InvalidInputError, ModelMismatchError, NamespaceError, NotFoundError
 from supermemory.text import estimate_tokens
@@ -288,19 +289,19 @@ def test_tasks_default_to_open_and_briefing_lists_them_after_pinned(store):
     rule = store.remember("Never push to main directly", kind="preference", pinned=True)
     task = store.remember("Finish the retry logic in the uploader", kind="task")
     store.remember("We picked SQLite WAL for concurrency", kind="decision")
-    brief = store.briefing()
+    brief = briefing_view(store.briefing())
     text = brief["text"]
     assert rule["id"] in text and task["id"] in text
     assert text.index("Pinned rules") < text.index("Open tasks") < text.index("Key decisions")
     store.update(task["id"], status="done")
-    assert "Open tasks" not in store.briefing()["text"]
+    assert "Open tasks" not in briefing_view(store.briefing())["text"]
 
 
 @pytest.mark.parametrize("budget", [50, 60, 70, 100, 200, 250])
 def test_briefing_respects_its_token_budget(store, budget):
     for i in range(60):
         store.remember(f"Decision number {i}: use library{i} for feature{i} because reasons", kind="decision")
-    brief = store.briefing(max_tokens=budget)
+    brief = briefing_view(store.briefing(max_tokens=budget))
     assert brief["tokens"] <= budget
     assert estimate_tokens(brief["text"]) <= brief["tokens"]
     shown = sum(line.startswith("- [") for line in brief["text"].splitlines())
@@ -316,7 +317,7 @@ def test_briefing_never_loads_the_embedder(db_path, config):
 
     s = MemoryStore(db_path, config=config, embedder=Exploding(), namespace="p")
     s.conn.execute("SELECT 1")
-    assert "no memories yet" in s.briefing(query="anything")["text"]
+    assert "no memories yet" in briefing_view(s.briefing(query="anything"))["text"]
     s.close()
 
 
@@ -493,7 +494,7 @@ def test_index_lists_pinned_and_gotchas_first_with_a_footer(store):
     gotcha = store.remember("psql needs PGSSLMODE=disable locally", kind="gotcha")
     for i in range(5):
         store.remember(f"filler fact number {i}", kind="fact")
-    out = store.memory_index(max_lines=3)
+    out = render_index_md(store.memory_index(max_lines=3))
     lines = out["text"].splitlines()
     assert pin["id"] in lines[0] and gotcha["id"] in lines[1]
     assert lines[-1].startswith("…and 5 more")

@@ -17,6 +17,7 @@ import pytest
 from helpers.common import McpClient, check_consistency, memory_states
 from supermemory.config import GLOBAL_NAMESPACE, KINDS, Config
 from supermemory.core import MemoryStore, parse_id
+from supermemory.render import briefing_view
 from supermemory.embed import HashProvider
 from supermemory.errors import NotFoundError
 
@@ -91,7 +92,7 @@ def _check_reads_from(store: MemoryStore, ns: str, live: dict[str, set[int]], st
     assert all(line["namespace"] == ns and all(h["namespace"] == ns for h in line["history"]) for line in lines)
     assert {parse_id(line["id"]) for line in lines if line["deleted_at"] is None} == live[ns]
     # briefing and stats
-    briefing = store.briefing(namespace=ns, max_tokens=100_000)
+    briefing = briefing_view(store.briefing(namespace=ns, max_tokens=100_000))
     shown = {parse_id(i) for items in briefing["items"].values() for i in items}
     assert shown <= visible, (ns, shown - visible)
     assert store.stats(namespace=ns)["memories"] == len(visible)

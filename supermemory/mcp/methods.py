@@ -91,7 +91,9 @@ def _instructions(session) -> str:
     except SupermemoryError as exc:
         logger.warning("no briefing in the instructions: %s", exc)
         return text
-    return text + "\n\n" + briefing["text"]
+    from supermemory.render import briefing_view
+
+    return text + "\n\n" + briefing_view(briefing)["text"]
 
 
 def _initialized(session, params: dict) -> dict:

@@ -11,8 +11,8 @@ from supermemory.settings import DEFAULTS
 from supermemory.errors import InvalidInputError, SupermemoryError
 from supermemory.guide import usage_guide
 from supermemory.mcp.fitting import fit_bodies, fit_list, fit_recall
-from supermemory.render import (MCP_COMMANDS, render_export, render_forget, render_get, render_history, render_link,
-                                render_list, render_merge, render_recall, render_remember, render_restore,
+from supermemory.render import (MCP_COMMANDS, briefing_view, render_export, render_forget, render_get, render_history,
+                                render_link, render_list, render_merge, render_recall, render_remember, render_restore,
                                 render_stats, render_update)
 
 
@@ -84,7 +84,7 @@ def _kw(args: dict, *names: str) -> dict:
 # --- tool bodies: each calls one MemoryStore method ---------------------------------------------
 
 def _call_briefing(session, store, args: dict) -> dict:
-    return store.briefing(**_kw(args, "query", "max_tokens", "namespace"))
+    return briefing_view(store.briefing(**_kw(args, "query", "max_tokens", "namespace")))
 
 
 def _call_remember(session, store, args: dict) -> dict:
