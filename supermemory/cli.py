@@ -173,6 +173,15 @@ def cmd_restore(args) -> int:
     return 0
 
 
+def cmd_unlink(args) -> int:
+    from supermemory.render import render_unlink
+
+    with _store(args) as store:
+        result = store.unlink(args.src, args.dst, relation=args.relation, namespace=_ns(args))
+    _print_json(result) if args.json else print(render_unlink(result))
+    return 0
+
+
 def cmd_link(args) -> int:
     from supermemory.render import render_link
 
@@ -477,6 +486,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dst", help="to memory id")
     p.add_argument("--relation", default="related", choices=RELATIONS, help="relation type")
     p.add_argument("--weight", type=float, default=1.0, help="relation weight")
+
+    p = add("unlink", cmd_unlink, "remove a relation recorded between two memories")
+    p.add_argument("src", help="from memory id")
+    p.add_argument("dst", help="to memory id")
+    p.add_argument("--relation", choices=RELATIONS, help="only this relation (default: every one from SRC to DST)")
 
     p = add("briefing", cmd_briefing, "the session-start hand-off document")
     p.add_argument("--query", help="also list memories relevant to this")

@@ -127,6 +127,7 @@ class MemoryStore:
     forget = _delegate(versions.forget)
     restore = _delegate(versions.restore)
     link = _delegate(versions.link)
+    unlink = _delegate(versions.unlink)
     history = _delegate(versions.history)
 
     # --- reads (store/reads.py) -----------------------------------------------------------------------

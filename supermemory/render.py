@@ -260,6 +260,13 @@ def render_link(result: dict) -> str:
     return f"Linked {result['src']} -{result['relation']}→ {result['dst']} (weight {result['weight']})."
 
 
+def render_unlink(result: dict) -> str:
+    """An unlink result: the relations removed, or that there was none."""
+    if not result["removed"]:
+        return f"No link from {result['src']} to {result['dst']} to remove."
+    return f"Removed {result['src']} -{'/'.join(result['removed'])}→ {result['dst']}."
+
+
 def render_merge(result: dict) -> str:
     """A merge result: which memory was folded into which, and the new current version."""
     return f"{result['merged']} merged into {result['kept']}; current version {result['id']}"

@@ -240,3 +240,11 @@ def test_a_long_write_shows_its_embedding_progress_on_stderr(env):
     assert total >= 16 and len(lines) <= 11
     short = run(["remember", "a short fact", "--namespace", "global"], env)
     assert "embedding: " not in short.stderr
+
+
+def test_unlink_removes_a_link_from_the_command_line(env):
+    a = run(["remember", "CI runs on Jenkins", "--namespace", "global"], env).stdout.strip()
+    b = run(["remember", "CI moved to GitHub Actions", "--namespace", "global"], env).stdout.strip()
+    run(["link", b, a, "--relation", "supersedes"], env)
+    assert run(["unlink", b, a], env).stdout.strip() == f"Removed {b} -supersedes→ {a}."
+    assert run(["unlink", b, a], env).stdout.strip() == f"No link from {b} to {a} to remove."

@@ -625,3 +625,19 @@ def test_queries_worded_unlike_any_memory_are_embedded_with_the_retrieval_instru
     config.settings["embedder"]["query_instruction_below"] = 0.0  # never
     s.recall("when does the person carrying the pager change", touch=False)
     assert asked[-1] is False
+
+
+def test_unlink_removes_one_relation_or_every_one_and_says_when_there_was_none(store):
+    a = store.remember("CI runs on Jenkins")["id"]
+    b = store.remember("CI moved to GitHub Actions")["id"]
+    store.link(b, a, relation="supersedes")
+    store.link(b, a, relation="related")
+    assert store.unlink(b, a, relation="supersedes") == {"src": b, "dst": a, "removed": ["supersedes"]}
+    assert [l["relation"] for l in store.get(b)["memories"][0]["links"]] == ["related"]
+    assert store.unlink(b, a)["removed"] == ["related"]
+    assert store.get(b)["memories"][0]["links"] == []
+    assert store.unlink(b, a)["removed"] == []
+    with pytest.raises(InvalidInputError, match="relation must be one of"):
+        store.unlink(b, a, relation="likes")
+    with pytest.raises(NotFoundError):
+        store.unlink(b, "M999")

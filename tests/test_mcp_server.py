@@ -901,3 +901,15 @@ def test_a_search_index_from_an_older_tokenizer_is_rebuilt_at_the_first_tool_cal
     assert not stale.index_stale
     assert result["structuredContent"]["results"], result
     stale.close()
+
+
+def test_memory_link_with_remove_takes_a_wrong_link_back(store):
+    a = store.remember("CI runs on Jenkins")["id"]
+    b = store.remember("CI moved to GitHub Actions")["id"]
+    store.link(b, a, relation="supersedes")
+    response = call(store, "memory_link", {"src": b, "dst": a, "relation": "supersedes", "remove": True})
+    result = response["result"]
+    assert result["isError"] is False
+    assert result["structuredContent"] == {"src": b, "dst": a, "removed": ["supersedes"]}
+    assert result["content"][0]["text"] == f"Removed {b} -supersedes→ {a}."
+    assert store.get(b)["memories"][0]["links"] == []

@@ -12,7 +12,7 @@ from supermemory.errors import InvalidInputError, SupermemoryError
 from supermemory.guide import usage_guide
 from supermemory.mcp.fitting import fit_bodies, fit_list, fit_recall
 from supermemory.render import (MCP_COMMANDS, briefing_view, render_export, render_forget, render_get, render_history,
-                                render_link, render_list, render_merge, render_recall, render_remember, render_restore,
+                                render_link, render_list, render_unlink, render_merge, render_recall, render_remember, render_restore,
                                 render_stats, render_update)
 
 
@@ -130,7 +130,13 @@ def _call_restore(session, store, args: dict) -> dict:
 
 
 def _call_link(session, store, args: dict) -> dict:
+    if args.get("remove"):
+        return store.unlink(args["src"], args["dst"], **_kw(args, "relation", "namespace"))
     return store.link(args["src"], args["dst"], **_kw(args, "relation", "weight", "namespace"))
+
+
+def _render_link(result: dict) -> str:
+    return render_unlink(result) if "removed" in result else render_link(result)
 
 
 def _call_stats(session, store, args: dict) -> dict:
@@ -339,15 +345,17 @@ TOOLS: list[Tool] = [
         summary="relate two memories: " + ", ".join(RELATIONS),
         title="Link memories",
         description=("Use when two memories are related in a way worth keeping: one refines, contradicts, "
-                     "depends on or supersedes the other."),
+                     "depends on or supersedes the other; `remove: true` takes a wrong link back."),
         input_schema=_obj({"src": _ID, "dst": _ID,
                            "relation": {"type": "string", "enum": list(RELATIONS), "default": "related"},
                            "weight": {"type": "number", "minimum": 0, "maximum": 100, "default": 1},
+                           "remove": {"type": "boolean", "default": False,
+                                      "description": "remove the link instead (without relation: every one)"},
                            "namespace": _NS}, ("src", "dst")),
-        output_schema=_out({"src": _STR, "dst": _STR, "relation": _STR, "weight": _NUM},
-                           ("src", "dst", "relation")),
+        output_schema=_out({"src": _STR, "dst": _STR, "relation": _STR, "weight": _NUM, "removed": _STR_LIST},
+                           ("src", "dst")),
         annotations=_annotations(False, False, True),
-        call=_call_link, render=_view(render_link),
+        call=_call_link, render=_view(_render_link),
     ),
     Tool(
         name="memory_merge",

@@ -248,6 +248,28 @@ def link(ctx: StoreContext, src: Any, dst: Any, *, relation: str = "related", we
     return {"src": format_id(a["id"]), "dst": format_id(b["id"]), "relation": relation, "weight": weight}
 
 
+def unlink(ctx: StoreContext, src: Any, dst: Any, *, relation: str | None = None,
+           namespace: str | None = None) -> dict:
+    """Remove the relation(s) recorded from SRC to DST: one `relation`, or every relation when None.
+
+    :returns: {"src", "dst", "removed": [relations removed]} (empty when there was none).
+    Raises:
+        InvalidInputError: unknown relation. NotFoundError: unknown ids.
+    """
+    if relation is not None and relation not in RELATIONS:
+        raise InvalidInputError(f"relation must be one of {', '.join(RELATIONS)}")
+    namespaces = nsm.for_read(ctx, namespace)
+    a = visible(ctx, parse_id(src), namespaces)
+    b = visible(ctx, parse_id(dst), namespaces)
+    which = "" if relation is None else " AND relation = ?"
+    params = [a["id"], b["id"]] + ([relation] if relation is not None else [])
+    with ctx.txn():
+        removed = [r[0] for r in ctx.conn.execute(
+            f"SELECT relation FROM links WHERE src = ? AND dst = ?{which} ORDER BY relation", params)]
+        ctx.conn.execute(f"DELETE FROM links WHERE src = ? AND dst = ?{which}", params)
+    return {"src": format_id(a["id"]), "dst": format_id(b["id"]), "removed": removed}
+
+
 def links_of(ctx: StoreContext, memory_id: int) -> list[dict]:
     rows = ctx.q("SELECT src, dst, relation, weight FROM links WHERE src = ? OR dst = ?", (memory_id, memory_id))
     return [{"src": format_id(s), "dst": format_id(d), "relation": r, "weight": w} for s, d, r, w in rows]
