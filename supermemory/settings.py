@@ -52,7 +52,7 @@ DEFAULTS: dict[str, Any] = {
         "confident_cosine": 0.8,    # query gate: …or some cosine is at least this high
         "unknown_name_coverage": 0.6,  # query gate when none of the query's names is in any memory
         "glossary": True,           # Chinese ↔ English software terms bridge queries and memories
-        "vague_gate": True,         # query gate: a query naming nothing specific ("how do I test it") gets nothing
+        "vague_gate": True,         # query gate: a query naming nothing specific gets nothing
         "disjoint_gate": True,      # query gate: a query sharing no word with any memory needs a confident cosine
         "supersede_overlap": 0.3,   # stale: a revising candidate repeats this share of its words
         "supersede_cosine": 0.75,   # …and is this close in meaning

@@ -1,7 +1,7 @@
 """A Chinese–English glossary of software terms, so a query in one language reaches memories in the other.
 
 Developers write memories in both languages ("部署前要先跑 alembic upgrade head", "Staging deploys
-on every merge") and ask in either, often mixed ("cargo 编译太慢怎么加速"). BM25 cannot bridge the
+on every merge") and ask in either, often mixed (an English tool name inside a Chinese question). BM25 cannot bridge the
 two, and bge-small reads no Chinese. Query-side only, so no index change: a query's glossed words
 also match their translations (`cross_terms`), and the embedder is given the query with its known
 Chinese words in English (`english_gloss`). A translation stands in for the word it translates, it

@@ -33,7 +33,7 @@ def date_words() -> frozenset:
 def generic_words() -> frozenset:
     """Words that, in a question put to a project's own memory, name no subject: the project itself,
     "the file", "the thing", the verbs of doing anything at all (plus their stems). A query made only
-    of these, stop words and pronouns ("any notes on the project", "which file should I change")
+    of these, stop words and pronouns
     matches whatever memories happen to share its commonest words; there is nothing in it to be
     relevant to."""
     return _with_stems(lexicons.word_set("generic_words"))
@@ -150,8 +150,8 @@ def vague_query(query: str) -> tuple[str, ...] | None:
 
     Specific means a word that is neither a stop word nor in GENERIC_WORDS (for Chinese: characters
     left after function and generic words are cut away). A query with no specific word is vague, and
-    so is one with a single specific word whose object is a dangling pronoun ("how do we run it":
-    `lexicons/dangling_pronouns.txt`).
+    so is one with a single specific word whose object is a dangling pronoun
+    (`lexicons/dangling_pronouns.txt`).
     """
     stop, generic = stopwords(), generic_words()
     cjk_stop = lexicons.word_set("cjk_stop_unigrams")
