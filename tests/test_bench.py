@@ -239,3 +239,14 @@ def test_perf_refuses_to_time_a_server_that_does_not_answer_initialize(tmp_path,
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "fake"), "SUPERMEMORY_HOME": str(tmp_path / "home")}
     with pytest.raises(RuntimeError, match="did not answer initialize"):
         perf._spawn_initialize(env)
+
+
+def test_the_labelled_revision_pairs_are_well_formed_and_balanced():
+    from pathlib import Path
+
+    rows = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "bench" / "revision_pairs.jsonl")
+            .read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(rows) >= 60 and len({r["id"] for r in rows}) == len(rows)
+    assert all(isinstance(r["revision"], bool) and r["older"].strip() and r["newer"].strip() for r in rows)
+    revisions = sum(r["revision"] for r in rows)
+    assert 0.4 <= revisions / len(rows) <= 0.6
