@@ -250,3 +250,27 @@ def test_the_labelled_revision_pairs_are_well_formed_and_balanced():
     assert all(isinstance(r["revision"], bool) and r["older"].strip() and r["newer"].strip() for r in rows)
     revisions = sum(r["revision"] for r in rows)
     assert 0.4 <= revisions / len(rows) <= 0.6
+
+
+def test_cross_scope_negatives_swap_speakers_and_leave_out_answerable_pairs():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "cross_scope.py"
+    spec = importlib.util.spec_from_file_location("cross_scope", path)
+    cross = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cross)
+    corpus = [{"id": "a1", "text": "Ann: I adopted a cat named Miso", "meta": {"scope": "A", "speaker": "Ann"}},
+              {"id": "b1", "text": "Bob: my cat is called Miso too", "meta": {"scope": "B", "speaker": "Bob"}},
+              {"id": "c1", "text": "Cy: I bought a kayak", "meta": {"scope": "C", "speaker": "Cy"}}]
+    queries = [{"id": "q1", "query": "What is the name of Ann's cat?", "relevant": ["a1"],
+                "meta": {"scope": "A", "answer": "Miso"}}]
+    outcomes = []
+    for seed in range(20):
+        rows = cross.build(corpus, queries, seed=seed)
+        assert [r["relevant"] for r in rows if r["relevant"]] == [["a1"]]
+        negatives = [r for r in rows if not r["relevant"]]
+        for neg in negatives:                   # never the store that also knows "Miso"
+            assert neg["meta"]["scope"] == "C" and neg["query"] == "What is the name of Cy's cat?"
+        outcomes.append(len(negatives))
+    assert 0 in outcomes and 1 in outcomes      # B was drawn (and left out) for some seeds, C for others
