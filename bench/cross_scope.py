@@ -51,7 +51,8 @@ def swap_names(text: str, ours: list[str], theirs: list[str]) -> str:
 
 def build(corpus: list[dict], queries: list[dict], *, seed: int = 7) -> list[dict]:
     rng = random.Random(seed)
-    scopes = sorted({(q.get("meta") or {}).get("scope") for q in queries} - {None})
+    scopes = sorted(({(q.get("meta") or {}).get("scope") for q in queries}
+                     | {(d.get("meta") or {}).get("scope") for d in corpus}) - {None})
     shuffled = scopes[:]
     rng.shuffle(shuffled)
     half = {scope: ("fit" if i < len(shuffled) // 2 else "report") for i, scope in enumerate(shuffled)}
