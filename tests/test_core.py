@@ -641,3 +641,33 @@ def test_unlink_removes_one_relation_or_every_one_and_says_when_there_was_none(s
         store.unlink(b, a, relation="likes")
     with pytest.raises(NotFoundError):
         store.unlink(b, "M999")
+
+
+def test_list_filters_by_pinned_and_time_range(store):
+    pinned = store.remember("always run the linter before committing", kind="preference", pinned=True)["id"]
+    plain = store.remember("the build uses make and ninja", kind="fact")["id"]
+    assert [m["id"] for m in store.list(pinned=True)["items"]] == [pinned]
+    assert [m["id"] for m in store.list(pinned=False)["items"]] == [plain]
+    assert {m["id"] for m in store.list(since="1d", until="2999-01-01")["items"]} == {pinned, plain}
+    assert store.list(until="2000-01-01")["items"] == []
+    with pytest.raises(InvalidInputError):
+        store.list(pinned="yes")
+
+
+def test_searches_from_the_ui_are_left_out_of_the_search_figures(store):
+    store.remember("postgres connection pool size is 20", kind="fact")
+    store.recall("postgres pool", touch=False, origin="ui")
+    assert store.stats()["searches"] == 0
+    store.recall("postgres pool", origin="cli")
+    assert store.stats()["searches"] == 1
+
+
+def test_health_lists_the_expired_memories_maintenance_would_remove(db_path, config):
+    now = [1_800_000_000.0]
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj", clock=lambda: now[0]) as s:
+        gone = s.remember("temporary deploy freeze this week", kind="fact", ttl_days=1)["id"]
+        now[0] += 3 * 86400
+        report = s.health()
+        assert report["expired"] == 1
+        assert [item["id"] for item in report["expired_items"]] == [gone]
+        assert s.maintenance()["expired"] == 1

@@ -173,8 +173,10 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
                                             f"LEFT JOIN vectors v ON v.chunk_id = c.id WHERE {LIVE} AND v.chunk_id IS NULL")[0][0],
     }
     stale = sweep(ctx, namespace=namespace, sample=0)["matched"]
-    expired = ctx.q(f"SELECT count(*) FROM memories m WHERE {LIVE} AND {ns_sql} AND m.expires_at IS NOT NULL "
-                    f"AND m.expires_at <= ?", ns_params + [now])[0][0]
+    expired_rows = ctx.q(f"SELECT m.id, m.kind, m.title, m.expires_at FROM memories m WHERE {LIVE} AND {ns_sql} "
+                         f"AND m.expires_at IS NOT NULL AND m.expires_at <= ? ORDER BY m.expires_at, m.id",
+                         ns_params + [now])
+    expired = len(expired_rows)
     pin = embedding.pinned_model(ctx)
     pin_status = "not pinned yet"
     if pin is not None:
@@ -188,5 +190,7 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
     problems = len(pairs) + len(contradictions) + sum(orphans.values())
     return {"near_duplicates": pairs[:max_pairs], "near_duplicate_pairs": len(pairs),
             "contradictions": contradictions, "orphans": orphans, "stale": stale, "expired": expired,
+            "expired_items": [{"id": format_id(r[0]), "kind": r[1], "title": r[2], "expired_at": iso(r[3])}
+                              for r in expired_rows[:max_pairs]],
             "schema_version": dbm.schema_version(ctx.conn), "model_pin": pin, "model_pin_status": pin_status,
             "clean": problems == 0}

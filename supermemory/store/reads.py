@@ -41,7 +41,7 @@ def get(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dict:
     return {"memories": found, "missing": missing, "forgotten": forgotten}
 
 
-def filters(*, kinds=None, tags=None, since=None, until=None, platform=None, status=None,
+def filters(*, kinds=None, tags=None, since=None, until=None, platform=None, status=None, pinned=None,
             now: float) -> tuple[str, list]:
     """SQL condition (over `memories m`) and parameters for the common read filters; expired rows
     are always left out.
@@ -72,6 +72,11 @@ def filters(*, kinds=None, tags=None, since=None, until=None, platform=None, sta
             raise InvalidInputError(f"status must be one of {', '.join(TASK_STATUSES)}")
         clauses.append("m.status = ?")
         params.append(status)
+    if pinned is not None:
+        if not isinstance(pinned, bool):
+            raise InvalidInputError("pinned must be true or false")
+        clauses.append("m.pinned = ?")
+        params.append(int(pinned))
     clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
     params.append(now)
     return " AND ".join(clauses), params
@@ -91,14 +96,18 @@ def live_records(ctx: StoreContext, ids: Sequence[int], namespaces: list[str] | 
 
 def list_memories(ctx: StoreContext, *, namespace: str | None = None, kinds: Sequence[str] | None = None,
                   tags: Sequence[str] | None = None, status: str | None = None, since: Any = None,
-                  until: Any = None, limit: int = 50, offset: int = 0, order: str = "recent") -> dict:
+                  until: Any = None, pinned: bool | None = None, limit: int = 50, offset: int = 0,
+                  order: str = "recent") -> dict:
     """A cheap index of live memories: titles and summaries, no bodies.
 
+    :param pinned: True only pinned memories, False only unpinned ones, None both.
+    :param since: updated at or after (`7d`, ISO); `until`: created at or before.
     :param order: 'recent' (updated first) or 'importance'.
     """
     limit = rec_.integer(limit, "limit", 1, 1000)
     offset = rec_.integer(offset, "offset", 0, 10**9)
-    where, params = filters(kinds=kinds, tags=tags, since=since, until=until, status=status, now=ctx.clock())
+    where, params = filters(kinds=kinds, tags=tags, since=since, until=until, status=status, pinned=pinned,
+                            now=ctx.clock())
     ns_sql, ns_params = nsm.clause(nsm.for_read(ctx, namespace, must_exist=True))
     order_sql = {"recent": "m.updated_at DESC, m.id DESC",
                  "importance": "m.pinned DESC, m.importance DESC, m.updated_at DESC"}.get(order)

@@ -39,9 +39,16 @@ def trim(ctx: StoreContext) -> int:
     return ctx.conn.execute("DELETE FROM search_log WHERE id <= ?", (last - cap,)).rowcount  # a PK range: cheap
 
 
+# Searches from the local page (`supermemory ui`) are logged under this origin and left out of the figures:
+# a person browsing is not an agent recalling.
+UI_ORIGIN = "ui"
+
+
 def figures(ctx: StoreContext, namespaces: list[str] | None) -> dict:
-    """Latencies (ms, in log order), hit counts and the latest queries that found nothing."""
+    """Latencies (ms, in log order), hit counts and the latest queries that found nothing (agents' recalls
+    only: rows with origin `UI_ORIGIN` are left out)."""
     log_sql, log_params = nsm.clause([",".join(namespaces)] if namespaces else None, "namespace")
+    log_sql = f"{log_sql} AND origin != '{UI_ORIGIN}'"
     log = ctx.q(f"SELECT latency_ms, hits FROM search_log WHERE {log_sql}", log_params)
     recent_empty = [r[0] for r in ctx.q(
         f"SELECT query FROM search_log WHERE hits = 0 AND {log_sql} ORDER BY id DESC LIMIT 10", log_params)]
