@@ -8,24 +8,19 @@ from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 from types import MappingProxyType
 
-PACKAGE = "supermemory.text"
-FOLDER = "lexicons"
+FOLDER = Path(__file__).with_name("lexicons")   # package data next to this module (wheel and checkout alike)
 
 
 def _read(name: str) -> str:
-    from importlib import resources   # only when a lexicon is first read
-
-    return resources.files(PACKAGE).joinpath(FOLDER, f"{name}.txt").read_text(encoding="utf-8")
+    return (FOLDER / f"{name}.txt").read_text(encoding="utf-8")
 
 
 def names() -> tuple[str, ...]:
     """Every lexicon shipped with the package, by name (file name without `.txt`)."""
-    from importlib import resources
-
-    folder = resources.files(PACKAGE).joinpath(FOLDER)
-    return tuple(sorted(entry.name[:-4] for entry in folder.iterdir() if entry.name.endswith(".txt")))
+    return tuple(sorted(path.stem for path in FOLDER.glob("*.txt")))
 
 
 def provenance(name: str) -> str:
