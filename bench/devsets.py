@@ -1,0 +1,127 @@
+"""The six dev sets as one list, each seeded once into a cached store and its candidates gathered once.
+
+Ranker settings are chosen on all of them together (bench/fit_relevance.py); seeding embeds every
+document, so the seeded stores are kept under `--cache` and reused (a tokenizer change only
+re-tokenizes the full-text index when a cached store is opened). Candidates do not depend on ranker
+settings, so they are gathered once per query and pickled next to the store.
+
+    python3 bench/devsets.py seed [--data ../shared/bench] [--cache /tmp/sm-dev] [--only locomo-dev]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+SHARED = ("locomo-dev", "longmemeval-dev", "scifact-train", "codesearch-dev", "cmrc2018")
+SETS = ("cases",) + SHARED
+CROSS_SCOPE = ("locomo-dev", "longmemeval-dev")   # sets whose scopes give cross-scope negatives
+
+
+def default_data() -> Path:
+    return ROOT.parent / "shared" / "bench"
+
+
+def load(name: str, data: Path) -> tuple[list[dict], list[dict]]:
+    """(docs, queries) of one set; the chat sets get their cross-scope negatives added (seed 7)."""
+    from supermemory.bench import load_cases
+    from supermemory.jsonl import read_jsonl
+
+    if name == "cases":
+        return load_cases(ROOT / "bench" / "cases.jsonl")
+    docs = read_jsonl(data / name / "corpus.jsonl")
+    queries = read_jsonl(data / name / "queries.jsonl")
+    if name in CROSS_SCOPE:
+        import cross_scope
+
+        queries = cross_scope.build(docs, queries, seed=7)
+    return docs, queries
+
+
+def open_store(db: Path, settings: dict | None = None):
+    """A store over a cached dev DB with the user's config (model dir) and optional settings."""
+    from supermemory.config import Config, load_config
+    from supermemory.core import MemoryStore
+
+    base = load_config()
+    config = Config(home=Path(tempfile.mkdtemp(prefix="sm-dev-")), settings=settings or base.settings,
+                    model_dir_override=base.model_dir, explicit_namespace="bench")
+    return MemoryStore(db, config=config, namespace="bench", cache_vectors=True)
+
+
+def seeded(name: str, data: Path, cache: Path):
+    """The cached store of a set (seeded on first use) and {memory id: doc id}."""
+    from supermemory.bench import seed
+
+    cache.mkdir(parents=True, exist_ok=True)
+    db = cache / f"{name}.db"
+    mapping_file = cache / f"{name}.map.json"
+    if not mapping_file.exists():
+        for stale in (db, Path(str(db) + "-wal"), Path(str(db) + "-shm")):
+            stale.unlink(missing_ok=True)
+        docs, _ = load(name, data)
+        store = open_store(db)
+        try:
+            mapping = seed(store, docs)
+        finally:
+            store.close()
+        mapping_file.write_text(json.dumps(mapping))
+    mapping = json.loads(mapping_file.read_text())
+    return db, {v: k for k, v in mapping.items()}
+
+
+def gathered(name: str, data: Path, cache: Path, *, refresh: bool = False) -> list[dict]:
+    """Per query: the query row, its analysed ranker context and its unranked candidates (cached)."""
+    from supermemory.bench import scope_namespace
+    from supermemory.text import TOKENIZER_VERSION
+
+    db, mem_to_doc = seeded(name, data, cache)
+    pick = cache / f"{name}.t{TOKENIZER_VERSION}.cands.pkl"
+    if pick.exists() and not refresh:
+        return pickle.loads(pick.read_bytes())
+    _, queries = load(name, data)
+    store = open_store(db)
+    out = []
+    try:
+        for q in queries:
+            scope = (q.get("meta") or {}).get("scope")
+            ns = scope_namespace(scope) if scope is not None else "bench"
+            query, found = store.candidates(q["query"], namespace=ns, n_cand=60)
+            for cand in found.candidates:
+                cand.text = ""   # the pickles stay small; revisions come from links
+            ranked_docs = {c.id: mem_to_doc.get(f"M{c.id}") for c in found.candidates}
+            out.append({"query": q, "candidates": found.candidates, "docs": ranked_docs,
+                        "context": store.query_context(q["query"], found.doc_freq),
+                        "has_vectors": found.query_vec is not None})
+    finally:
+        store.close()
+    pick.write_bytes(pickle.dumps(out))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=("seed", "gather"))
+    parser.add_argument("--data", type=Path, default=default_data())
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "sm-dev")
+    parser.add_argument("--only", action="append", choices=SETS)
+    args = parser.parse_args()
+    for name in args.only or SETS:
+        if args.action == "seed":
+            seeded(name, args.data, args.cache)
+        else:
+            rows = gathered(name, args.data, args.cache, refresh=True)
+            print(f"{name}: {len(rows)} queries gathered", flush=True)
+        print(f"{name}: ready", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
