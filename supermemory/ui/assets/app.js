@@ -42,6 +42,11 @@ function append(el, children) {
   }
 }
 
+function put(el, ...children) {
+  append(el, children);
+  return el;
+}
+
 function clear(el) {
   while (el.firstChild) el.removeChild(el.firstChild);
   return el;
@@ -152,7 +157,7 @@ async function memoriesPage(params) {
     h("th", {}, "kind"), h("th", {}, "title"), h("th", {}, "namespace"), h("th", { class: "num" }, "updated"),
     h("th", { class: "num" }, "recalls"))), body);
   const more = h("button", { class: "more", hidden: true }, "Load more");
-  root.append(h("h1", {}, "Memories"), form, summary, table, more);
+  put(root, h("h1", {}, "Memories"), form, summary, table, more);
   const query = { namespace: state.namespace, kind: params.kind, pinned: params.pinned, status: params.status,
     tag: params.tag, since: params.since, until: params.until, limit: 50 };
   let shown = 0;
@@ -192,7 +197,7 @@ async function searchPage(params) {
     event.preventDefault();
     go("search", { q: input.value.trim(), dropped: dropped.checked ? "1" : "" });
   } }, input, h("button", { type: "submit" }, "Search"), h("label", { class: "check" }, dropped, "show dropped candidates"));
-  root.append(h("h1", {}, "Search"), form,
+  put(root, h("h1", {}, "Search"), form,
     h("p", { class: "muted" }, "The same ranker as the agents' recall; searches from this page are not counted as recalls."));
   if (!params.q) return;
   const result = await api("/api/search", { q: params.q, namespace: state.namespace, dropped: params.dropped });
@@ -218,7 +223,7 @@ async function searchPage(params) {
   if (result.dropped) {
     const rows = result.dropped.map((d) => h("tr", {}, h("td", {}, memoryLink(d.id)), h("td", {}, d.title),
       h("td", {}, d.reason || ""), h("td", { class: "num" }, d.score.toFixed(3))));
-    results.append(h("h2", {}, `Dropped candidates (${result.dropped.length})`),
+    put(results, h("h2", {}, `Dropped candidates (${result.dropped.length})`),
       rows.length ? h("table", { class: "list", id: "dropped" }, h("thead", {}, h("tr", {}, h("th", {}, "id"),
         h("th", {}, "title"), h("th", {}, "why"), h("th", { class: "num" }, "score"))), h("tbody", {}, rows))
         : h("p", { class: "muted" }, "none"));
@@ -262,7 +267,7 @@ async function memoryPage(id) {
   if (data.forgotten) {
     actions.appendChild(h("button", { id: "restore", onclick: () => act("/api/restore", { id: data.current }) }, "Restore"));
   } else {
-    actions.append(
+    put(actions,
       h("button", { id: "edit", onclick: () => editor.hidden = !editor.hidden }, "Edit"),
       h("button", { id: "pin", onclick: () => act("/api/pin", { id: data.current, pinned: !current.pinned }, (r) => r.id) },
         current.pinned ? "Unpin" : "Pin"),
@@ -283,7 +288,7 @@ async function memoryPage(id) {
   h("p", { class: "muted" }, "Saving writes a new version (the old one stays in the history); secrets are redacted as for the agents."),
   h("button", { type: "submit", id: "save" }, "Save as a new version"));
   const source = Object.entries(m.source || {});
-  root.append(h("p", { class: "crumbs" }, h("a", { href: "#/memories" }, "Memories"), " / ", m.id),
+  put(root, h("p", { class: "crumbs" }, h("a", { href: "#/memories" }, "Memories"), " / ", m.id),
     banner,
     h("h1", { class: "mtitle" }, kindBadge(m.kind), " ", h("span", { id: "memory-title" }, m.title)),
     h("p", { class: "facts" }, factList([["id", m.id], ["namespace", m.namespace], ["importance", m.importance],
@@ -336,7 +341,7 @@ function timeline(data) {
 async function graphPage() {
   const root = view();
   const data = await api("/api/graph", { namespace: state.namespace });
-  root.append(h("h1", {}, "Graph"), h("p", { class: "muted" },
+  put(root, h("h1", {}, "Graph"), h("p", { class: "muted" },
     `${data.nodes.length} memories with ${data.edges.length} typed links. Scroll to zoom, drag to move, click a memory to open it.`));
   if (!data.nodes.length) {
     root.appendChild(h("p", {}, "No links yet: agents record them with memory_link (CLI: supermemory link)."));
@@ -346,9 +351,13 @@ async function graphPage() {
     const swatch = h("span", { class: "swatch" });
     swatch.style.background = color;
     return h("span", { class: "legend-item" }, swatch, rel);
+  }), [...new Set(data.nodes.map((n) => n.kind))].sort().map((kind) => {
+    const dot = h("span", { class: "dot" });
+    dot.style.background = KIND_COLORS[kind] || "#777";
+    return h("span", { class: "legend-item" }, dot, kind);
   }));
   const width = 1000;
-  const height = 640;
+  const height = 560;
   const positions = layout(data.nodes, data.edges, width, height);
   const scene = s("g", { class: "scene" });
   const svg = s("svg", { id: "graph", viewBox: `0 0 ${width} ${height}`, role: "img" }, s("title", {}, "memory graph"), scene);
@@ -396,45 +405,57 @@ async function graphPage() {
     h("button", { id: "zoom-in", onclick: () => zoomAt(1.25, { x: width / 2, y: height / 2 }) }, "+"),
     h("button", { id: "zoom-out", onclick: () => zoomAt(0.8, { x: width / 2, y: height / 2 }) }, "−"),
     h("button", { onclick: () => { zoom = { k: 1, x: 0, y: 0 }; apply(); } }, "reset"));
-  root.append(legend, controls, h("div", { class: "graph-box" }, svg));
+  put(root, legend, controls, h("div", { class: "graph-box" }, svg));
 }
 
 function layout(nodes, edges, width, height) {
-  // A few hundred steps of a spring model from a circle: deterministic, enough for a few hundred nodes.
+  // Fruchterman-Reingold in a unit square from a circle (deterministic), with gravity so separate
+  // groups stay near the middle; then scaled to fit the picture, leaving room for the labels.
+  const n = Math.max(1, nodes.length);
   const pos = new Map();
-  nodes.forEach((n, i) => {
-    const angle = (2 * Math.PI * i) / nodes.length;
-    pos.set(n.id, { x: width / 2 + Math.cos(angle) * width * 0.3, y: height / 2 + Math.sin(angle) * height * 0.3, dx: 0, dy: 0 });
+  nodes.forEach((node, i) => {
+    const angle = (2 * Math.PI * i) / n;
+    pos.set(node.id, { x: 0.5 + 0.4 * Math.cos(angle), y: 0.5 + 0.4 * Math.sin(angle), dx: 0, dy: 0 });
   });
   const list = [...pos.values()];
-  const ideal = Math.sqrt((width * height) / Math.max(1, nodes.length)) * 0.6;
-  for (let step = 0; step < 300; step++) {
+  const k = 0.9 * Math.sqrt(1 / n);
+  const steps = 400;
+  for (let step = 0; step < steps; step++) {
     for (const p of list) { p.dx = 0; p.dy = 0; }
     for (let i = 0; i < list.length; i++) {
       for (let j = i + 1; j < list.length; j++) {
         const a = list[i], b = list[j];
-        let dx = a.x - b.x, dy = a.y - b.y;
-        const d = Math.max(1, Math.hypot(dx, dy));
-        const force = (ideal * ideal) / d;
-        dx /= d; dy /= d;
-        a.dx += dx * force; a.dy += dy * force; b.dx -= dx * force; b.dy -= dy * force;
+        const dx = a.x - b.x, dy = a.y - b.y;
+        const d = Math.max(0.01, Math.hypot(dx, dy));
+        if (d > 3 * k) continue;   // short-range only: gravity keeps separate groups together
+        const f = (k * k) / d / d;
+        a.dx += dx * f; a.dy += dy * f; b.dx -= dx * f; b.dy -= dy * f;
       }
     }
     for (const e of edges) {
       const a = pos.get(e.src), b = pos.get(e.dst);
-      let dx = a.x - b.x, dy = a.y - b.y;
-      const d = Math.max(1, Math.hypot(dx, dy));
-      const force = (d * d) / ideal;
-      dx /= d; dy /= d;
-      a.dx -= dx * force; a.dy -= dy * force; b.dx += dx * force; b.dy += dy * force;
+      const dx = a.x - b.x, dy = a.y - b.y;
+      const d = Math.max(0.01, Math.hypot(dx, dy));
+      const f = d / k;
+      a.dx -= dx * f; a.dy -= dy * f; b.dx += dx * f; b.dy += dy * f;
     }
-    const temperature = 40 * (1 - step / 300) + 1;
+    const t = 0.08 * (1 - step / steps) + 0.002;
     for (const p of list) {
-      p.dx += (width / 2 - p.x) * 0.02; p.dy += (height / 2 - p.y) * 0.02;
-      const d = Math.max(1, Math.hypot(p.dx, p.dy));
-      p.x = Math.min(width - 120, Math.max(30, p.x + (p.dx / d) * Math.min(d, temperature)));
-      p.y = Math.min(height - 20, Math.max(20, p.y + (p.dy / d) * Math.min(d, temperature)));
+      p.dx += (0.5 - p.x) * 0.6; p.dy += (0.5 - p.y) * 0.6;
+      const d = Math.max(1e-9, Math.hypot(p.dx, p.dy));
+      p.x += (p.dx / d) * Math.min(d, t);
+      p.y += (p.dy / d) * Math.min(d, t);
     }
+  }
+  const xs = list.map((p) => p.x), ys = list.map((p) => p.y);
+  const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+  const left = 40, right = 200, top = 30, bottom = 30;
+  const scale = Math.min((width - left - right) / Math.max(1e-9, x1 - x0), (height - top - bottom) / Math.max(1e-9, y1 - y0));
+  const offX = left + ((width - left - right) - (x1 - x0) * scale) / 2;
+  const offY = top + ((height - top - bottom) - (y1 - y0) * scale) / 2;
+  for (const p of list) {
+    p.x = list.length > 1 ? offX + (p.x - x0) * scale : width / 2;
+    p.y = list.length > 1 ? offY + (p.y - y0) * scale : height / 2;
   }
   return pos;
 }
@@ -443,7 +464,7 @@ function layout(nodes, edges, width, height) {
 
 async function healthPage() {
   const root = view();
-  root.append(h("h1", {}, "Health"), h("p", { class: "muted", id: "health-loading" }, "Checking the store…"));
+  put(root, h("h1", {}, "Health"), h("p", { class: "muted", id: "health-loading" }, "Checking the store…"));
   const data = await api("/api/health", { namespace: state.namespace });
   document.getElementById("health-loading").remove();
   const hl = data.health;
@@ -451,7 +472,7 @@ async function healthPage() {
   const card = (label, value, note) => h("div", { class: "card" }, h("div", { class: "card-value" }, value),
     h("div", { class: "card-label" }, label), note ? h("div", { class: "muted" }, note) : null);
   const ms = (v) => (v === null || v === undefined ? "–" : v.toFixed(1) + " ms");
-  root.append(h("div", { class: "cards", id: "health-cards" },
+  put(root, h("div", { class: "cards", id: "health-cards" },
     card("memories", String(data.counts.memories)),
     card("agent recalls logged", String(r.searches)),
     card("recall latency p50", ms(r.latency_ms_p50)), card("recall latency p95", ms(r.latency_ms_p95)),
@@ -462,25 +483,25 @@ async function healthPage() {
   const chartBox = h("div", { class: "chart-box" });
   by.addEventListener("change", () => clear(chartBox).appendChild(growthChart(data.growth, by.value)));
   chartBox.appendChild(growthChart(data.growth, "by_kind"));
-  root.append(h("h2", {}, "Memories over time ", by), chartBox);
-  root.append(h("h2", {}, `Near-duplicates (${hl.near_duplicate_pairs})`),
+  put(root, h("h2", {}, "Memories over time ", by), chartBox);
+  put(root, h("h2", {}, `Near-duplicates (${hl.near_duplicate_pairs})`),
     hl.near_duplicates.length ? h("table", { class: "list" }, h("thead", {}, h("tr", {}, h("th", {}, "pair"), h("th", {}, "titles"),
       h("th", { class: "num" }, "similarity"), h("th", {}, "to merge"))), h("tbody", {}, hl.near_duplicates.map((p) => h("tr", {},
       h("td", {}, memoryLink(p.a), " ", memoryLink(p.b)), h("td", {}, p.titles[0], h("br"), p.titles[1]),
       h("td", { class: "num" }, p.similarity.toFixed(3)), h("td", {}, h("code", {}, p.merge))))))
       : h("p", { class: "muted" }, "none"));
-  root.append(h("h2", {}, `Contradicts links (${hl.contradictions.length})`),
+  put(root, h("h2", {}, `Contradicts links (${hl.contradictions.length})`),
     hl.contradictions.length ? h("ul", { class: "links" }, hl.contradictions.map((c) => h("li", {},
       memoryLink(c.src, c.titles[0]), h("span", { class: "rel rel-contradicts" }, " contradicts "), memoryLink(c.dst, c.titles[1]))))
       : h("p", { class: "muted" }, "none"));
-  root.append(h("h2", {}, `Past their TTL (${hl.expired}): maintenance removes these`),
+  put(root, h("h2", {}, `Past their TTL (${hl.expired}): maintenance removes these`),
     hl.expired_items.length ? h("ul", { class: "links" }, hl.expired_items.map((e) => h("li", {}, kindBadge(e.kind), " ",
       memoryLink(e.id, e.title), h("span", { class: "muted" }, " expired " + e.expired_at)))) : h("p", { class: "muted" }, "none"));
   const sweepBox = h("div", { id: "sweep" });
-  root.append(h("h2", {}, `Stale and unimportant (${hl.stale}): the forget --sweep candidates`), sweepBox);
+  put(root, h("h2", {}, `Stale and unimportant (${hl.stale}): the forget --sweep candidates`), sweepBox);
   const preview = async () => {
     const dry = await api("/api/sweep", { namespace: state.namespace });
-    clear(sweepBox).append(h("p", {}, `Dry run: ${dry.matched} memories unused for ${dry.stale_days} days with importance ≤ ${dry.importance_floor}.`),
+    put(clear(sweepBox), h("p", {}, `Dry run: ${dry.matched} memories unused for ${dry.stale_days} days with importance ≤ ${dry.importance_floor}.`),
       dry.sample.length ? h("ul", { class: "links" }, dry.sample.map((m) => h("li", {}, kindBadge(m.kind), " ", memoryLink(m.id, m.title),
         h("span", { class: "muted" }, " last used " + m.last_used)))) : null,
       dry.matched ? h("button", { class: "danger", id: "sweep-apply", onclick: async () => {
@@ -491,12 +512,12 @@ async function healthPage() {
   sweepBox.appendChild(h("button", { id: "sweep-preview", onclick: () => preview().catch((err) => sweepBox.appendChild(problem(err))) },
     "Show what a sweep would archive"));
   const orphans = Object.entries(hl.orphans).filter(([, n]) => n);
-  root.append(h("h2", {}, "Store"), h("p", { class: "facts" }, factList([["schema", hl.schema_version],
+  put(root, h("h2", {}, "Store"), h("p", { class: "facts" }, factList([["schema", hl.schema_version],
     ["model pin", hl.model_pin_status], ["driver", data.counts.driver], ["vectors", data.counts.vector_index],
     ["size", (data.counts.db_bytes / 1048576).toFixed(1) + " MB"], ["old versions", data.counts.versions_superseded],
     ["forgotten", data.counts.deleted], ["orphans", orphans.length ? orphans.map(([k, n]) => `${k} ${n}`).join(", ") : "none"]])));
   if (r.recent_empty_queries.length) {
-    root.append(h("h2", {}, "Recent recalls that found nothing"), h("ul", {}, r.recent_empty_queries.map((q) => h("li", {}, q))));
+    put(root, h("h2", {}, "Recent recalls that found nothing"), h("ul", {}, r.recent_empty_queries.map((q) => h("li", {}, q))));
   }
 }
 
