@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.common import REPO, close_pipes, subprocess_env
+from helpers.common import REPO, McpClient, close_pipes, subprocess_env
 from supermemory.config import load_config
 from supermemory.core import MemoryStore
 from supermemory.embed import HashProvider
@@ -442,6 +442,35 @@ def test_the_page_keeps_working_while_another_process_writes_the_same_store(isol
     finally:
         page.close()
         close_pipes(writer)
+        store.close()
+
+
+def test_the_mcp_server_keeps_working_while_the_page_is_open(isolated_home, tmp_path):
+    config = load_config()
+    store = MemoryStore(config.db_path, config=config, embedder=HashProvider(), namespace="global")
+    wrong = store.remember("The staging database listens on port 5432")["id"]
+    page = Page(store)
+    client = McpClient(isolated_home, tmp_path)
+    try:
+        assert "result" in client.initialize()
+        page.get("/api/memories")
+        page.get("/api/search?q=staging+database+port")
+        made = client.tool("memory_remember", {"content": "Deploys go out on Tuesdays at 10:00 UTC",
+                                               "namespace": "global"})["structuredContent"]
+        assert made["id"] in [m["id"] for m in page.get("/api/memories")["items"]]
+        fixed = page.post("/api/update", {"id": wrong, "content": "The staging database listens on port 5433"})
+        page.post("/api/forget", {"id": made["id"]})
+        found = client.tool("memory_recall", {"query": "staging database port", "namespace": "global"})
+        assert [r["id"] for r in found["structuredContent"]["results"]][:1] == [fixed["id"]]
+        assert "5433" in found["structuredContent"]["results"][0]["title"] + \
+            found["structuredContent"]["results"][0].get("body", "5433")
+        gone = client.tool("memory_recall", {"query": "when do deploys go out", "namespace": "global"})
+        assert made["id"] not in [r["id"] for r in gone["structuredContent"]["results"]]
+        code, err = client.close()
+        assert code == 0, err
+    finally:
+        client.kill()
+        page.close()
         store.close()
 
 
