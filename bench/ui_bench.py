@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"{total} memories (seeded in {seconds:.1f} s), {args.repeat} requests per case")
+        print(f"{total} memories (seeding took {seconds:.1f} s), {args.repeat} requests per case")
         for label, figures in results.items():
             print(f"  {label:45s} median {figures['median_ms']:7.1f} ms   p95 {figures['p95_ms']:7.1f} ms")
         print(f"first page median {first:.1f} ms: {'OK' if first < TARGET_MS else 'OVER'} the {TARGET_MS:.0f} ms target")
