@@ -24,6 +24,8 @@ ARTEFACTS = Path(__file__).resolve().parent / "artefacts" / "ui"
 DAY = 86400.0
 
 SEED = [  # (days ago, kind, title, text, tags, extra)
+    (200, "note", "Old scratch note about the intranet wiki",
+     "The old intranet wiki lived at wiki.internal before the move.", ["wiki"], {"importance": 0.1}),
     (84, "decision", "Use SQLite with WAL for the job queue",
      "We keep the job queue in SQLite (WAL mode, busy_timeout 30 s) instead of Redis: one file to back up, "
      "and the load is under 50 writes per second.", ["queue", "sqlite"], {"importance": 0.8}),
@@ -56,6 +58,10 @@ SEED = [  # (days ago, kind, title, text, tags, extra)
      "Keep pull requests under 400 changed lines; split refactors from behaviour changes.", ["review"], {}),
     (2, "fact", "The job queue runs 4 workers",
      "Four queue workers run per host; more contend on the SQLite write lock.", ["queue"], {}),
+    (5, "fact", "A one-week freeze on schema changes",
+     "No schema changes this week while the audit runs.", ["db"], {"ttl_days": 1}),
+    (3, "fact", "Production deploys are on Tuesdays",
+     "Production deploys happen on Tuesdays at 10:00 UTC, after the release branch is cut.", ["release"], {}),
     (1, "note", "Session notes: queue latency investigation",
      "Queue latency spikes came from a missing index on jobs(state, run_at).", ["queue"], {}),
 ]
@@ -128,10 +134,11 @@ def _walk_through(b: Browser, server: UIServer, store: MemoryStore, ids: dict) -
     # Memories: newest first, the filter choices filled from the store.
     b.navigate(server.url + "#/memories")
     rows = b.wait_for("document.querySelectorAll('#memory-list tbody tr').length")
-    assert rows == len(SEED) + 1
+    listed = len(SEED)   # + the global one - the expired one
+    assert rows == listed
     assert b.js("document.querySelector('#memory-list tbody tr a.mlink').textContent") == \
         "Use the shared Redis only for sessions"
-    assert "15 of 15" in b.js("document.getElementById('list-summary').textContent")
+    assert f"{listed} of {listed}" in b.js("document.getElementById('list-summary').textContent")
     b.screenshot(ARTEFACTS / "memories.png")
     b.js("document.querySelector('select[name=kind]').value = 'task'; document.querySelector('.filters button').click()")
     b.wait_for("location.hash.includes('kind=task') && document.querySelectorAll('#memory-list tbody tr').length === 2")
@@ -174,6 +181,7 @@ def _walk_through(b: Browser, server: UIServer, store: MemoryStore, ids: dict) -
     assert b.js("document.querySelectorAll('#history ins').length") > 0
     assert b.js("document.querySelectorAll('.links li').length") == 3, "links moved to the new version"
     b.screenshot(ARTEFACTS / "memory.png")
+    b.screenshot(ARTEFACTS / "memory-full.png", full=True)
 
     # Forget, then restore.
     b.js("document.getElementById('forget').click()")
@@ -200,6 +208,9 @@ def _walk_through(b: Browser, server: UIServer, store: MemoryStore, ids: dict) -
     b.wait_for("document.querySelectorAll('#health-cards .card').length && document.querySelectorAll('#growth rect').length")
     cards = b.js("[...document.querySelectorAll('#health-cards .card')].map(c => c.textContent)")
     assert any("hit rate" in c and "75%" in c for c in cards), cards
+    text = b.js("document.getElementById('view').textContent")
+    assert text.count("A one-week freeze on schema changes") == 1 and "Near-duplicates (1)" in text
     b.js("document.getElementById('sweep-preview').click()")
     b.wait_for("document.getElementById('sweep').textContent.includes('Dry run')")
     b.screenshot(ARTEFACTS / "health.png")
+    b.screenshot(ARTEFACTS / "health-full.png", full=True)

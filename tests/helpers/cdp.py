@@ -198,8 +198,14 @@ class Browser:
             f"{json.dumps(condition)}));"
             " setTimeout(poll, 50); })(); })", timeout=timeout + 5)
 
-    def screenshot(self, path: Path) -> None:
-        data = self.call("Page.captureScreenshot", {"format": "png"}, session=True)["data"]
+    def screenshot(self, path: Path, *, full: bool = False) -> None:
+        """A PNG of the viewport, or of the whole page (`full`)."""
+        params: dict = {"format": "png"}
+        if full:
+            size = self.call("Page.getLayoutMetrics", session=True)["cssContentSize"]
+            params.update(captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": size["width"],
+                                                            "height": size["height"], "scale": 1})
+        data = self.call("Page.captureScreenshot", params, session=True)["data"]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
 

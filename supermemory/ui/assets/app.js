@@ -331,7 +331,8 @@ function timeline(data) {
     list.appendChild(h("li", { class: v.id === data.memory.id ? "version asked" : "version" },
       h("div", { class: "vhead" }, memoryLink(v.id), h("span", { class: "muted" }, " " + (v.valid_from || "")),
         h("span", { class: "vstate" }, state_)),
-      changes.length ? changes : h("div", { class: "muted" }, v.changes && v === data.versions[0] ? "first version" : "no text change")));
+      changes.length ? changes : h("div", { class: "muted" }, v === data.versions[0] ? "first version" : "no change"),
+      h("details", { class: "vtext" }, h("summary", {}, "text of this version"), h("pre", { class: "body" }, v.body))));
   }
   return list;
 }
@@ -501,12 +502,12 @@ async function healthPage() {
   put(root, h("h2", {}, `Stale and unimportant (${hl.stale}): the forget --sweep candidates`), sweepBox);
   const preview = async () => {
     const dry = await api("/api/sweep", { namespace: state.namespace });
-    put(clear(sweepBox), h("p", {}, `Dry run: ${dry.matched} memories unused for ${dry.stale_days} days with importance ≤ ${dry.importance_floor}.`),
+    put(clear(sweepBox), h("p", {}, `Dry run: ${dry.matched} ${dry.matched === 1 ? "memory" : "memories"} unused for ${dry.stale_days} days with importance ≤ ${dry.importance_floor}.`),
       dry.sample.length ? h("ul", { class: "links" }, dry.sample.map((m) => h("li", {}, kindBadge(m.kind), " ", memoryLink(m.id, m.title),
         h("span", { class: "muted" }, " last used " + m.last_used)))) : null,
       dry.matched ? h("button", { class: "danger", id: "sweep-apply", onclick: async () => {
         const done = await post("/api/sweep", { namespace: state.namespace });
-        clear(sweepBox).appendChild(h("p", {}, `Archived ${done.matched} memories (restore brings any of them back).`));
+        clear(sweepBox).appendChild(h("p", {}, `Archived ${done.matched} ${done.matched === 1 ? "memory" : "memories"} (restore brings any of them back).`));
       } }, `Archive these ${dry.matched}`) : h("p", { class: "muted" }, "Nothing to archive."));
   };
   sweepBox.appendChild(h("button", { id: "sweep-preview", onclick: () => preview().catch((err) => sweepBox.appendChild(problem(err))) },
@@ -524,7 +525,7 @@ async function healthPage() {
 function growthChart(growth, by) {
   const buckets = growth.buckets;
   const keys = [...new Set(buckets.flatMap((b) => Object.keys(b[by])))].sort();
-  const width = 900, height = 220, pad = 30;
+  const width = 900, height = 160, pad = 30;
   const top = Math.max(1, ...buckets.map((b) => Object.values(b[by]).reduce((a, n) => a + n, 0)));
   const barW = (width - pad * 2) / buckets.length;
   const palette = ["#2f6fb3", "#2e9d6b", "#d08a1d", "#8a4fbf", "#c8453c", "#6b7785", "#17a2b8", "#9aa5b1"];
