@@ -393,6 +393,13 @@ def cmd_mcp(args) -> int:
     hard_exit(serve())
 
 
+def cmd_ui(args) -> int:
+    from supermemory.ui.server import serve
+
+    with _store(args) as store:
+        return serve(store, port=args.port, open_browser=not args.no_open)
+
+
 def cmd_hook(args) -> int:
     from supermemory.hooks import run_hook
 
@@ -542,6 +549,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(p)
 
     add("mcp", cmd_mcp, "run the MCP stdio server", json_flag=False, ns=False)
+    p = add("ui", cmd_ui, "open a local page to browse, search and clean memories (127.0.0.1 only)",
+            json_flag=False, ns=False)
+    p.add_argument("--port", type=int, help="port (default 7377, or a free one when it is taken; 0 = any free)")
+    p.add_argument("--no-open", action="store_true", help="print the address but do not open a browser")
     p = add("hook", cmd_hook, "Claude Code / Codex hook entry point (JSON on stdin)", json_flag=False, ns=False)
     p.add_argument("event", choices=("session-start", "pre-compact", "session-end", "stop"), help="hook event")
     p.add_argument("--platform", choices=("claude-code", "codex"), help="which agent runs this hook (recorded on memories)")

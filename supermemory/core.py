@@ -162,6 +162,7 @@ class MemoryStore:
     stats = _delegate(lifecycle.stats)
     sweep = _delegate(lifecycle.sweep)
     health = _delegate(lifecycle.health)
+    growth = _delegate(lifecycle.growth)
     redact_stored = _delegate(redaction.redact_stored)
 
     def maintenance(self, *, sweep: bool = False, redact: bool | None = None) -> dict:

@@ -671,3 +671,43 @@ def test_health_lists_the_expired_memories_maintenance_would_remove(db_path, con
         assert report["expired"] == 1
         assert [item["id"] for item in report["expired_items"]] == [gone]
         assert s.maintenance()["expired"] == 1
+
+
+def test_list_pages_by_cursor_through_every_memory_once(db_path, config):
+    now = [1_800_000_000.0]
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj", clock=lambda: now[0]) as s:
+        ids = []
+        for i in range(7):
+            ids.append(s.remember(f"fact number {i} about the build cache", kind="fact")["id"])
+            if i % 2:
+                now[0] += 10   # some share a timestamp: the id breaks the tie
+        seen, cursor = [], None
+        while True:
+            page = s.list(limit=3, cursor=cursor, count=False)
+            seen += [m["id"] for m in page["items"]]
+            assert page["total"] is None
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert seen == list(reversed(ids))
+        assert s.list(limit=3)["total"] == 7
+        with pytest.raises(InvalidInputError, match="cursor"):
+            s.list(cursor="not-a-cursor")
+        with pytest.raises(InvalidInputError, match="cursor"):
+            s.list(cursor=page["items"][0]["updated_at"], order="importance")
+
+
+def test_growth_counts_live_memories_by_period_kind_and_namespace(db_path, config):
+    now = [1_800_000_000.0]
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj", clock=lambda: now[0]) as s:
+        s.remember("an old decision: use sqlite", kind="decision")
+        now[0] += 30 * 86400
+        s.remember("a recent fact about ports", kind="fact")
+        gone = s.remember("a recent note to forget", kind="note")["id"]
+        s.forget(gone)
+        report = s.growth(bucket_days=7, buckets=2)
+        assert report["before"]["by_kind"] == {"decision": 1}
+        assert [b["by_kind"] for b in report["buckets"]] == [{}, {"fact": 1}]
+        assert report["buckets"][1]["by_namespace"] == {"proj": 1}
+        with pytest.raises(InvalidInputError):
+            s.growth(buckets=0)

@@ -3,8 +3,11 @@ apart from the checkout, and run `doctor`, remember and recall from it (the edit
 hide a missing package or word list)."""
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -51,6 +54,41 @@ def test_the_wheel_holds_every_module_and_data_file_of_the_checkout(installed):
                     if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
     missing = [rel for rel in wanted if not (installed / rel).is_file()]
     assert missing == [], f"left out of the wheel: {missing}"
+    assets = installed / "supermemory" / "ui" / "assets"
+    assert sorted(p.name for p in assets.iterdir()) == ["app.css", "app.js", "index.html"]
+
+
+def test_a_real_install_serves_the_ui_page_and_its_assets(installed, tmp_path):
+    home = tmp_path / "home"
+    assert _run(installed, home, "remember", "the page is served from the wheel", "--namespace", "global").returncode == 0
+    deps = sysconfig.get_paths()["purelib"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUPERMEMORY")}
+    env.update(PYTHONPATH=os.pathsep.join([str(installed), deps]), SUPERMEMORY_HOME=str(home),
+               SUPERMEMORY_EMBED_PROVIDER="hash", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-S", "-m", "supermemory", "ui", "--no-open", "--port", "0"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=([\w-]+)", line)
+        assert match, line + (proc.stderr.read() if proc.poll() is not None else "")
+        port, token = int(match.group(1)), match.group(2)
+        for path, expect in (("/", b"app.js?token="), ("/app.js", b"createTextNode"), ("/app.css", b".hit"),
+                             ("/api/memories", b"served from the wheel")):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", f"{path}?token={token}")
+            response = conn.getresponse()
+            body = response.read()
+            conn.close()
+            assert response.status == 200 and expect in body, (path, response.status, body[:300])
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+        assert proc.returncode == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pipe in (proc.stdout, proc.stderr):
+            pipe.close()
 
 
 def test_a_real_install_runs_doctor_and_a_recall(installed, tmp_path):

