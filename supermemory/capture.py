@@ -72,9 +72,23 @@ def _redact_lines(objs: list, batch: int = 64) -> list:
     return out
 
 
+MAX_FILE_POSITIONS = 500   # read positions kept per session (its transcript files: resumes, subagents)
+
+
+def _epoch(stamp: str | None) -> float | None:
+    """A transcript timestamp as epoch seconds (None when missing or unreadable)."""
+    from supermemory.timeparse import from_iso
+
+    try:
+        return from_iso(stamp) if isinstance(stamp, str) else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | None = None,
                     platform: str | None = None, model: str | None = None, cwd: str | None = None,
-                    namespace: str | None = None, deadline: float | None = None) -> dict:
+                    namespace: str | None = None, deadline: float | None = None, session_time: bool = False,
+                    stats: dict | None = None, step_bytes: int | None = None) -> dict:
     """Fold new transcript lines into the session's digest and store it as one `session` memory.
 
     Reads incrementally (a byte offset per transcript, complete lines only); a repeat capture of
@@ -86,6 +100,13 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
     :param platform: 'claude-code' or 'codex' as the caller sees it; the transcript's own lines win.
     :param deadline: a `time.monotonic()` value after which no further chunk is read (the next
         capture continues from there); None reads to the end.
+    :param session_time: date the memory by the session's own first and last line (backfill)
+        instead of now; a new version is never dated before the one it replaces.
+    :param stats: a dict that counts what was read and skipped: `lines`, `malformed`,
+        `unknown_type`, `partial_tail` (bytes of an unfinished last line).
+    :param step_bytes: read this much per chunk (bounds memory; default 4 MB with a deadline, else 16 MB).
+    A session written to several files (a resumed session, subagent transcripts) keeps one read
+    position per file in its digest, so each file is read once.
     :returns: {"status": created|updated|unchanged|empty|disabled|"no transcript", "id", "lines", ...}
     """
     from supermemory import transcripts
@@ -118,7 +139,10 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
         except (TypeError, ValueError):
             offset, digest = 0, None
         if not _same_file(old_path, path):
-            offset = 0  # the session moved to another file: read it all; the digest dedupes repeats
+            # another file of the session (or it moved): that file's own position, else read it
+            # all (the digest dedupes repeats)
+            known_files = (digest.state.get("files") if digest is not None else None) or {}
+            offset = known_files.get(path, 0) if isinstance(known_files, dict) else 0
     try:
         offset = max(0, int(offset or 0))
         if offset > os.path.getsize(path):
@@ -127,22 +151,35 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
         offset, digest = 0, None
 
     n_lines, new_offset, drained = 0, offset, False
-    step = 4 * 1024 * 1024 if deadline is not None else 16 * 1024 * 1024
+    step = step_bytes or (4 * 1024 * 1024 if deadline is not None else 16 * 1024 * 1024)
+    counts = stats if stats is not None else {}
     while True:
-        more, further = transcripts.read_new_lines(path, new_offset, max_bytes=step)
+        more, further = transcripts.read_new_lines(path, new_offset, max_bytes=step, stats=counts)
         if further <= new_offset:
             drained = True
             break
         new_offset = further
         if more:
             n_lines += len(more)
+            counts["unknown_type"] = counts.get("unknown_type", 0) + transcripts.unknown_lines(more, plat)
             digest = transcripts.parse(_redact_lines(more), digest, platform=plat)
         if deadline is not None and time.monotonic() >= deadline:
             break
+    counts["lines"] = counts.get("lines", 0) + n_lines
+    if drained:
+        try:
+            counts["partial_tail"] = max(0, os.path.getsize(path) - new_offset)
+        except OSError:
+            pass
     if n_lines == 0 and digest is not None and new_offset == offset:
         return {"status": "unchanged", "id": format_id(memory_id) if memory_id else None, "lines": 0}
     if digest is None:
         digest = transcripts.parse([], None, platform=plat)
+    positions = digest.state.get("files")
+    positions = dict(positions) if isinstance(positions, dict) else {}
+    positions.pop(path, None)
+    positions[path] = new_offset
+    digest.state["files"] = dict(list(positions.items())[-MAX_FILE_POSITIONS:])
     digest = transcripts.digest_from_dict(redact_tree(transcripts.digest_to_dict(digest)))
     if digest.platform == "unknown" and plat:
         digest.platform = plat
@@ -158,6 +195,8 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
     if not digest.requests and not digest.files and not digest.commands:
         save(memory_id)
         return {"status": "empty", "id": format_id(memory_id) if memory_id else None, "lines": n_lines}
+    started = _epoch(digest.started_at) if session_time else None
+    ended = _epoch(digest.ended_at) if session_time else None
     source = {"platform": digest.platform, "model": model, "cwd": cwd or digest.cwd, "session": session}
     source = {k: v for k, v in source.items() if v}
     result = None
@@ -167,7 +206,8 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
             if rec is None or rec["deleted_at"] is not None:
                 break
             try:
-                result = versions.update(ctx, rec["id"], content=body, title=title, source=source, namespace="*")
+                result = versions.update(ctx, rec["id"], content=body, title=title, source=source, namespace="*",
+                                         at=ended)
                 break
             except (InvalidInputError, NotFoundError):
                 if attempt:
@@ -177,7 +217,8 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
         if ns is None and ctx.namespace == ALL_NAMESPACES:
             ns = namespace_for_dir(cwd or digest.cwd or os.getcwd())
         result = writes.remember(ctx, body, title=title, kind="session", source=source, namespace=ns,
-                                 external_key=key_id, importance=0.4, create_namespace=True)
+                                 external_key=key_id, importance=0.4, create_namespace=True, at=ended,
+                                 created_at=started)
     memory_id = parse_id(result["id"])
     save(memory_id)
     return {"status": result["status"], "id": format_id(memory_id), "lines": n_lines,
