@@ -14,6 +14,7 @@ import os
 import time
 from typing import Callable
 
+from supermemory import backfill as backfill_
 from supermemory import briefing as briefing_
 from supermemory import capture
 from supermemory.config import Config
@@ -156,6 +157,8 @@ class MemoryStore:
     briefing = _delegate(briefing_.briefing)
     memory_index = _delegate(briefing_.memory_index)
     capture_session = _delegate(capture.capture_session)
+    backfill = _delegate(backfill_.backfill)
+    backfill_plan = _delegate(backfill_.plan)
 
     # --- over time (store/lifecycle.py, store/redaction.py) -----------------------------------------------
 
