@@ -318,6 +318,15 @@ def cmd_health(args) -> int:
     return 0
 
 
+def cmd_import_rules(args) -> int:
+    from supermemory.render import render_import_rules
+
+    with _store(args) as store:
+        result = store.import_rules(args.paths or None)
+    _print_json(result) if args.json else print(render_import_rules(result))
+    return 0
+
+
 def cmd_backfill(args) -> int:
     from supermemory.render import backfill_progress, render_backfill
 
@@ -548,6 +557,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", help="only sessions active since (30d, ISO date)")
     p.add_argument("--limit", type=int, help="at most this many sessions (the newest)")
     p.add_argument("--dry-run", action="store_true", help="show what would be captured; write nothing")
+
+    p = add("import-rules", cmd_import_rules, "import the rules of CLAUDE.md / AGENTS.md files as preferences", ns=False)
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: user-level files and this project's)")
 
     add("mcp", cmd_mcp, "run the MCP stdio server", json_flag=False, ns=False)
     p = add("hook", cmd_hook, "Claude Code / Codex hook entry point (JSON on stdin)", json_flag=False, ns=False)

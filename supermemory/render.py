@@ -458,3 +458,18 @@ def render_health(result: dict) -> str:
     lines.append(f"stale (sweep candidates): {result['stale']} · expired: {result['expired']}")
     lines.append("clean" if result["clean"] else "needs attention")
     return "\n".join(lines)
+
+
+def render_import_rules(result: dict) -> str:
+    """`supermemory import-rules` as text: per file its namespace and rules created / changed / unchanged / removed."""
+    lines = []
+    for f in result["files"]:
+        if f.get("error"):
+            lines.append(f"{f['path']}: {f['error']}")
+            continue
+        long_note = f", {f['long_paragraphs']} long paragraphs left out" if f["long_paragraphs"] else ""
+        lines.append(f"{f['path']} → {f['namespace']}: {f['rules']} rules ({f['created']} new, {f['changed']} changed, "
+                     f"{f['unchanged']} unchanged, {f['removed']} removed{long_note})")
+    for m in result.get("missing", []):
+        lines.append(f"{m['path']}: {m['reason']}")
+    return "\n".join(lines) or "no CLAUDE.md or AGENTS.md found"
