@@ -281,3 +281,40 @@ def test_recall_after_backfill_finds_what_an_old_session_said_in_its_own_project
         assert found and "wkhtmltopdf" in store.get(found[0]["id"], namespace="shop")["memories"][0]["body"]
         elsewhere = store.recall("why are the invoice PDFs blank", namespace="notes")["results"]
         assert not any("invoice" in r["title"].lower() for r in elsewhere)
+
+
+def _bench():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "backfill_bench.py"
+    spec = importlib.util.spec_from_file_location("backfill_bench_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_generated_history_with_every_redaction_rules_sample_leaves_no_secret_in_the_db(tmp_path, db_path, config):
+    """The bench's generator, bounded: 12 sessions over 4 projects, three rule samples planted in each."""
+    bench = _bench()
+    made = bench.generate(tmp_path / "history", sessions=12, mb=1.5, projects=4)
+    assert len(made["planted"]) == 36
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj") as store:
+        result = store.backfill(claude=str(tmp_path / "history" / "claude"), codex=str(tmp_path / "history" / "codex"))
+        assert result["sessions"] == 12 and result["captured"] == 12
+        assert len(result["projects"]) == 4 and len(result["missing_folders"]) == 1
+    raw = b"".join(p.read_bytes() for p in db_path.parent.iterdir() if p.name.startswith(db_path.name))
+    assert [s for s in made["planted"] if s.encode() in raw] == []
+
+
+@pytest.mark.slow
+def test_the_full_backfill_bench_passes_its_targets(request, capsys):
+    """400 sessions / 150 MB with the real model (minutes): run with SUPERMEMORY_SLOW_TESTS=1."""
+    from helpers.common import run_slow
+
+    if not run_slow(request.config):
+        pytest.skip("heavy variant: run with -m slow or SUPERMEMORY_SLOW_TESTS=1")
+    assert _bench().main(["--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["secrets_in_db"] == 0 and report["skipped"] == 0
+    assert report["peak_rss_mb"] < 400
