@@ -111,7 +111,7 @@ def generate(out: Path, *, sessions: int, mb: float, projects: int, seed: int = 
         planted.update(s for _, s in secrets)
         target = int(weights[n] * scale)
         turns = srng.randint(3, 12)
-        per_output = max(200, int(target / (turns * 1.25 + 1)))
+        per_output = max(200, int(target / (turns + 1)))
         ask = f"{srng.choice(VERBS).capitalize()} the {srng.choice(THINGS)} in {srng.choice(files)}: {srng.choice(WHY)}"
         if n % 5 < 3:
             sid = f"{n:08x}-aaaa-4bbb-8ccc-{srng.getrandbits(48):012x}"
