@@ -1489,6 +1489,80 @@ def selfcheck(python: str, paths: Paths, specs: list[tuple[str, dict]]) -> bool:
     return ok
 
 
+# ---------------------------------------------------------------------------
+# day one: the histories and rules already on the machine
+
+
+def history_dirs(paths: Paths) -> tuple[Path, Path]:
+    """Claude Code's projects folder and Codex's sessions folder under the home being installed into."""
+    claude = Path(os.environ["CLAUDE_CONFIG_DIR"]) if os.environ.get("CLAUDE_CONFIG_DIR") else paths.home / ".claude"
+    codex = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else paths.home / ".codex"
+    return claude / "projects", codex / "sessions"
+
+
+def count_sessions(paths: Paths) -> tuple[int, int]:
+    """(Claude Code sessions, Codex sessions) on disk: transcripts outside subagent folders, rollouts."""
+    claude_dir, codex_dir = history_dirs(paths)
+    claude = codex = 0
+    for folder, dirs, names in os.walk(claude_dir):
+        dirs[:] = [d for d in dirs if d != "subagents"]
+        claude += sum(1 for n in names if n.endswith(".jsonl"))
+    for folder, dirs, names in os.walk(codex_dir):
+        codex += sum(1 for n in names if n.startswith("rollout-") and n.endswith(".jsonl"))
+    return claude, codex
+
+
+def user_rule_files(paths: Paths) -> list[Path]:
+    claude_dir, codex_dir = history_dirs(paths)
+    return [p for p in (claude_dir.parent / "CLAUDE.md", codex_dir.parent / "AGENTS.md") if p.is_file()]
+
+
+def _ask(question: str) -> bool:
+    try:
+        answer = input(question)
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("", "y", "yes")
+
+
+def offer_backfill(args, python: str, paths: Paths) -> None:
+    """Say how many earlier sessions are on disk and capture them (with the user-level rules) when
+    asked to: `--backfill` / `--yes`, or a yes at the prompt when stdin is a terminal. Never blocks
+    without a terminal; `--no-backfill` skips it; nothing runs in `--dry-run`."""
+    claude_dir, codex_dir = history_dirs(paths)
+    claude, codex = count_sessions(paths)
+    rule_files = user_rule_files(paths)
+    backfill = ["backfill", "--claude", str(claude_dir), "--codex", str(codex_dir)]
+    later = " ".join(["supermemory", *(shlex.quote(a) for a in backfill)])
+    rules_later = " ".join(["supermemory", "import-rules", *(shlex.quote(str(p)) for p in rule_files)])
+    say("--", f"found {claude} Claude Code session(s) in {claude_dir} and {codex} Codex session(s) in {codex_dir}")
+    if args.dry_run:
+        say("--", f"dry run: no backfill. Later: {later}" + (f" and {rules_later}" if rule_files else ""))
+        return
+    if claude + codex == 0 and not rule_files:
+        return
+    if args.no_backfill:
+        run = False
+    elif args.backfill or args.yes:
+        run = True
+    elif sys.stdin is not None and sys.stdin.isatty():
+        run = _ask(f"Backfill memory from these {claude + codex} session(s)"
+                   f"{' and import the rules of ' + ', '.join(p.name for p in rule_files) if rule_files else ''}? [Y/n] ")
+    else:
+        run = False
+    if not run:
+        say("--", f"no backfill now. Run it any time: {later}" + (f"; rules: {rules_later}" if rule_files else ""))
+        return
+    res = run_package(python, backfill, paths, capture=False, timeout=None)
+    if res.returncode != 0:
+        say("!!", f"backfill failed (exit {res.returncode}); run it again with: {later}")
+    if rule_files:
+        res = run_package(python, ["import-rules", *map(str, rule_files)], paths, capture=False, timeout=600)
+        if res.returncode != 0:
+            say("!!", f"import-rules failed (exit {res.returncode}); run it again with: {rules_later}")
+    say("--", "project rules: run `supermemory import-rules` inside a project to import its CLAUDE.md / AGENTS.md")
+
+
 def do_install(args, paths: Paths) -> int:
     say("", f"supermemory install{' (dry run: nothing is written)' if args.dry_run else ''}")
     say("--", f"data dir: {paths.data_dir}")
@@ -1533,6 +1607,7 @@ def do_install(args, paths: Paths) -> int:
         if launcher:
             for tag, msg in path_advice(paths.launcher, fresh_bindir, planned=True):
                 say(tag, msg)
+        offer_backfill(args, python, paths)
         say("", "dry run finished; nothing was written.")
         return code
     if not args.no_selfcheck:
@@ -1557,6 +1632,8 @@ def do_install(args, paths: Paths) -> int:
     if launcher:
         for tag, msg in path_advice(paths.launcher, fresh_bindir):
             say(tag, msg)
+    if not sess.errors:
+        offer_backfill(args, python, paths)
     say("", f"Undo with: python3 {Path(__file__).name} --uninstall")
     return code
 
@@ -1696,7 +1773,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="install.py",
         description="Install supermemory into a private venv and register it with Claude Code and Codex "
-        "(MCP server, hooks, usage instructions). Never prompts. Data dir: $SUPERMEMORY_HOME or ~/.supermemory.",
+        "(MCP server, hooks, usage instructions). Asks one question, on a terminal only: backfill the sessions already on disk (default yes). Data dir: $SUPERMEMORY_HOME or ~/.supermemory.",
         epilog="Exit status: 0 registered, 1 registered but the self-check failed, 2 something could not be "
         "registered (a config file was left untouched, venv/pip failed, bad arguments).",
     )
@@ -1724,7 +1801,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-pip", action="store_true", help="skip `pip install` of this checkout")
     p.add_argument("--home", metavar="DIR",
                    help="user home used to find ~/.claude.json, ~/.claude/, ~/.codex/ and ~/.local/bin/ (default: your home)")
-    p.add_argument("--yes", "-y", action="store_true", help="accepted for scripts; the installer never prompts anyway")
+    offer = p.add_mutually_exclusive_group()
+    offer.add_argument("--backfill", action="store_true",
+                       help="capture the Claude Code / Codex sessions already on disk and import the user-level "
+                       "CLAUDE.md / AGENTS.md rules at the end, without asking")
+    offer.add_argument("--no-backfill", action="store_true", help="do not offer the backfill (it prints the command instead)")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="answer yes to the one question the installer asks (the backfill offer, asked only on a terminal)")
     return p
 
 

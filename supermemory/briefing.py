@@ -1,6 +1,7 @@
 """What an agent reads without asking: the SessionStart briefing's and the MEMORY.md index's data (the shells render it)."""
 from __future__ import annotations
 
+from supermemory import rules
 from supermemory.config import ALL_NAMESPACES
 from supermemory.retrieval import pipeline
 from supermemory.store import namespaces as nsm
@@ -10,21 +11,27 @@ from supermemory.store.context import StoreContext
 
 
 def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | None = None,
-             namespace: str | None = None) -> dict:
+             namespace: str | None = None, platform: str | None = None) -> dict:
     """The session-start hand-off's memories by section (pinned rules, open tasks, decisions,
     preferences, gotchas, recent changes, last sessions, relevant to `query`) and its token budget;
     `render.briefing_view` turns it into text. Never loads the embedding model.
+
+    :param platform: the agent it is for ('claude-code', 'codex'): imported rules from the file
+        that agent loads by itself (CLAUDE.md, AGENTS.md) are left out; the other file's stay.
     """
     budget = rec_.integer(max_tokens if max_tokens is not None else int(ctx.config.get("briefing.max_tokens")),
                           "max_tokens", 50, 100_000)
     namespaces = nsm.for_read(ctx, namespace)
-    sections = reads.briefing_sections(ctx, namespaces, recent_days=float(ctx.config.get("briefing.recent_days")))
+    own = rules.OWN_FILE.get(platform or "")
+    without = [rules.file_tag(own)] if own else []
+    sections = reads.briefing_sections(ctx, namespaces, recent_days=float(ctx.config.get("briefing.recent_days")),
+                                       without_tags=without)
     shown = {item["id"] for key, items in sections.items() if key not in ("recent", "sessions") for item in items}
     relevant = []
     if query:
         found = pipeline.recall(ctx, query, namespace=namespace, limit=8, lexical_only=True, touch=False,
                                 origin="briefing")
-        relevant = [r for r in found["results"] if r["id"] not in shown]
+        relevant = [r for r in found["results"] if r["id"] not in shown and not set(without) & set(r.get("tags") or [])]
     sections["relevant"] = relevant
     return {"sections": sections, "budget": budget, "namespaces": namespaces or [ALL_NAMESPACES]}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any
+from typing import Any, Sequence
 
 from supermemory.config import ALL_NAMESPACES, namespace_for_dir
 from supermemory.errors import InvalidInputError, NotFoundError
@@ -30,6 +30,11 @@ def _enabled(value) -> bool:
     if isinstance(value, str):
         return value.strip().lower() not in ("0", "false", "no", "off", "")
     return value is None or bool(value)
+
+
+def is_enabled(ctx: StoreContext) -> bool:
+    """True unless `capture.enabled` is off."""
+    return _enabled(ctx.config.get("capture.enabled"))
 
 
 def _same_file(a, b) -> bool:
@@ -72,9 +77,24 @@ def _redact_lines(objs: list, batch: int = 64) -> list:
     return out
 
 
+MAX_FILE_POSITIONS = 500   # read positions kept per session (its transcript files: resumes, subagents)
+
+
+def _epoch(stamp: str | None) -> float | None:
+    """A transcript timestamp as epoch seconds (None when missing or unreadable)."""
+    from supermemory.timeparse import from_iso
+
+    try:
+        return from_iso(stamp) if isinstance(stamp, str) else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | None = None,
                     platform: str | None = None, model: str | None = None, cwd: str | None = None,
-                    namespace: str | None = None, deadline: float | None = None) -> dict:
+                    namespace: str | None = None, deadline: float | None = None, session_time: bool = False,
+                    stats: dict | None = None, step_bytes: int | None = None,
+                    extra_paths: Sequence[str] = ()) -> dict:
     """Fold new transcript lines into the session's digest and store it as one `session` memory.
 
     Reads incrementally (a byte offset per transcript, complete lines only); a repeat capture of
@@ -86,6 +106,14 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
     :param platform: 'claude-code' or 'codex' as the caller sees it; the transcript's own lines win.
     :param deadline: a `time.monotonic()` value after which no further chunk is read (the next
         capture continues from there); None reads to the end.
+    :param session_time: date the memory by the session's own first and last line (backfill)
+        instead of now; a new version is never dated before the one it replaces.
+    :param stats: a dict that counts what was read and skipped: `lines`, `malformed`,
+        `unknown_type`, `partial_tail` (bytes of an unfinished last line).
+    :param step_bytes: read this much per chunk (bounds memory; default 4 MB with a deadline, else 16 MB).
+    :param extra_paths: more files of the same session (a resumed session's later file, subagent
+        transcripts), folded into the same digest after `path`; one write for all of them. Each
+        file keeps its own read position in the digest, so every file is read once.
     :returns: {"status": created|updated|unchanged|empty|disabled|"no transcript", "id", "lines", ...}
     """
     from supermemory import transcripts
@@ -117,32 +145,69 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
             digest = transcripts.digest_from_dict(json.loads(raw))
         except (TypeError, ValueError):
             offset, digest = 0, None
-        if not _same_file(old_path, path):
-            offset = 0  # the session moved to another file: read it all; the digest dedupes repeats
-    try:
-        offset = max(0, int(offset or 0))
-        if offset > os.path.getsize(path):
-            offset, digest = 0, None  # truncated or rotated: start over
-    except (TypeError, ValueError, OSError):
-        offset, digest = 0, None
+    else:
+        old_path = None
 
-    n_lines, new_offset, drained = 0, offset, False
-    step = 4 * 1024 * 1024 if deadline is not None else 16 * 1024 * 1024
-    while True:
-        more, further = transcripts.read_new_lines(path, new_offset, max_bytes=step)
-        if further <= new_offset:
-            drained = True
+    def position(file: str) -> int:
+        """Where reading `file` resumes: the saved offset for the file the state names, else that
+        file's own entry in the digest (a session spread over several files), else 0."""
+        if saved and _same_file(old_path, file):
+            at = offset
+        else:
+            known_files = digest.state.get("files") if digest is not None else None
+            at = known_files.get(file, 0) if isinstance(known_files, dict) else 0
+        try:
+            at = max(0, int(at or 0))
+            return at if at <= os.path.getsize(file) else -1   # -1: truncated or rotated
+        except (TypeError, ValueError, OSError):
+            return -1
+
+    files = [path] + [os.path.abspath(os.path.expanduser(os.fspath(p))) for p in extra_paths
+                      if isinstance(p, (str, os.PathLike))]
+    files = [f for i, f in enumerate(files) if f not in files[:i] and (i == 0 or os.path.isfile(f))]
+    starts = {}
+    for file in files:
+        starts[file] = position(file)
+        if starts[file] < 0:
+            starts[file] = 0
+            if file == path:
+                digest = None  # the main transcript was truncated or rotated: start over
+    n_lines, ends, drained = 0, dict(starts), False
+    step = step_bytes or (4 * 1024 * 1024 if deadline is not None else 16 * 1024 * 1024)
+    counts = stats if stats is not None else {}
+    for file in files:
+        drained = False
+        while True:
+            more, further = transcripts.read_new_lines(file, ends[file], max_bytes=step, stats=counts)
+            if further <= ends[file]:
+                drained = True
+                break
+            ends[file] = further
+            if more:
+                n_lines += len(more)
+                counts["unknown_type"] = counts.get("unknown_type", 0) + transcripts.unknown_lines(more, plat)
+                digest = transcripts.parse(_redact_lines(more), digest, platform=plat)
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+        if drained:
+            try:
+                counts["partial_tail"] = counts.get("partial_tail", 0) + max(0, os.path.getsize(file) - ends[file])
+            except OSError:
+                pass
+        if not drained:
             break
-        new_offset = further
-        if more:
-            n_lines += len(more)
-            digest = transcripts.parse(_redact_lines(more), digest, platform=plat)
-        if deadline is not None and time.monotonic() >= deadline:
-            break
-    if n_lines == 0 and digest is not None and new_offset == offset:
+    counts["lines"] = counts.get("lines", 0) + n_lines
+    new_offset = ends[path]
+    if n_lines == 0 and digest is not None and ends == starts:
         return {"status": "unchanged", "id": format_id(memory_id) if memory_id else None, "lines": 0}
     if digest is None:
         digest = transcripts.parse([], None, platform=plat)
+    positions = digest.state.get("files")
+    positions = dict(positions) if isinstance(positions, dict) else {}
+    for file in files:
+        positions.pop(file, None)
+        positions[file] = ends[file]
+    digest.state["files"] = dict(list(positions.items())[-MAX_FILE_POSITIONS:])
     digest = transcripts.digest_from_dict(redact_tree(transcripts.digest_to_dict(digest)))
     if digest.platform == "unknown" and plat:
         digest.platform = plat
@@ -158,6 +223,8 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
     if not digest.requests and not digest.files and not digest.commands:
         save(memory_id)
         return {"status": "empty", "id": format_id(memory_id) if memory_id else None, "lines": n_lines}
+    started = _epoch(digest.started_at) if session_time else None
+    ended = _epoch(digest.ended_at) if session_time else None
     source = {"platform": digest.platform, "model": model, "cwd": cwd or digest.cwd, "session": session}
     source = {k: v for k, v in source.items() if v}
     result = None
@@ -167,7 +234,8 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
             if rec is None or rec["deleted_at"] is not None:
                 break
             try:
-                result = versions.update(ctx, rec["id"], content=body, title=title, source=source, namespace="*")
+                result = versions.update(ctx, rec["id"], content=body, title=title, source=source, namespace="*",
+                                         at=ended)
                 break
             except (InvalidInputError, NotFoundError):
                 if attempt:
@@ -177,7 +245,8 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
         if ns is None and ctx.namespace == ALL_NAMESPACES:
             ns = namespace_for_dir(cwd or digest.cwd or os.getcwd())
         result = writes.remember(ctx, body, title=title, kind="session", source=source, namespace=ns,
-                                 external_key=key_id, importance=0.4, create_namespace=True)
+                                 external_key=key_id, importance=0.4, create_namespace=True, at=ended,
+                                 created_at=started)
     memory_id = parse_id(result["id"])
     save(memory_id)
     return {"status": result["status"], "id": format_id(memory_id), "lines": n_lines,

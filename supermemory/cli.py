@@ -310,21 +310,30 @@ def cmd_maintenance(args) -> int:
 
 
 def cmd_health(args) -> int:
+    from supermemory.render import render_health
+
     with _store(args) as store:
         result = store.health(namespace=_ns(args))
-    if args.json:
-        _print_json(result)
-        return 0
-    print(f"schema {result['schema_version']} · model pin: {result['model_pin_status']}")
-    print(f"near-duplicate pairs: {result['near_duplicate_pairs']}")
-    for pair in result["near_duplicates"]:
-        print(f"  {pair['a']} ~ {pair['b']} ({pair['similarity']:.2f}); keep {pair['canonical']}: {pair['merge']}")
-    print(f"contradictions: {len(result['contradictions'])}")
-    for c in result["contradictions"]:
-        print(f"  {c['src']} contradicts {c['dst']}: {c['titles'][0]} / {c['titles'][1]}")
-    print("orphans: " + ", ".join(f"{k} {v}" for k, v in result["orphans"].items()))
-    print(f"stale (sweep candidates): {result['stale']} · expired: {result['expired']}")
-    print("clean" if result["clean"] else "needs attention")
+    _print_json(result) if args.json else print(render_health(result))
+    return 0
+
+
+def cmd_import_rules(args) -> int:
+    from supermemory.render import render_import_rules
+
+    with _store(args) as store:
+        result = store.import_rules(args.paths or None)
+    _print_json(result) if args.json else print(render_import_rules(result))
+    return 0
+
+
+def cmd_backfill(args) -> int:
+    from supermemory.render import backfill_progress, render_backfill
+
+    kw = dict(claude=args.claude, codex=args.codex, project=args.project, since=args.since, limit=args.limit)
+    with _store(args) as store:
+        result = store.backfill_plan(**kw) if args.dry_run else store.backfill(**kw, progress=backfill_progress())
+    _print_json(result) if args.json else print(render_backfill(result))
     return 0
 
 
@@ -547,6 +556,17 @@ def build_parser() -> argparse.ArgumentParser:
     from supermemory.bench import add_arguments
 
     add_arguments(p)
+
+    p = add("backfill", cmd_backfill, "capture the Claude Code and Codex sessions already on disk", ns=False)
+    p.add_argument("--claude", metavar="DIR", help="Claude Code projects folder (default ~/.claude/projects)")
+    p.add_argument("--codex", metavar="DIR", help="Codex sessions folder (default ~/.codex/sessions)")
+    p.add_argument("--project", metavar="PATH", help="only the sessions of this project")
+    p.add_argument("--since", help="only sessions active since (30d, ISO date)")
+    p.add_argument("--limit", type=int, help="at most this many sessions (the newest)")
+    p.add_argument("--dry-run", action="store_true", help="show what would be captured; write nothing")
+
+    p = add("import-rules", cmd_import_rules, "import the rules of CLAUDE.md / AGENTS.md files as preferences", ns=False)
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: user-level files and this project's)")
 
     add("mcp", cmd_mcp, "run the MCP stdio server", json_flag=False, ns=False)
     p = add("ui", cmd_ui, "open a local page to browse, search and clean memories (127.0.0.1 only)",

@@ -14,8 +14,10 @@ import os
 import time
 from typing import Callable
 
+from supermemory import backfill as backfill_
 from supermemory import briefing as briefing_
 from supermemory import capture
+from supermemory import rules as rules_
 from supermemory.config import Config
 from supermemory.errors import StorageError
 from supermemory.retrieval import pipeline
@@ -156,6 +158,9 @@ class MemoryStore:
     briefing = _delegate(briefing_.briefing)
     memory_index = _delegate(briefing_.memory_index)
     capture_session = _delegate(capture.capture_session)
+    backfill = _delegate(backfill_.backfill)
+    backfill_plan = _delegate(backfill_.plan)
+    import_rules = _delegate(rules_.import_rules)
 
     # --- over time (store/lifecycle.py, store/redaction.py) -----------------------------------------------
 

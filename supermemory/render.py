@@ -374,3 +374,102 @@ def render_index_md(result: dict) -> dict:
     if result["more"]:
         lines.append(f"…and {result['more']} more — use memory_recall / `supermemory recall`")
     return {"text": "\n".join(lines) + "\n", "lines": len(lines), "total": result["total"], "more": result["more"]}
+
+
+def backfill_progress(*, stream: TextIO | None = None,
+                      clock: Callable[[], float] = time.monotonic) -> Callable[[int, int, int, int], None]:
+    """A `progress(sessions done, sessions, bytes done, bytes)` callback for `supermemory backfill`:
+    sessions, MB and an ETA from the byte rate; redrawn in place on a terminal, every tenth elsewhere."""
+    started = clock()
+    shown = {"step": -1}
+
+    def report(done: int, total: int, done_bytes: int, total_bytes: int) -> None:
+        out = stream or sys.stderr
+        if total <= 0:
+            return
+        elapsed = max(clock() - started, 1e-9)
+        rate = done_bytes / elapsed
+        eta = (total_bytes - done_bytes) / rate if rate > 0 else 0.0
+        line = (f"backfill: {done}/{total} sessions · {done_bytes / 1e6:.1f}/{total_bytes / 1e6:.1f} MB · "
+                f"{rate / 1e6:.1f} MB/s · ETA {eta:.0f} s")
+        if getattr(out, "isatty", lambda: False)():
+            out.write("\r" + line + ("\n" if done >= total else ""))
+        else:
+            step = done * 10 // total
+            if step == shown["step"]:
+                return
+            shown["step"] = step
+            out.write(line + "\n")
+        out.flush()
+    return report
+
+
+def render_backfill(result: dict) -> str:
+    """The backfill summary: one row per project (found / captured / updated / unchanged / skipped
+    and why), folders that no longer exist, unreadable files, lines skipped, the command to run."""
+    dry = result.get("dry_run")
+    head = ("project", "found", "new" if dry else "captured", "grown" if dry else "updated",
+            "up to date" if dry else "unchanged", "skipped", "MB")
+    rows = [head] + [(r["namespace"], str(r["found"]), str(r["captured"]), str(r["updated"]), str(r["unchanged"]),
+                      str(r["skipped"]), f"{r['bytes'] / 1e6:.1f}") for r in result["projects"]]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    for r in result["projects"]:
+        for reason, n in sorted(r["reasons"].items()):
+            lines.append(f"  {r['namespace']}: {n} skipped: {reason}")
+    for moved in result.get("missing_folders", []):
+        lines.append(f"folder gone, filed under '{moved['namespace']}' by its name: {', '.join(moved['paths'])}")
+    for item in result.get("unreadable", []):
+        lines.append(f"skipped {item['path']}: {item['reason']}")
+    counts = result.get("lines") or {}
+    odd = [f"{counts[k]} {label}" for k, label in (("malformed", "malformed lines"), ("too_long", "over-long lines"),
+                                                   ("unknown_type", "lines of record types not read"),
+                                                   ("partial_tail", "files ending in an unfinished line"))
+           if counts.get(k)]
+    if odd:
+        lines.append("skipped: " + ", ".join(odd))
+    total = (f"{result['sessions']} sessions in {result['files']} files ({result['bytes'] / 1e6:.1f} MB)")
+    if dry:
+        lines.append(f"dry run: {total}; {result['captured']} new, {result['updated']} grown would be captured. "
+                     "Run `supermemory backfill` to capture them.")
+    else:
+        lines.append(f"{total}: {result['captured']} captured, {result['updated']} updated, "
+                     f"{result['unchanged']} unchanged, {result['skipped']} skipped in {result['seconds']:.1f} s")
+    return "\n".join(lines)
+
+
+def render_health(result: dict) -> str:
+    """`supermemory health` as text: pin, near-duplicates with their merge command, contradictions
+    (linked, and new memories that contradict an imported rule), orphans, stale and expired."""
+    lines = [f"schema {result['schema_version']} · model pin: {result['model_pin_status']}",
+             f"near-duplicate pairs: {result['near_duplicate_pairs']}"]
+    for pair in result["near_duplicates"]:
+        lines.append(f"  {pair['a']} ~ {pair['b']} ({pair['similarity']:.2f}); keep {pair['canonical']}: {pair['merge']}")
+    lines.append(f"contradictions: {len(result['contradictions'])}")
+    for c in result["contradictions"]:
+        lines.append(f"  {c['src']} contradicts {c['dst']}: {c['titles'][0]} / {c['titles'][1]}")
+    rules = result.get("rule_conflicts") or []
+    if rules:
+        lines.append(f"memories that contradict an imported rule: {len(rules)}")
+        for c in rules:
+            lines.append(f"  {c['memory']} vs rule {c['rule']} ({c['file']}): {c['titles'][0]} / {c['titles'][1]}")
+    lines.append("orphans: " + ", ".join(f"{k} {v}" for k, v in result["orphans"].items()))
+    lines.append(f"stale (sweep candidates): {result['stale']} · expired: {result['expired']}")
+    lines.append("clean" if result["clean"] else "needs attention")
+    return "\n".join(lines)
+
+
+def render_import_rules(result: dict) -> str:
+    """`supermemory import-rules` as text: per file its namespace and rules created / changed / unchanged / removed."""
+    lines = []
+    for f in result["files"]:
+        if f.get("error"):
+            lines.append(f"{f['path']}: {f['error']}")
+            continue
+        long_note = f", {f['long_paragraphs']} long paragraphs left out" if f["long_paragraphs"] else ""
+        lines.append(f"{f['path']} → {f['namespace']}: {f['rules']} rules ({f['created']} new, {f['changed']} changed, "
+                     f"{f['unchanged']} unchanged, {f['removed']} removed{long_note})")
+    for m in result.get("missing", []):
+        lines.append(f"{m['path']}: {m['reason']}")
+    return "\n".join(lines) or "no CLAUDE.md or AGENTS.md found"

@@ -93,7 +93,7 @@ class Env:
         cmd = [sys.executable, str(INSTALL), "--home", str(self.home), *(FAST if fast else []), *args]
         res = subprocess.run(
             cmd, cwd=str(self.root), env=self.environ(pythonpath, **(extra_env or {})),
-            capture_output=True, text=True, timeout=300,
+            capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
         )
         res.output = res.stdout + res.stderr
         return res
@@ -1128,3 +1128,80 @@ def test_unchanged_json_is_not_reformatted():
     editor = inst.McpJsonEditor({"type": "stdio", "command": "/py", "args": ["-m", "supermemory", "mcp"], "env": {}})
     compact = '{"mcpServers":{"supermemory":{"type":"stdio","command":"/py","args":["-m","supermemory","mcp"],"env":{}}}}'
     assert editor.apply(compact) == compact
+
+
+# ---------------------------------------------------------------------------
+# the backfill offer at the end
+
+
+def _history(env: Env) -> None:
+    """One Claude Code session and one Codex rollout in the throw-away home, and a user-level CLAUDE.md rule."""
+    from helpers.histories import ClaudeSession, CodexRollout, claude_path
+
+    project = env.root / "proj"
+    (project / ".git").mkdir(parents=True, exist_ok=True)
+    ClaudeSession("s-install", str(project), "2026-10-01").user("Explain the deploy pipeline of proj").write(
+        claude_path(env.home / ".claude" / "projects", str(project), "s-install"))
+    CodexRollout("0199abcd-0000-7000-8000-00000000000a", str(project), "2026-10-02").user(
+        "Add a health check endpoint to proj").write(env.home / ".codex" / "sessions")
+    (env.home / ".claude" / "CLAUDE.md").write_text("# Mine\n- Write commit messages in the imperative.\n",
+                                                    encoding="utf-8")
+
+
+def _memories(env: Env) -> dict:
+    res = subprocess.run([sys.executable, "-m", "supermemory", "stats", "--namespace", "*", "--json"],
+                         env=env.environ(), capture_output=True, text=True, timeout=120, cwd=str(env.root))
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)["by_kind"]
+
+
+def test_without_a_terminal_the_installer_only_counts_the_sessions_and_names_the_command(tmp_path):
+    env = Env(tmp_path)
+    _history(env)
+    res = env.run(extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
+    assert res.returncode == 0, res.output
+    assert "found 1 Claude Code session(s)" in res.output and "1 Codex session(s)" in res.output
+    assert "supermemory backfill --claude" in res.output and "supermemory import-rules" in res.output
+    assert "session" not in _memories(env)
+
+
+def test_backfill_flag_captures_the_sessions_and_the_user_rules_at_the_end(tmp_path):
+    env = Env(tmp_path)
+    _history(env)
+    res = env.run("--backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
+    assert res.returncode == 0, res.output
+    kinds = _memories(env)
+    assert kinds.get("session") == 2 and kinds.get("preference") == 1
+    again = env.run("--yes", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
+    assert again.returncode == 0 and _memories(env) == kinds          # a re-run adds nothing
+
+
+def test_no_backfill_in_a_dry_run_or_with_no_backfill(tmp_path):
+    env = Env(tmp_path)
+    _history(env)
+    dry = env.run("--dry-run", "--backfill")
+    assert dry.returncode == 0 and "dry run: no backfill" in dry.output
+    assert not env.data.exists()
+    skip = env.run("--no-backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
+    assert "no backfill now" in skip.output and "session" not in _memories(env)
+
+
+@pytest.mark.parametrize("answer, runs", [("", True), ("y", True), ("n", False)])
+def test_on_a_terminal_the_installer_asks_once_default_yes(tmp_path, monkeypatch, answer, runs):
+    env = Env(tmp_path)
+    _history(env)
+    args = inst.build_parser().parse_args(["--home", str(env.home)])
+    paths = inst.Paths(args)
+    calls, asked = [], []
+
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(inst.sys, "stdin", Tty())
+    monkeypatch.setattr("builtins.input", lambda q: asked.append(q) or answer)
+    monkeypatch.setattr(inst, "run_package", lambda python, a, p, capture, timeout: calls.append(a) or
+                        subprocess.CompletedProcess(a, 0, "", ""))
+    inst.offer_backfill(args, sys.executable, paths)
+    assert len(asked) == 1 and "[Y/n]" in asked[0] and "2 session(s)" in asked[0]
+    assert [c[0] for c in calls] == (["backfill", "import-rules"] if runs else [])

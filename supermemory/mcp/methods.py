@@ -87,7 +87,7 @@ def _instructions(session) -> str:
         return text
     budget = max(50, int(config.get("mcp.instructions_briefing_tokens") or 300))
     try:
-        briefing = session.store.briefing(max_tokens=budget)
+        briefing = session.store.briefing(max_tokens=budget, platform=session.platform)
     except SupermemoryError as exc:
         logger.warning("no briefing in the instructions: %s", exc)
         return text

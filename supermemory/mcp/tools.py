@@ -84,7 +84,7 @@ def _kw(args: dict, *names: str) -> dict:
 # --- tool bodies: each calls one MemoryStore method ---------------------------------------------
 
 def _call_briefing(session, store, args: dict) -> dict:
-    return briefing_view(store.briefing(**_kw(args, "query", "max_tokens", "namespace")))
+    return briefing_view(store.briefing(**_kw(args, "query", "max_tokens", "namespace"), platform=session.platform))
 
 
 def _call_remember(session, store, args: dict) -> dict:

@@ -131,9 +131,46 @@ def _prune_session_versions(ctx: StoreContext, *, keep: int) -> int:
     return len(doomed)
 
 
+def rule_conflicts(ctx: StoreContext, rows: list, matrix, ns_sql: str, ns_params: list, *,
+                   similarity: float) -> list[dict]:
+    """Memories written after an imported rule (`supermemory import-rules`) that are close to it
+    and say the opposite: one of the two negates or announces a change, the other does not."""
+    from supermemory.text.traits import has_revision_marker, negates
+
+    if matrix is None:
+        return []
+    import numpy as np
+
+    rules = {r[0]: r[1:] for r in ctx.q(f"SELECT m.id, m.created_at, m.body, m.title, m.external_key FROM memories m "
+                                         f"WHERE {LIVE} AND {ns_sql} AND m.external_key LIKE 'rules:%'", ns_params)}
+    index = {row[0]: i for i, row in enumerate(rows)}
+    out = []
+    for rule_id, (rule_at, rule_body, rule_title, key) in rules.items():
+        if rule_id not in index:
+            continue
+        cosines = matrix @ matrix[index[rule_id]]
+        for i in (int(j) for j in np.nonzero(cosines >= similarity)[0]):
+            other = rows[i][0]
+            if other in rules:
+                continue
+            rec = ctx.fetch(other)
+            if rec is None or rec["kind"] == "session" or rec["created_at"] < rule_at:
+                continue
+            if negates(rec["body"]) == negates(rule_body) and not has_revision_marker(rec["body"]):
+                continue
+            out.append({"memory": format_id(other), "rule": format_id(rule_id), "similarity": round(float(cosines[i]), 4),
+                        "file": key[len("rules:"):], "titles": [rec["title"], rule_title]})
+    out.sort(key=lambda c: -c["similarity"])
+    return out
+
+
 def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similarity: float = 0.9,
-           max_pairs: int = 50) -> dict:
-    """Near-duplicate pairs, contradictions, orphans, stale/expired counts, schema and model pin."""
+           max_pairs: int = 50, rule_similarity: float = 0.75) -> dict:
+    """Near-duplicate pairs, contradictions (linked, and new memories that contradict an imported
+    rule: `rule_conflicts`), orphans, stale/expired counts, schema and model pin.
+
+    :param rule_similarity: how close (cosine) a memory must be to a rule to be checked against it.
+    """
     import numpy as np
 
     now = ctx.clock()
@@ -162,6 +199,8 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
         f"SELECT l.src, l.dst, m.title, n.title FROM links l JOIN memories m ON m.id = l.src "
         f"JOIN memories n ON n.id = l.dst WHERE l.relation = 'contradicts' AND {LIVE} "
         f"AND n.superseded_by IS NULL AND n.deleted_at IS NULL AND {ns_sql}", ns_params)]
+    conflicts = rule_conflicts(ctx, rows, matrix if len(rows) > 1 else None, ns_sql, ns_params,
+                               similarity=rule_similarity)[:max_pairs]
     orphans = {
         "chunks_without_memory": ctx.q("SELECT count(*) FROM chunks c LEFT JOIN memories m ON m.id = c.memory_id "
                                        "WHERE m.id IS NULL")[0][0],
@@ -187,9 +226,9 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
             pin_status = "ok" if configured == pin else "mismatch: run `supermemory reindex`"
         except SupermemoryError as exc:
             pin_status = f"configured embedder unavailable: {exc}"
-    problems = len(pairs) + len(contradictions) + sum(orphans.values())
+    problems = len(pairs) + len(contradictions) + len(conflicts) + sum(orphans.values())
     return {"near_duplicates": pairs[:max_pairs], "near_duplicate_pairs": len(pairs),
-            "contradictions": contradictions, "orphans": orphans, "stale": stale, "expired": expired,
+            "contradictions": contradictions, "rule_conflicts": conflicts, "orphans": orphans, "stale": stale, "expired": expired,
             "expired_items": [{"id": format_id(r[0]), "kind": r[1], "title": r[2], "expired_at": iso(r[3])}
                               for r in expired_rows[:max_pairs]],
             "schema_version": dbm.schema_version(ctx.conn), "model_pin": pin, "model_pin_status": pin_status,

@@ -147,16 +147,24 @@ def _parse_cursor(cursor: Any) -> tuple[float, int]:
         raise InvalidInputError(f"not a list cursor: {cursor!r} (pass the next_cursor of a page)") from None
 
 
-def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent_days: float) -> dict[str, list]:
+def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent_days: float,
+                      without_tags: Sequence[str] = ()) -> dict[str, list]:
     """The briefing's standing sections, most important first: pinned rules, open tasks, decisions,
-    preferences, gotchas, recent changes (not already listed) and the last sessions."""
+    preferences, gotchas, recent changes (not already listed) and the last sessions.
+
+    :param without_tags: leave out memories carrying any of these tags (e.g. the rules of the file
+        the agent loads by itself)."""
     now = ctx.clock()
     ns_sql, ns_params = nsm.clause(namespaces)
     alive = f"{LIVE} AND {ns_sql} AND (m.expires_at IS NULL OR m.expires_at > ?)"
+    without = [str(t) for t in without_tags]
+    if without:
+        alive += (f" AND NOT EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value IN "
+                  f"({','.join('?' * len(without))}))")
 
     def fetch(extra: str, order: str, n: int = 20, more: Sequence = ()) -> list[dict]:
         rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE {alive} AND {extra} ORDER BY {order} LIMIT ?",
-                     ns_params + [now] + list(more) + [n])
+                     ns_params + [now] + without + list(more) + [n])
         return [public(record(r)) for r in rows]
 
     by_weight = "m.importance DESC, m.updated_at DESC"
@@ -223,3 +231,11 @@ def graph(ctx: StoreContext, *, id: Any = None, depth: int = 2, namespace: str |
                   "weight": e["weight"]} for e in edges.values()
                  if format_id(e["src"]) in shown and format_id(e["dst"]) in shown]
     return {"nodes": nodes, "edges": out_edges}
+
+
+def live_by_key(ctx: StoreContext, namespace: str, external_key: str) -> list[dict]:
+    """The live memories of a namespace written under one external key (e.g. every rule imported
+    from one file), oldest first."""
+    rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE m.namespace = ? AND m.external_key = ? AND {LIVE} "
+                 f"ORDER BY m.id", (namespace, external_key))
+    return [record(r) for r in rows]

@@ -77,10 +77,12 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
            kind: str | None = None, tags: Sequence[str] | None = None, importance: float | None = None,
            confidence: float | None = None, pinned: bool | None = None, status: str | None = None,
            ttl_days: Any = UNSET, namespace: str | None = None, source: dict | None = None,
-           force: bool = False) -> dict:
+           force: bool = False, at: float | None = None) -> dict:
     """Revise a memory: a new row supersedes the old one (history kept, never overwritten).
 
     :param force: write a new version even when nothing changed (used by merge).
+    :param at: when the change happened (epoch seconds; default now), e.g. a backfilled session's
+        last line; never earlier than the old version's `valid_from`.
 
     Raises:
         NotFoundError: unknown id. InvalidInputError: bad arguments or nothing changed.
@@ -130,7 +132,7 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
     else:
         pieces = writes.chunk_body(ctx, body)
         vectors = embedding.embed_chunks(ctx, new_title, pieces)
-    now = ctx.clock()
+    now = ctx.clock() if at is None else max(rec_.number(at, "at", 0, 1e11), old["valid_from"])
     with ctx.txn():
         current = ctx.conn.execute("SELECT superseded_by, deleted_at FROM memories WHERE id = ?",
                                    (old["id"],)).fetchone()

@@ -78,13 +78,16 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
              confidence: float = 1.0, pinned: bool = False, ttl_days: float | None = None,
              namespace: str | None = None, source: dict | None = None, status: str | None = None,
              create_namespace: bool = False, external_key: str | None = None,
-             progress: Callable[[int, int], None] | None = None) -> dict:
+             progress: Callable[[int, int], None] | None = None, at: float | None = None,
+             created_at: float | None = None) -> dict:
     """Store a memory (chunked, redacted, embedded); exact repeats return the existing id.
 
     :param content: the memory text.
     :param kind: fact, decision, preference, task, gotcha, note or session.
     :param namespace: target namespace; one that does not exist yet needs `create_namespace`.
     :param progress: `progress(chunks embedded, chunks)` for long texts (the CLI shows it).
+    :param at: when it happened (epoch seconds; default now): its `updated_at` and `valid_from`, so a
+        backfilled session sorts by its own time; `created_at` defaults to it.
     :returns: {"id", "status": "created"|"duplicate", "near_duplicates", "chunks", "redacted", ...}
     Raises:
         InvalidInputError: bad arguments. NamespaceError: unknown namespace without consent.
@@ -125,7 +128,9 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
     pieces = chunk_body(ctx, body)
     vectors = embedding.embed_chunks(ctx, title, pieces, progress)
     near = near_duplicates(ctx, vectors[0], [ns]) if vectors is not None else []
-    now = ctx.clock()
+    now = rec_.number(at, "at", 0, 1e11) if at is not None else ctx.clock()
+    if created_at is not None:
+        created_at = min(rec_.number(created_at, "created_at", 0, 1e11), now)
     with ctx.txn():
         again = _existing(ctx, ns, kind, digest)
         if again:
@@ -133,7 +138,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         memory_id = insert(
             ctx, namespace=ns, kind=kind, title=title, body=body, tags=tags, source=dict(source or {}),
             importance=importance, confidence=confidence, pinned=pinned, status=status,
-            ttl_days=ttl_days, now=now, root_id=None, external_key=external_key, created_at=None,
+            ttl_days=ttl_days, now=now, root_id=None, external_key=external_key, created_at=created_at,
             content_hash=digest, pieces=pieces, vectors=vectors)
         search_index.index_live(ctx, memory_id)
     return {"id": format_id(memory_id), "status": "created", "namespace": ns, "kind": kind,

@@ -74,6 +74,15 @@ def revision_terms(text: str, *, reach: int = 40) -> frozenset:
     return frozenset(out)
 
 
+_NEGATION = re.compile(r"(?i)\b(?:not|never|no|nor|don't|dont|doesn't|do not|does not|cannot|can't|won't|"
+                       r"shouldn't|mustn't|avoid|stop|instead of|rather than|no longer|without)\b|不要|别|禁止|不再")
+
+
+def negates(text: str) -> bool:
+    """Does the text say not to (or no longer) do something? "Never use npm" vs "Use npm"."""
+    return bool(text) and _NEGATION.search(text) is not None
+
+
 def asks_about_change(query: str) -> bool:
     """Does the query ask whether something still holds ("do we still…", "what replaced…", 现在…)?"""
     return _asks_change().search(query or "") is not None

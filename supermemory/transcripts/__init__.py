@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from supermemory.transcripts.claude_code import parse_claude
 from supermemory.transcripts.codex import find_codex_rollout, parse_codex
-from supermemory.transcripts.detect import detect_platform, parse
+from supermemory.transcripts.detect import detect_platform, parse, unknown_lines
 from supermemory.transcripts.digest import (
     COMMAND_CHARS,
     ERROR_CHARS,
@@ -49,6 +49,7 @@ __all__ = [
     "parse_claude",
     "parse_codex",
     "parse",
+    "unknown_lines",
     "digest_to_dict",
     "digest_from_dict",
     "render_digest",

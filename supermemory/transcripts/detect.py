@@ -28,6 +28,17 @@ def detect_platform(lines: list[dict]) -> str:
     return "unknown"
 
 
+def unknown_lines(lines: list[dict], platform: str | None) -> int:
+    """How many lines carry a record type the platform's parser does not read (they are skipped)."""
+    if platform == "codex":
+        known = _CODEX_TYPES | _CODEX_ITEM_TYPES
+        return sum(1 for obj in lines if obj.get("type") not in known and "instructions" not in obj
+                   and obj.get("record_type") != "state")
+    if platform == "claude-code":
+        return sum(1 for obj in lines if obj.get("type") not in _CLAUDE_TYPES)
+    return 0
+
+
 def parse(
     lines: Iterable[dict], digest: SessionDigest | None = None, platform: str | None = None
 ) -> SessionDigest:

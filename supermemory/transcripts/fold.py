@@ -45,9 +45,10 @@ def _append_capped(d: SessionDigest, st: dict, name: str, item: str, *, unique: 
 def _touch_time(d: SessionDigest, ts: Any) -> None:
     if isinstance(ts, str) and ts.strip():
         ts = ts.strip()
-        if d.started_at is None:
+        if d.started_at is None or ts < d.started_at:   # files of one session may come out of order
             d.started_at = ts
-        d.ended_at = ts
+        if d.ended_at is None or ts > d.ended_at:
+            d.ended_at = ts
 
 
 def _norm_path(d: SessionDigest, path: Any) -> str | None:

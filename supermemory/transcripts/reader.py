@@ -7,7 +7,7 @@ import os
 
 
 def read_new_lines(
-    path: str, offset: int = 0, *, max_bytes: int = 16 * 1024 * 1024
+    path: str, offset: int = 0, *, max_bytes: int = 16 * 1024 * 1024, stats: dict | None = None
 ) -> tuple[list[dict], int]:
     """Read complete JSON lines from byte `offset`; return (parsed objects, new_offset).
 
@@ -17,8 +17,10 @@ def read_new_lines(
     file is shorter than `offset` (rotated or truncated) reading restarts at 0.
     At most about `max_bytes` are read per call; call again until the offset
     stops moving to drain a large file.  A single line longer than
-    `max_bytes` is skipped as malformed once it is complete.
+    `max_bytes` is skipped as malformed once it is complete.  `stats`, when given,
+    counts the skipped lines under ``malformed`` and ``too_long``.
     """
+    counts = stats if stats is not None else {}
     try:
         offset = int(offset)
     except (TypeError, ValueError):
@@ -45,6 +47,7 @@ def read_new_lines(
                         return [], offset  # still incomplete
                     nl = more.find(b"\n")
                     if nl >= 0:
+                        counts["too_long"] = counts.get("too_long", 0) + 1
                         return [], offset + skipped + nl + 1
                     skipped += len(more)
             complete = chunk[: end + 1]
@@ -58,7 +61,10 @@ def read_new_lines(
         try:
             obj = json.loads(raw.decode("utf-8", errors="replace"))
         except (ValueError, RecursionError):
+            counts["malformed"] = counts.get("malformed", 0) + 1
             continue
         if isinstance(obj, dict):
             objs.append(obj)
+        else:
+            counts["malformed"] = counts.get("malformed", 0) + 1
     return objs, offset + len(complete)

@@ -1,0 +1,346 @@
+"""Backfill: the Claude Code transcripts and Codex rollouts already on disk, found, grouped by session and project, and captured once each.
+
+Discovery reads only the first lines of each file (session id, working directory, first time);
+capture goes through `capture.capture_session`, the hooks' path (redaction, digest, version
+chain), with the session's own time and every file of one session (a resumed session's later
+file, subagent transcripts) folded into one memory. Returns plain data; `render.py` shows it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from supermemory import capture
+from supermemory.config import namespace_for_dir, normalize_namespace
+from supermemory.errors import InvalidInputError, SupermemoryError
+from supermemory.store import capture_state
+from supermemory.store.context import StoreContext
+from supermemory.timeparse import iso, parse_when
+
+SNIFF_LINES = 40                 # lines read per file to find its session id, folder and time
+SNIFF_BYTES = 512 * 1024         # and at most this much
+STEP_BYTES = 4 * 1024 * 1024     # capture reads a transcript in chunks of this size (bounded memory)
+PLATFORMS = ("claude-code", "codex")
+_UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
+_READ_ERRORS = (SupermemoryError, OSError, ValueError, UnicodeError, RecursionError, MemoryError)
+
+Progress = Callable[[int, int, int, int], None]   # (sessions done, sessions, bytes done, bytes)
+
+
+def default_dirs(env: dict | None = None) -> dict[str, str]:
+    """Where each agent keeps its history: `~/.claude/projects` (or `$CLAUDE_CONFIG_DIR/projects`)
+    and `~/.codex/sessions` (or `$CODEX_HOME/sessions`)."""
+    env = os.environ if env is None else env
+    home = os.path.expanduser("~")
+    claude = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    codex = env.get("CODEX_HOME") or os.path.join(home, ".codex")
+    return {"claude-code": os.path.join(claude, "projects"), "codex": os.path.join(codex, "sessions")}
+
+
+@dataclass
+class Session:
+    """One session as found on disk: its files (main first), folder and the namespace it files under."""
+
+    platform: str
+    session_id: str
+    files: list = field(default_factory=list)       # [(path, size, mtime, first time, role)]
+    cwd: str | None = None
+    namespace: str = "root"
+    folder_missing: bool = False
+
+    @property
+    def bytes(self) -> int:
+        return sum(f[1] for f in self.files)
+
+    @property
+    def mtime(self) -> float:
+        return max(f[2] for f in self.files)
+
+    def ordered_paths(self) -> list[str]:
+        """The main transcript first, then the others (resumed parts, subagents) by their first time."""
+        ranked = sorted(self.files, key=lambda f: ({"main": 0, "part": 1, "subagent": 2}[f[4]], f[3] or "", f[0]))
+        return [f[0] for f in ranked]
+
+
+def _sniff(path: str) -> list[dict]:
+    """The first complete JSON objects of a file (OSError when it cannot be read)."""
+    out = []
+    with open(path, "rb") as fh:
+        budget = SNIFF_BYTES
+        for _ in range(SNIFF_LINES):
+            raw = fh.readline(budget)
+            if not raw:
+                break
+            budget -= len(raw)
+            try:
+                obj = json.loads(raw.decode("utf-8", errors="replace"))
+            except (ValueError, RecursionError):
+                obj = None
+            if isinstance(obj, dict):
+                out.append(obj)
+            if budget <= 0:
+                break
+    return out
+
+
+def _first(objs: list[dict], *getters) -> str | None:
+    for obj in objs:
+        for get in getters:
+            try:
+                value = get(obj)
+            except (AttributeError, TypeError, KeyError):
+                value = None
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    return None
+
+
+def _parent_thread(node, depth: int = 0) -> str | None:
+    """A Codex subagent rollout's parent session (`source.subagent.thread_spawn.parent_thread_id`)."""
+    if depth > 4 or not isinstance(node, dict):
+        return None
+    for key, value in node.items():
+        if key in ("parent_thread_id", "parent_session_id") and isinstance(value, str) and value.strip():
+            return value.strip()
+        found = _parent_thread(value, depth + 1)
+        if found:
+            return found
+    return None
+
+
+def _describe(path: str, platform: str, objs: list[dict]) -> tuple[str, str | None, str | None, str]:
+    """(session id, cwd, first time, role) of one file from its first lines and its name."""
+    name = os.path.basename(path)
+    if platform == "claude-code":
+        parts = os.path.normpath(path).split(os.sep)
+        under_subagents = len(parts) >= 3 and parts[-2] == "subagents"
+        sid = _first(objs, lambda o: o.get("sessionId"))
+        if sid is None:
+            sid = parts[-3] if under_subagents else name[:-len(".jsonl")]
+        sidechain = under_subagents or any(o.get("isSidechain") is True and o.get("agentId") for o in objs[:3])
+        role = "subagent" if sidechain else ("main" if name == f"{sid}.jsonl" else "part")
+        cwd = _first(objs, lambda o: o.get("cwd"))
+        when = _first(objs, lambda o: o.get("timestamp"))
+        return sid, cwd, when, role
+    meta = [o.get("payload") if isinstance(o.get("payload"), dict) else o for o in objs
+            if o.get("type") in ("session_meta", None)]
+    sid = _first(meta, lambda o: o.get("id"))
+    if sid is None:
+        match = _UUID_RE.search(name)
+        sid = match.group(1) if match else name[:-len(".jsonl")]
+    parent = next((p for p in (_parent_thread(m.get("source")) for m in meta) if p), None)
+    cwd = _first(meta + [o.get("payload") for o in objs if isinstance(o.get("payload"), dict)], lambda o: o.get("cwd"))
+    when = _first(meta, lambda o: o.get("timestamp")) or _first(objs, lambda o: o.get("timestamp"))
+    if parent and parent != sid:
+        return parent, cwd, when, "subagent"
+    return sid, cwd, when, "main"
+
+
+def _walk(root: str, platform: str, unreadable: list) -> list[str]:
+    """Every transcript file under `root` (Codex: `rollout-*.jsonl`), sorted."""
+    found = []
+
+    def failed(exc: OSError) -> None:
+        unreadable.append({"path": getattr(exc, "filename", None) or root, "reason": f"unreadable folder: {exc.strerror or exc}"})
+
+    for folder, dirs, names in os.walk(root, onerror=failed):
+        dirs.sort()
+        for name in names:
+            if name.endswith(".jsonl") and (platform != "codex" or name.startswith("rollout-")):
+                found.append(os.path.join(folder, name))
+    return sorted(found)
+
+
+def _namespace(cwd: str | None, slug: str, cache: dict) -> tuple[str, bool]:
+    """(namespace, folder missing) for a recorded working directory, as live capture files it."""
+    if cwd in cache:
+        return cache[cwd]
+    if cwd and os.path.isdir(cwd):
+        answer = (namespace_for_dir(cwd), False)
+    else:
+        name = os.path.basename((cwd or "").rstrip("/\\")) or slug.rsplit("-", 1)[-1] or "root"
+        try:
+            answer = (normalize_namespace(name), True)
+        except InvalidInputError:
+            answer = ("root", True)
+    cache[cwd] = answer
+    return answer
+
+
+def discover(*, claude: str | None = None, codex: str | None = None, project: str | None = None,
+             since=None, limit: int | None = None, now: float | None = None) -> tuple[list[Session], list[dict]]:
+    """The sessions on disk, newest first, and the files that could not be read.
+
+    :param claude: Claude Code projects folder (default `default_dirs()`); `codex` likewise.
+    :param project: only sessions filed under this project's namespace or folder.
+    :param since: only sessions with a file changed at or after this (`30d`, ISO).
+    :param limit: at most this many (the newest).
+    Raises:
+        InvalidInputError: an unreadable `since` or a bad `limit`.
+    """
+    now = time.time() if now is None else now
+    start = parse_when(since, now)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise InvalidInputError("limit must be a positive whole number")
+    roots = default_dirs()
+    roots = {"claude-code": os.path.expanduser(claude) if claude else roots["claude-code"],
+             "codex": os.path.expanduser(codex) if codex else roots["codex"]}
+    unreadable: list[dict] = []
+    sessions: dict[tuple, Session] = {}
+    cache: dict = {}
+    for platform, root in roots.items():
+        if not os.path.isdir(root):
+            continue
+        for path in _walk(root, platform, unreadable):
+            try:
+                st = os.stat(path)
+                objs = _sniff(path)
+            except OSError as exc:
+                unreadable.append({"path": path, "reason": f"unreadable: {exc.strerror or exc}"})
+                continue
+            sid, cwd, when, role = _describe(path, platform, objs)
+            slug = os.path.relpath(path, root).split(os.sep)[0]
+            item = sessions.setdefault((platform, sid), Session(platform, sid))
+            item.files.append((os.path.abspath(path), st.st_size, st.st_mtime, when, role))
+            if item.cwd is None and cwd:
+                item.cwd = cwd
+            item.namespace, item.folder_missing = _namespace(item.cwd, slug, cache)
+    found = list(sessions.values())
+    if project:
+        folder = os.path.abspath(os.path.expanduser(project))
+        wanted = namespace_for_dir(folder)
+        found = [s for s in found if s.namespace == wanted or (s.cwd and (s.cwd == folder or s.cwd.startswith(folder + os.sep)))]
+    if start is not None:
+        found = [s for s in found if s.mtime >= start]
+    found.sort(key=lambda s: (-s.mtime, s.platform, s.session_id))
+    return (found[:limit] if limit else found), unreadable
+
+
+def _state_of(ctx: StoreContext, session: Session) -> str:
+    """'new', 'grown' or 'captured' (every file read to its end by an earlier capture or backfill)."""
+    saved = capture_state.load(ctx, f"{session.platform}:{session.session_id}")
+    if saved is None:
+        return "new"
+    offset, raw, _memory_id, old_path = saved
+    try:
+        positions = (json.loads(raw).get("state") or {}).get("files") or {}
+    except (TypeError, ValueError, AttributeError):
+        positions = {}
+    positions = dict(positions) if isinstance(positions, dict) else {}
+    positions.setdefault(os.path.abspath(str(old_path)), offset)
+    return "captured" if all(positions.get(f[0]) == f[1] for f in session.files) else "grown"
+
+
+def _row(rows: dict, session: Session) -> dict:
+    row = rows.setdefault(session.namespace, {"namespace": session.namespace, "found": 0, "captured": 0,
+                                              "updated": 0, "unchanged": 0, "skipped": 0, "reasons": {},
+                                              "bytes": 0, "missing_folders": []})
+    row["found"] += 1
+    row["bytes"] += session.bytes
+    if session.folder_missing and session.cwd and session.cwd not in row["missing_folders"]:
+        row["missing_folders"].append(session.cwd)
+    return row
+
+
+def _skip(row: dict, reason: str) -> None:
+    row["skipped"] += 1
+    row["reasons"][reason] = row["reasons"].get(reason, 0) + 1
+
+
+def _result(rows: dict, sessions: list[Session], unreadable: list, lines: dict, started: float, dry_run: bool) -> dict:
+    projects = sorted(rows.values(), key=lambda r: (-r["found"], r["namespace"]))
+    totals = {k: sum(r[k] for r in projects) for k in ("found", "captured", "updated", "unchanged", "skipped")}
+    return {"dry_run": dry_run, "sessions": totals["found"], **{k: v for k, v in totals.items() if k != "found"},
+            "bytes": sum(s.bytes for s in sessions), "files": sum(len(s.files) for s in sessions),
+            "projects": projects, "unreadable": unreadable, "lines": lines,
+            "missing_folders": [{"namespace": r["namespace"], "paths": r["missing_folders"]}
+                                for r in projects if r["missing_folders"]],
+            "seconds": round(time.monotonic() - started, 3)}
+
+
+def plan(ctx: StoreContext, *, claude: str | None = None, codex: str | None = None, project: str | None = None,
+         since=None, limit: int | None = None) -> dict:
+    """What `backfill` would do, writing nothing: per project the sessions found, how many are new
+    or grown (would be captured) and how many are captured already.
+
+    Raises:
+        InvalidInputError: an unreadable `since` or a bad `limit`.
+    """
+    started = time.monotonic()
+    sessions, unreadable = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
+                                    now=ctx.clock())
+    rows: dict = {}
+    for session in sessions:
+        row = _row(rows, session)
+        state = _state_of(ctx, session)
+        row[{"new": "captured", "grown": "updated", "captured": "unchanged"}[state]] += 1
+    out = _result(rows, sessions, unreadable, {}, started, True)
+    out["sessions_list"] = [{"platform": s.platform, "session": s.session_id, "namespace": s.namespace,
+                             "cwd": s.cwd, "files": len(s.files), "bytes": s.bytes, "modified": iso(s.mtime)}
+                            for s in sessions]
+    return out
+
+
+def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None = None, project: str | None = None,
+             since=None, limit: int | None = None, progress: Progress | None = None) -> dict:
+    """Capture every session found on disk (or the ones `project`, `since`, `limit` select) as its
+    one `session` memory, dated by the session's own time, in its project's namespace.
+
+    Idempotent: a session captured before (live or by a backfill) is left alone unless one of its
+    files grew, which writes one new version. A file that cannot be read, or a session whose
+    capture fails, is skipped with its reason; nothing is half-written (each memory is written in
+    one transaction, the read position after it).
+
+    :param progress: `progress(sessions done, sessions, bytes done, bytes)` (the CLI shows it).
+    :returns: totals, per-project rows (found / captured / updated / unchanged / skipped and why),
+        the folders that no longer exist, the unreadable files and the line counts.
+    Raises:
+        InvalidInputError: bad arguments, or capture is switched off (`capture.enabled`).
+    """
+    started = time.monotonic()
+    if not capture.is_enabled(ctx):
+        raise InvalidInputError("capture is switched off (capture.enabled = false): nothing to backfill into")
+    sessions, unreadable = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
+                                    now=ctx.clock())
+    rows: dict = {}
+    lines: dict = {}
+    total_bytes = sum(s.bytes for s in sessions)
+    done_bytes = 0
+    if progress:
+        progress(0, len(sessions), 0, total_bytes)
+    for index, session in enumerate(sessions):
+        row = _row(rows, session)
+        counts: dict = {}
+        paths = session.ordered_paths()
+        try:
+            result = capture.capture_session(
+                ctx, paths[0], extra_paths=paths[1:], session_id=session.session_id, platform=session.platform,
+                cwd=session.cwd, namespace=session.namespace, session_time=True, stats=counts, step_bytes=STEP_BYTES)
+        except _READ_ERRORS + (ctx.driver.Error,) as exc:
+            _skip(row, f"error: {type(exc).__name__}: {str(exc)[:120]}")
+            result = None
+        for key, value in counts.items():   # partial_tail: files whose last line is unfinished
+            lines[key] = lines.get(key, 0) + ((1 if value else 0) if key == "partial_tail" else value)
+        status = result["status"] if result else None
+        if status == "created":
+            row["captured"] += 1
+        elif status == "updated":
+            row["updated"] += 1
+        elif status == "unchanged":
+            row["unchanged"] += 1
+        elif status == "duplicate":
+            _skip(row, "same digest as another session")
+        elif status == "empty":
+            _skip(row, "nothing to keep (no requests, files or commands)")
+        elif status == "no transcript":
+            _skip(row, "file vanished")
+        elif status is not None:
+            _skip(row, str(status))
+        done_bytes += session.bytes
+        if progress:
+            progress(index + 1, len(sessions), done_bytes, total_bytes)
+    return _result(rows, sessions, unreadable, lines, started, False)

@@ -1,0 +1,161 @@
+"""supermemory import-rules: CLAUDE.md / AGENTS.md rules as preferences, in step with their files, in the other agent's briefing."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from supermemory import rules
+from supermemory.guide import BEGIN_MARK, END_MARK
+
+CLAUDE_MD = f"""# Project rules
+
+Run the tests with `pytest -q` before every commit.
+
+## Style
+
+- Use type hints on every public function.
+- Keep functions under 50 lines;
+  split them when they grow.
+* Prefer pathlib over os.path.
+
+```bash
+- this is code, not a rule
+```
+
+| table | row |
+|---|---|
+
+<!-- a comment, not a rule -->
+
+{BEGIN_MARK}
+## supermemory
+- Call memory_recall before answering questions about this project.
+{END_MARK}
+
+## Tools
+
+1. Install packages with pnpm, never with npm.
+@docs/more-rules.md
+"""
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "shop"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def live_rules(store, ns="shop"):
+    items = store.list(namespace=ns, kinds=["preference"], limit=100)["items"]
+    return {i["id"]: store.get(i["id"], namespace=ns)["memories"][0] for i in items}
+
+
+def test_bullets_and_short_paragraphs_under_headings_are_the_rules():
+    found, long_ones = rules.parse_rules(CLAUDE_MD)
+    assert [(r.heading, r.text) for r in found] == [
+        (("Project rules",), "Run the tests with `pytest -q` before every commit."),
+        (("Project rules", "Style"), "Use type hints on every public function."),
+        (("Project rules", "Style"), "Keep functions under 50 lines; split them when they grow."),
+        (("Project rules", "Style"), "Prefer pathlib over os.path."),
+        (("Project rules", "Tools"), "Install packages with pnpm, never with npm."),
+    ]
+    assert long_ones == 0
+    assert found[0].line == 3 and found[2].line == 8
+
+
+def test_the_installers_usage_block_is_never_imported():
+    text = "# Mine\n- my rule\n" + BEGIN_MARK + "\n- Call memory_recall first\n" + END_MARK + "\n"
+    assert [r.text for r in rules.parse_rules(text)[0]] == ["my rule"]
+    install = (Path(rules.__file__).parents[1] / "install.py").read_text(encoding="utf-8")
+    assert f'BLOCK_BEGIN = "{BEGIN_MARK}"' in install and f'BLOCK_END = "{END_MARK}"' in install
+
+
+def test_import_writes_preferences_tagged_with_their_file_and_line(store, project):
+    (project / "CLAUDE.md").write_text(CLAUDE_MD, encoding="utf-8")
+    result = store.import_rules([str(project)])
+    assert (result["rules"], result["created"]) == (5, 5)
+    found = live_rules(store)
+    assert len(found) == 5
+    one = next(r for r in found.values() if "pathlib" in r["body"])
+    assert one["kind"] == "preference" and set(one["tags"]) == {"rule", "rules:CLAUDE.md"}
+    assert one["source"]["file"] == str((project / "CLAUDE.md").resolve()) and one["source"]["line"] == 10
+    assert not any("memory_recall" in r["body"] for r in found.values())
+
+
+def test_rerun_keeps_unchanged_rules_versions_edited_ones_and_forgets_removed_ones(store, project):
+    path = project / "AGENTS.md"
+    path.write_text(CLAUDE_MD, encoding="utf-8")
+    store.import_rules([str(path)])
+    before = live_rules(store)
+    edited = ("# Project rules\n\nA new first paragraph pushes every line down.\n\n"
+              + CLAUDE_MD.split("\n", 1)[1]).replace("under 50 lines", "under 40 lines").replace(
+        "* Prefer pathlib over os.path.\n", "")
+    path.write_text(edited, encoding="utf-8")
+    result = store.import_rules([str(path)])
+    assert (result["created"], result["changed"], result["unchanged"], result["removed"]) == (1, 1, 3, 1)
+    after = live_rules(store)
+    kept = set(before) & set(after)
+    assert len(kept) == 3                                  # inserting a line changed none of them
+    changed = next(r for r in after.values() if "40 lines" in r["body"])
+    history = store.history(changed["id"], namespace="shop")["versions"]
+    assert ["50 lines" in v["body"] for v in history] == [True, False]
+    assert not any("pathlib" in r["body"] for r in after.values())
+    assert store.import_rules([str(path)])["unchanged"] == 5
+
+
+def test_user_level_files_go_to_global(store, tmp_path, monkeypatch):
+    claude_home = tmp_path / "claude-home"
+    claude_home.mkdir()
+    (claude_home / "CLAUDE.md").write_text("# Me\n- Answer in British English.\n", encoding="utf-8")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_home))
+    store.import_rules([str(claude_home / "CLAUDE.md")])
+    items = store.list(namespace="global", kinds=["preference"])["items"]
+    assert [i["namespace"] for i in items] == ["global"]
+
+
+def test_the_briefing_leaves_out_the_rules_of_the_file_the_agent_loads_itself(store, project):
+    (project / "CLAUDE.md").write_text("# Claude\n- Claude rule: run ruff before committing.\n", encoding="utf-8")
+    (project / "AGENTS.md").write_text("# Codex\n- Codex rule: keep the changelog in sync.\n", encoding="utf-8")
+    store.import_rules([str(project)])
+
+    def prefs(platform):
+        brief = store.briefing(namespace="shop", platform=platform)
+        return " ".join(i["body"] for i in brief["sections"]["preferences"])
+
+    assert "Codex rule" in prefs("claude-code") and "Claude rule" not in prefs("claude-code")
+    assert "Claude rule" in prefs("codex") and "Codex rule" not in prefs("codex")
+    assert "Claude rule" in prefs(None) and "Codex rule" in prefs(None)
+
+
+def test_health_reports_a_new_memory_that_contradicts_an_imported_rule(store, project):
+    (project / "CLAUDE.md").write_text("# Tools\n- Install the frontend packages with pnpm in this repo.\n",
+                                       encoding="utf-8")
+    store.import_rules([str(project)])
+    store.remember("Do not install the frontend packages with pnpm in this repo", kind="decision", namespace="shop")
+    store.remember("The CI cache key includes the lockfile hash", kind="fact", namespace="shop")
+    health = store.health(namespace="shop")
+    assert len(health["rule_conflicts"]) == 1, health["rule_conflicts"]
+    conflict = health["rule_conflicts"][0]
+    assert conflict["file"].endswith("CLAUDE.md") and "Do not install" in conflict["titles"][0]
+    assert not health["clean"]
+
+
+def test_a_missing_path_is_an_error_naming_it(store, tmp_path):
+    from supermemory.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="not found"):
+        store.import_rules([str(tmp_path / "nope.md")])
+
+
+def test_the_cli_imports_and_reports_per_file(project, monkeypatch, capsys):
+    from supermemory.cli import main
+
+    (project / "AGENTS.md").write_text("# Rules\n- Squash merge only.\n", encoding="utf-8")
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    assert main(["import-rules", str(project)]) == 0
+    assert "1 new" in capsys.readouterr().out
+    assert main(["import-rules", str(project), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["unchanged"] == 1
