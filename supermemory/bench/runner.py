@@ -38,6 +38,8 @@ def add_arguments(parser) -> None:
                              "initialize, the SessionStart hook, warm recall or warm remember is over 3x its target")
     parser.add_argument("--quick", action="store_true", help="with --perf: 1k memories only, bounded time")
     parser.add_argument("--details", help="write per-query results to this JSONL file")
+    parser.add_argument("--ignore-times", action="store_true",
+                        help="write every memory at the wall clock, ignoring created_at (figures as before times)")
 
 
 def load_cases(path) -> tuple[list[dict], list[dict]]:
@@ -199,7 +201,7 @@ def main(args) -> int:
     if args.max_queries:
         queries = queries[: args.max_queries]
     summary = run(docs, queries, mode=args.mode, limit=args.limit, overrides=args.set, provider=args.provider,
-                  details_path=args.details, now=now)
+                  details_path=args.details, now=now, times=not args.ignore_times)
     print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else render(summary))
     failed = gate_failures(summary, min_recall=args.fail_under_recall, min_mrr=args.fail_under_mrr,
                            max_negative=args.fail_over_negative)
@@ -208,7 +210,8 @@ def main(args) -> int:
     return 1 if failed else 0
 
 
-def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, details_path=None, now=None) -> dict:
+def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, details_path=None, now=None,
+        times: bool = True) -> dict:
     """Seed a throw-away store under a temp dir and evaluate; settings from the user's config + overrides."""
     import copy
     import tempfile
@@ -246,7 +249,8 @@ def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, de
         try:
             handle = open(details_path, "w", encoding="utf-8") if details_path else None
             try:
-                return evaluate(store, docs, queries, mode=mode, limit=limit, details=handle, clock=clock, now=now)
+                return evaluate(store, docs, queries, mode=mode, limit=limit, details=handle,
+                                clock=clock if times else None, now=now)
             finally:
                 if handle:
                     handle.close()
