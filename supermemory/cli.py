@@ -84,7 +84,8 @@ def cmd_recall(args) -> int:
                               since=args.since, until=args.until, max_tokens=args.max_tokens,
                               explain=args.explain or args.explain_all, explain_all=args.explain_all,
                               min_similarity=args.min_similarity, relative_cutoff=args.relative_cutoff,
-                              gates=not args.no_gates, touch=not args.no_touch, origin="cli")
+                              gates=not args.no_gates, touch=not args.no_touch, origin="cli",
+                              intent=False if args.no_intent else None)
     if args.json:
         _print_json(result)
     else:
@@ -458,6 +459,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-gates", action="store_true",
                    help="turn every relevance gate off (query gate, floors, relative cutoff): the best-ranked come back")
     p.add_argument("--no-touch", action="store_true", help="do not count this recall (benchmarks)")
+    p.add_argument("--no-intent", action="store_true",
+                   help="ignore kind / status / time words (todo, decisions, this week): plain text recall")
     p.add_argument("--full", action="store_true", help="print full bodies")
 
     p = add("get", cmd_get, "show memories in full by id")

@@ -114,8 +114,11 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
     if not results:
         lines.append(f"No relevant memories for {result.get('query', '')!r}.")
     for item in results:
+        scored = isinstance(item.get("score"), (int, float))   # a broad query's listing has no score
         lines.append(memory_line(item, with_body=full, max_chars=4000 if full else 240)
-                     + f"  (score {item['score']:.3f}, attention {item['attention']:.3f})")
+                     + (f"  (score {item['score']:.3f}, attention {item['attention']:.3f})" if scored else ""))
+        if explain and item.get("reason"):
+            lines.append(f"    {item['reason']}")
         if explain and "features" in item:
             feats = item["features"]
             parts = [f"{k} {feats[k]:.2f}" for k in ("lexical", "vector", "importance", "recency",
@@ -126,6 +129,9 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
             contrib = item.get("contributions", {})
             lines.append("    features: " + " · ".join(parts))
             lines.append("    contributions: " + " · ".join(f"{k} {v:+.3f}" for k, v in contrib.items()))
+    if explain and result.get("intent"):
+        facets = result["intent"]
+        lines.append(f"  intent: {', '.join(facets.get('words') or [])} → {facets.get('applied')}")
     for dropped in result.get("dropped", []):
         lines.append(f"  dropped {dropped['id']} {dropped.get('title', '')}: {dropped['reason']}")
     for key in ("note", "warning"):

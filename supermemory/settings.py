@@ -62,7 +62,8 @@ DEFAULTS: dict[str, Any] = {
         "match_max_df": 0.2,        # terms in more than this share of chunks are left out of FTS MATCH
     },
     "recall": {"default_limit": 8, "max_limit": 100, "max_tokens": 1500,
-               "ram_vector_limit": 250_000},  # long-lived servers search up to this many chunks in RAM
+               "ram_vector_limit": 250_000,  # long-lived servers search up to this many chunks in RAM
+               "intent": True},   # kind / status / time words in a query filter or list (retrieval/broad.py)
     "briefing": {"max_tokens": 900, "recent_days": 14},
     "store": {
         "chunk_max_tokens": 260,
@@ -144,6 +145,7 @@ RULES: dict[str, Rule] = {
     "recall.max_limit": _AT_LEAST_ONE,
     "recall.max_tokens": _AT_LEAST_ONE,
     "recall.ram_vector_limit": _COUNT,
+    "recall.intent": Rule(choices=(True, False)),
     "briefing.max_tokens": _TOKENS,
     "briefing.recent_days": Rule(0, real=True),
     "store.chunk_max_tokens": Rule(16, 100_000),

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_summarise_computes_recall_mrr_ndcg_and_negatives():
     rows = [
         {"id": "a", "category": "x", "hits": 3, "relevant": ["d1"], "ranked": ["d2", "d1", "d3"],
-         "recall@1": 0.0, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.5, "ndcg@10": 0.63},
+         "recall@1": 0.0, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.5, "ndcg@10": 0.63, "hit@5": 1.0},
         {"id": "b", "category": "negative", "hits": 0, "relevant": [], "ranked": []},
         {"id": "c", "category": "negative", "hits": 2, "relevant": [], "ranked": ["d1", "d2"]},
     ]
@@ -101,22 +101,22 @@ def test_read_jsonl_skips_blank_lines_and_names_the_bad_line(tmp_path):
 @pytest.mark.parametrize("ranked, relevant, expected", [
     # One relevant doc at rank 2: DCG 1/log2(3), ideal DCG 1.
     (["d2", "d1", "d3"], {"d1"},
-     {"recall@1": 0.0, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.5, "ndcg@10": 0.6309297535714575}),
+     {"recall@1": 0.0, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.5, "ndcg@10": 0.6309297535714575, "hit@5": 1.0}),
     # Two relevant at ranks 1 and 3: (1 + 1/log2(4)) / (1 + 1/log2(3)); a hit with no doc (None) counts as a miss.
     (["d1", None, "d3", "d4"], {"d1", "d3"},
-     {"recall@1": 0.5, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 1.0, "ndcg@10": 0.9197207891481876}),
+     {"recall@1": 0.5, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 1.0, "ndcg@10": 0.9197207891481876, "hit@5": 1.0}),
     # One of three relevant found, at rank 1: ideal DCG is 1 + 1/log2(3) + 1/log2(4).
     (["a", "x"], {"a", "b", "c"},
-     {"recall@1": 1 / 3, "recall@5": 1 / 3, "recall@10": 1 / 3, "mrr@10": 1.0, "ndcg@10": 0.46927872602275644}),
+     {"recall@1": 1 / 3, "recall@5": 1 / 3, "recall@10": 1 / 3, "mrr@10": 1.0, "ndcg@10": 0.46927872602275644, "hit@5": 1.0}),
     # Relevant at ranks 2 and 5 of two: (1/log2(3) + 1/log2(6)) / (1 + 1/log2(3)); recall@1 sees neither.
     (["x", "a", "y", "z", "b"], {"a", "b"},
-     {"recall@1": 0.0, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.5, "ndcg@10": 0.6240505200038379}),
+     {"recall@1": 0.0, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.5, "ndcg@10": 0.6240505200038379, "hit@5": 1.0}),
     # Rank 11 is outside every @10 metric.
     ([f"x{i}" for i in range(10)] + ["a"], {"a"},
-     {"recall@1": 0.0, "recall@5": 0.0, "recall@10": 0.0, "mrr@10": 0.0, "ndcg@10": 0.0}),
+     {"recall@1": 0.0, "recall@5": 0.0, "recall@10": 0.0, "mrr@10": 0.0, "ndcg@10": 0.0, "hit@5": 0.0}),
     # Twelve relevant, the first ten ranks all relevant: the ideal is capped at ten, so nDCG is 1.
     ([f"r{i}" for i in range(12)], {f"r{i}" for i in range(12)},
-     {"recall@1": 1 / 12, "recall@5": 5 / 12, "recall@10": 10 / 12, "mrr@10": 1.0, "ndcg@10": 1.0}),
+     {"recall@1": 1 / 12, "recall@5": 5 / 12, "recall@10": 10 / 12, "mrr@10": 1.0, "ndcg@10": 1.0, "hit@5": 1.0}),
     (["d1"], set(), {}),
 ])
 def test_query_metrics_scores_a_ranked_list_against_its_relevant_set(ranked, relevant, expected):
@@ -274,3 +274,56 @@ def test_cross_scope_negatives_swap_speakers_and_leave_out_answerable_pairs():
             assert neg["meta"]["scope"] == "C" and neg["query"] == "What is the name of Cy's cat?"
         outcomes.append(len(negatives))
     assert 0 in outcomes and 1 in outcomes      # B was drawn (and left out) for some seeds, C for others
+
+
+def test_an_include_line_takes_the_memories_and_now_of_another_cases_file(tmp_path):
+    from supermemory.bench.runner import load_cases_file
+
+    (tmp_path / "base.jsonl").write_text(
+        json.dumps({"type": "meta", "now": "2026-05-16T00:00:00Z"}) + "\n"
+        + json.dumps({"type": "memory", "id": "m1", "text": "a", "kind": "task", "status": "done",
+                      "created_at": "2026-05-01T00:00:00Z"}) + "\n"
+        + json.dumps({"type": "query", "id": "q1", "query": "a", "relevant": ["m1"]}) + "\n")
+    (tmp_path / "broad.jsonl").write_text(json.dumps({"type": "include", "path": "base.jsonl"}) + "\n"
+                                          + json.dumps({"type": "query", "id": "b1", "query": "open tasks",
+                                                        "relevant": ["m1"]}) + "\n")
+    docs, queries, now = load_cases_file(tmp_path / "broad.jsonl")
+    assert [d["id"] for d in docs] == ["m1"] and [q["id"] for q in queries] == ["b1"]
+    assert docs[0]["status"] == "done" and now == "2026-05-16T00:00:00Z"
+
+
+def test_query_time_defaults_to_a_day_after_the_newest_memory():
+    from supermemory.bench.runner import query_now
+    from supermemory.timeparse import from_iso
+
+    docs = [{"created_at": "2026-05-01T00:00:00Z"}, {"created_at": "2026-05-03T12:00:00Z"}, {}]
+    assert query_now(docs, None) == from_iso("2026-05-04T12:00:00Z")
+    assert query_now(docs, "2026-06-01T00:00:00Z") == from_iso("2026-06-01T00:00:00Z")
+    assert query_now([{}], None) is None
+
+
+def test_seed_writes_each_memory_at_its_time_and_status(store):
+    from supermemory.bench.runner import BenchClock, seed
+
+    clock = BenchClock()
+    store.context.clock = clock
+    docs = [{"id": "new", "text": "TODO: ship the export", "kind": "task", "status": "done",
+             "created_at": "2026-03-02T00:00:00Z"},
+            {"id": "old", "text": "Deploys run on Tuesdays", "kind": "fact", "created_at": "2026-01-05T00:00:00Z"}]
+    mapping = seed(store, docs, clock=clock)
+    got = {d: store.get(mid, namespace="*")["memories"][0] for d, mid in mapping.items()}
+    assert got["new"]["created_at"] == "2026-03-02T00:00:00Z" and got["new"]["status"] == "done"
+    assert got["old"]["created_at"] == "2026-01-05T00:00:00Z" and got["old"]["status"] is None
+    assert clock.at is None
+
+
+def test_broad_file_is_well_formed():
+    from supermemory.bench.runner import load_cases_file
+
+    docs, queries, _ = load_cases_file(ROOT / "bench" / "broad.jsonl")
+    ids = {d["id"] for d in docs}
+    assert len(queries) >= 30 and all(q["relevant"] and set(q["relevant"]) <= ids for q in queries)
+    chinese = [q for q in queries if not q["query"].isascii()]
+    assert len(chinese) >= len(queries) // 4
+    cases_ids = {q["id"] for q in load_cases(ROOT / "bench" / "cases.jsonl")[1]}
+    assert not cases_ids & {q["id"] for q in queries}     # a relabelled case lives in one file only

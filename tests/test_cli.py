@@ -65,6 +65,13 @@ def test_an_empty_recall_says_why_and_explain_all_lists_the_dropped(env):
     assert "dropped M" in text, text
 
 
+def test_a_broad_question_lists_its_memories_and_no_intent_turns_that_off(env):
+    run(["remember", "TODO: add retries to the webhook sender", "--kind", "task"], env)
+    text = run(["recall", "what's left on my todo list", "--explain"], env).stdout
+    assert "TODO: add retries" in text and "broad query: kind=task status=open" in text and "intent:" in text
+    assert "broad query" not in run(["recall", "what's left on my todo list", "--no-intent"], env).stdout
+
+
 def test_cjk_and_identifier_queries_find_their_memories(env):
     ids = {}
     for text in ["检索层使用BM25和向量", "MemoryStore handles writes", "E_ACCES on the socket",

@@ -371,6 +371,16 @@ def test_memory_recall_with_nothing_to_return_says_why_once(store):
     assert text.startswith("No relevant memories") and text.count("names nothing specific") == 1
 
 
+def test_memory_recall_answers_a_broad_question_by_listing_and_intent_false_turns_it_off(store):
+    task = store.remember("TODO: add retries to the webhook sender.", kind="task")["id"]
+    store.remember("We use Postgres 15 for the ledger service.", kind="decision")
+    listed = ok(store, "memory_recall", {"query": "what's still open?", "explain": True})["structuredContent"]
+    assert [r["id"] for r in listed["results"]] == [task] and listed["results"][0]["score"] is None
+    assert listed["note"].startswith("broad query: kind=task status=open") and listed["intent"]["only"]
+    plain = ok(store, "memory_recall", {"query": "what's still open?", "intent": False})["structuredContent"]
+    assert "broad query" not in (plain.get("note") or "")
+
+
 def test_memory_get_and_missing_ids(store):
     memory_id = store.remember("Ports: API on 8080, admin on 9090", kind="fact")["id"]
     result = ok(store, "memory_get", {"ids": [memory_id, "M999"]})
@@ -586,6 +596,7 @@ WRONG_ARGUMENTS = [
     ("memory_recall", {"query": "x", "limit": 10_000}, "arguments.limit: must be <= 100"),
     ("memory_recall", {"query": "x", "format": "verbose"}, "arguments.format: must be one of"),
     ("memory_recall", {"query": "x", "explain": "yes"}, "arguments.explain: expected boolean"),
+    ("memory_recall", {"query": "x", "intent": "no"}, "arguments.intent: expected boolean"),
     ("memory_recall", {"query": "x", "kinds": "decision"}, "arguments.kinds: expected array"),
     ("memory_recall", {"query": "x", "kinds": ["banana"]}, "arguments.kinds[0]: must be one of"),
     ("memory_recall", {"query": None}, "arguments.query: expected string"),

@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from supermemory.stats import percentile
 
-METRICS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
+METRICS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "hit@5")
 
 
 def _dcg(gains: list[int]) -> float:
@@ -14,7 +14,8 @@ def _dcg(gains: list[int]) -> float:
 
 
 def query_metrics(ranked: list, relevant: set) -> dict:
-    """Recall@1/5/10, MRR@10 and binary nDCG@10 of one ranked id list; {} when nothing is relevant.
+    """Recall@1/5/10, MRR@10, binary nDCG@10 and hit@5 (1 when any relevant id is in the top 5) of
+    one ranked id list; {} when nothing is relevant.
 
     :param ranked: result ids, best first (None for a hit that maps to no labelled doc).
     :param relevant: the ids that count as correct answers.
@@ -27,6 +28,7 @@ def query_metrics(ranked: list, relevant: set) -> dict:
     metrics["mrr@10"] = 1 / (first + 1) if first is not None else 0.0
     ideal = _dcg([1] * min(len(relevant), 10))
     metrics["ndcg@10"] = _dcg([1 if r in relevant else 0 for r in ranked[:10]]) / ideal
+    metrics["hit@5"] = 1.0 if relevant & set(ranked[:5]) else 0.0
     return metrics
 
 
@@ -51,6 +53,7 @@ def summarise(rows: list[dict], latencies: list[float], tokens: list[int], *, mo
     out["negative_hit_rate"] = mean([1.0 if r["hits"] > 0 else 0.0 for r in negatives])
     out["negative_mean_hits"] = mean([r["hits"] for r in negatives])
     out["mean_hits"] = mean([r["hits"] for r in positives])
+    out["answered_rate"] = mean([1.0 if r["hits"] > 0 else 0.0 for r in positives])
     out["tokens_per_page"] = mean(tokens)
     out["latency_ms_p50"] = percentile(latencies, 50, digits=2)
     out["latency_ms_p95"] = percentile(latencies, 95, digits=2)
@@ -64,7 +67,8 @@ def summarise(rows: list[dict], latencies: list[float], tokens: list[int], *, mo
             pos = [r for r in group if r["relevant"]]
             entry = {"n": len(group)}
             if pos:
-                entry.update({m: mean([r[m] for r in pos]) for m in ("recall@1", "recall@5", "mrr@10")})
+                entry.update({m: mean([r[m] for r in pos]) for m in ("recall@1", "recall@5", "mrr@10", "hit@5")})
+                entry["answered_rate"] = mean([1.0 if r["hits"] > 0 else 0.0 for r in pos])
             neg = [r for r in group if not r["relevant"]]
             if neg:
                 entry["empty_rate"] = mean([1.0 if r["hits"] == 0 else 0.0 for r in neg])
@@ -94,6 +98,8 @@ def render(summary: dict) -> str:
     """The text report of a summary (what `supermemory bench` prints without --json)."""
     lines = [f"mode {summary['mode']}: {summary['n']} queries over {summary['docs']} docs",
              "  " + "  ".join(f"{m} {summary[m]:.3f}" for m in METRICS if summary.get(m) is not None)]
+    if summary.get("answered_rate") is not None:
+        lines.append(f"  answered {summary['answered_rate']:.0%} of positive queries, mean hits {summary['mean_hits']}")
     if summary["negatives"]:
         lines.append(f"  negatives {summary['negatives']}: empty {summary['negative_empty_rate']:.0%}, "
                      f"mean hits {summary['negative_mean_hits']}")

@@ -38,21 +38,64 @@ def add_arguments(parser) -> None:
                              "initialize, the SessionStart hook, warm recall or warm remember is over 3x its target")
     parser.add_argument("--quick", action="store_true", help="with --perf: 1k memories only, bounded time")
     parser.add_argument("--details", help="write per-query results to this JSONL file")
+    parser.add_argument("--ignore-times", action="store_true",
+                        help="write every memory at the wall clock, ignoring created_at (figures as before times)")
 
 
 def load_cases(path) -> tuple[list[dict], list[dict]]:
     """Split a cases.jsonl into (memories, queries), normalised to the shared shapes."""
-    docs, queries = [], []
+    docs, queries, _ = load_cases_file(path)
+    return docs, queries
+
+
+def load_cases_file(path) -> tuple[list[dict], list[dict], str | None]:
+    """(memories, queries, query-time "now") of a cases-format file.
+
+    Besides memory and query lines a file may hold `{"type": "meta", "now": ISO}` (the instant the
+    queries are asked at) and `{"type": "include", "path": "cases.jsonl"}` (the memory lines and the
+    meta "now" of another cases file, its path relative to this one; its queries are not taken).
+    """
+    docs, queries, now = [], [], None
     for row in read_jsonl(path):
-        if row.get("type") == "memory":
+        kind = row.get("type")
+        if kind == "memory":
             docs.append({"id": row["id"], "text": row["text"], "title": row.get("title"),
                          "kind": row.get("kind", "note"), "tags": row.get("tags", []),
                          "importance": row.get("importance"), "pinned": bool(row.get("pinned", False)),
+                         "created_at": row.get("created_at"), "status": row.get("status"),
                          "meta": row.get("meta", {})})
-        elif row.get("type") == "query":
+        elif kind == "query":
             queries.append({"id": row["id"], "query": row["query"], "relevant": row.get("relevant", []),
                             "meta": {"category_name": row.get("category", "uncategorised"), **row.get("meta", {})}})
-    return docs, queries
+        elif kind == "include":
+            included, _, included_now = load_cases_file(Path(path).parent / row["path"])
+            docs.extend(included)
+            now = now or included_now
+        elif kind == "meta" and row.get("now"):
+            now = row["now"]
+    return docs, queries, now
+
+
+class BenchClock:
+    """A store clock the bench sets: each memory is written at its `created_at`, queries run at one
+    fixed "now"; while unset it is the wall clock."""
+
+    def __init__(self):
+        self.at: float | None = None
+
+    def __call__(self) -> float:
+        return self.at if self.at is not None else time.time()
+
+
+def query_now(docs: list[dict], now: str | None) -> float | None:
+    """The instant queries are asked at: `now` (ISO) when given, else the latest `created_at` + 1 day,
+    None when no memory carries a time (the wall clock, as before times existed)."""
+    from supermemory.timeparse import from_iso
+
+    if now:
+        return from_iso(now)
+    times = [from_iso(d["created_at"]) for d in docs if d.get("created_at")]
+    return max(times) + 86400 if times else None
 
 
 def scope_namespace(scope) -> str:
@@ -62,26 +105,53 @@ def scope_namespace(scope) -> str:
     return normalize_namespace("s-" + str(scope))
 
 
-def seed(store, docs: list[dict], progress=None) -> dict:
-    """Insert corpus docs (batch-embedded) and return {doc id: memory id}."""
+def seed(store, docs: list[dict], progress=None, clock: BenchClock | None = None) -> dict:
+    """Insert corpus docs (batch-embedded) and return {doc id: memory id}.
+
+    With a `clock` (the store's) and docs that carry `created_at`, the docs are written oldest first,
+    each at its own time; docs without one come first, at the wall clock. Without a clock times are
+    ignored and all docs go in one batch.
+    """
+    from supermemory.timeparse import from_iso
+
     items = []
     for doc in docs:
         scope = (doc.get("meta") or {}).get("scope")
         items.append({"content": doc["text"], "title": doc.get("title") or None, "kind": doc.get("kind", "note"),
                       "tags": doc.get("tags") or [], "importance": doc.get("importance"),
-                      "pinned": doc.get("pinned", False),
+                      "pinned": doc.get("pinned", False), "status": doc.get("status"),
                       "namespace": scope_namespace(scope) if scope is not None else "bench"})
-    ids = store.remember_many(items, progress=progress, create_namespace=True)
-    return {doc["id"]: mid for doc, mid in zip(docs, ids)}
+    times = [from_iso(doc.get("created_at")) for doc in docs]
+    if clock is None or not any(t is not None for t in times):
+        ids = store.remember_many(items, progress=progress, create_namespace=True)
+        return {doc["id"]: mid for doc, mid in zip(docs, ids)}
+    groups: dict = {}
+    for index, at in enumerate(times):
+        groups.setdefault(at, []).append(index)
+    mapping = {}
+    for at in sorted(groups, key=lambda t: (t is not None, t or 0.0)):
+        clock.at = at
+        ids = store.remember_many([items[i] for i in groups[at]], create_namespace=True)
+        mapping.update({docs[i]["id"]: mid for i, mid in zip(groups[at], ids)})
+    clock.at = None
+    return mapping
 
 
-def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, details=None) -> dict:
-    """Run each query and aggregate the metrics (overall, per category, negatives)."""
+def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, details=None,
+             clock: BenchClock | None = None, now: str | None = None) -> dict:
+    """Run each query and aggregate the metrics (overall, per category, negatives).
+
+    :param clock: the store's `BenchClock`: memories are written at their `created_at` and the
+        queries asked at `query_now(docs, now)`, so "this week" means the same on every run.
+    """
     from supermemory.errors import InvalidInputError
 
     from supermemory.render import progress_printer
 
-    doc_to_mem = seed(store, docs, progress=progress_printer("seeding") if sys.stderr.isatty() else None)
+    doc_to_mem = seed(store, docs, progress=progress_printer("seeding") if sys.stderr.isatty() else None,
+                      clock=clock)
+    if clock is not None:
+        clock.at = query_now(docs, now)
     mem_to_doc = {v: k for k, v in doc_to_mem.items()}
     overrides = {}
     if mode != "full":
@@ -121,8 +191,9 @@ def main(args) -> int:
         from supermemory.bench.perf import run_perf
 
         return run_perf(args)
+    now = None
     if args.cases:
-        docs, queries = load_cases(args.cases)
+        docs, queries, now = load_cases_file(args.cases)
     elif args.corpus and args.queries:
         docs, queries = read_jsonl(args.corpus), read_jsonl(args.queries)
     else:
@@ -130,7 +201,7 @@ def main(args) -> int:
     if args.max_queries:
         queries = queries[: args.max_queries]
     summary = run(docs, queries, mode=args.mode, limit=args.limit, overrides=args.set, provider=args.provider,
-                  details_path=args.details)
+                  details_path=args.details, now=now, times=not args.ignore_times)
     print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else render(summary))
     failed = gate_failures(summary, min_recall=args.fail_under_recall, min_mrr=args.fail_under_mrr,
                            max_negative=args.fail_over_negative)
@@ -139,7 +210,8 @@ def main(args) -> int:
     return 1 if failed else 0
 
 
-def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, details_path=None) -> dict:
+def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, details_path=None, now=None,
+        times: bool = True) -> dict:
     """Seed a throw-away store under a temp dir and evaluate; settings from the user's config + overrides."""
     import copy
     import tempfile
@@ -171,11 +243,14 @@ def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, de
     with tempfile.TemporaryDirectory(prefix="supermemory-bench-") as tmp:
         config = Config(home=Path(tmp), settings=settings, model_dir_override=base.model_dir,
                         explicit_namespace="bench")
-        store = MemoryStore(Path(tmp) / "bench.db", config=config, namespace="bench", cache_vectors=True)
+        clock = BenchClock()
+        store = MemoryStore(Path(tmp) / "bench.db", config=config, namespace="bench", cache_vectors=True,
+                            clock=clock)
         try:
             handle = open(details_path, "w", encoding="utf-8") if details_path else None
             try:
-                return evaluate(store, docs, queries, mode=mode, limit=limit, details=handle)
+                return evaluate(store, docs, queries, mode=mode, limit=limit, details=handle,
+                                clock=clock if times else None, now=now)
             finally:
                 if handle:
                     handle.close()

@@ -44,7 +44,10 @@ _MEMORY = _out({"id": _STR, "namespace": _STR, "kind": _STR, "title": _STR, "sum
                 "tags": _STR_LIST, "importance": _NUM, "pinned": _BOOL, "status": _NULL_STR,
                 "superseded_by": _NULL_STR}, ("id", "kind", "title"))
 _HIT = _out({**_MEMORY["properties"], "score": _NUM, "attention": _NUM, "features": {"type": "object"},
-             "contributions": {"type": "object"}}, ("id", "kind", "title", "score", "attention"))
+             "contributions": {"type": "object"},
+             # a broad query's listing (retrieval/broad.py) ranks nothing: null score, the filter as reason
+             **{key: {"type": ["number", "null"]} for key in ("score", "attention", "relevance")},
+             "reason": _STR}, ("id", "kind", "title", "score", "attention"))
 _RECALL_LIMIT = DEFAULTS["recall"]["max_limit"]
 
 
@@ -96,7 +99,7 @@ def _call_remember(session, store, args: dict) -> dict:
 def _call_recall(session, store, args: dict) -> dict:
     return store.recall(args["query"], origin="mcp",
                         **_kw(args, "limit", "kinds", "tags", "since", "until", "max_tokens", "explain",
-                              "min_similarity", "relative_cutoff", "gates", "namespace"))
+                              "min_similarity", "relative_cutoff", "gates", "intent", "namespace"))
 
 
 def _call_get(session, store, args: dict) -> dict:
@@ -244,10 +247,14 @@ TOOLS: list[Tool] = [
                                 "description": "drop hits below this share of the best; 0 disables"},
             "gates": {"type": "boolean", "default": True,
                       "description": "false: no relevance gate at all, the best-ranked come back (for browsing)"},
+            "intent": {"type": "boolean", "default": True,
+                       "description": "false: ignore kind / status / time words (todo, decisions, this week); "
+                                      "default: setting recall.intent"},
             "namespace": _NS,
         }, ("query",)),
         output_schema=_out({"query": _STR, "namespaces": _STR_LIST, "results": {"type": "array", "items": _HIT},
-                            "candidates": _INT, "note": _STR, "omitted": _STR_LIST}, ("results",)),
+                            "candidates": _INT, "note": _STR, "omitted": _STR_LIST, "intent": {"type": "object"}},
+                           ("results",)),
         annotations=_annotations(True, False, True),
         call=_call_recall, render=_recall_text, fit=fit_recall,
     ),

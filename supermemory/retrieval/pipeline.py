@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from supermemory.config import ALL_NAMESPACES
 from supermemory.errors import StorageError
-from supermemory.retrieval import ranking
+from supermemory.retrieval import broad, ranking
 from supermemory.retrieval.candidates import Gathered, gather
 from supermemory.retrieval.query import Query
 from supermemory.store import embedding, reads, search_index, search_log
@@ -87,8 +87,13 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
            max_tokens: int | None = None, explain: bool = False, explain_all: bool = False,
            min_similarity: float | None = None, relative_cutoff: float | None = None,
            gates: bool = True, touch: bool = True, lexical_only: bool = False, origin: str = "",
-           channels: Sequence[str] = ("lexical", "vector")) -> dict:
+           channels: Sequence[str] = ("lexical", "vector"), status: str | None = None,
+           intent: bool | None = None) -> dict:
     """Find the memories that answer `text`: hybrid candidates → ranker → gates → budget.
+
+    :param status: only tasks of this status (open, done, dropped).
+    :param intent: read kind / status / time words in the query (`retrieval/broad.py`); None: the
+        `recall.intent` setting.
 
     Raises:
         InvalidInputError: bad arguments. NamespaceError: a namespace that does not exist.
@@ -104,11 +109,25 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
             rec_.number(value, name, 0, 1)
     now = ctx.clock()
     namespaces = nsm.for_read(ctx, namespace, must_exist=True)
-    where, params = reads.filters(kinds=kinds, tags=tags, since=since, until=until, platform=platform, now=now)
+    # --- broad questions (issue #16 item 3): kind / status / time words, answered in retrieval/broad.py ---
+    if broad.enabled(ctx, intent) and not (kinds or tags or since or until or platform or status):
+        def plain(**filters) -> dict:
+            return recall(ctx, text, limit=limit, namespace=namespace, max_tokens=max_tokens, explain=explain,
+                          explain_all=explain_all, min_similarity=min_similarity, relative_cutoff=relative_cutoff,
+                          gates=gates, touch=touch, lexical_only=lexical_only, origin=origin, channels=channels,
+                          intent=False, **filters)
+        answered = broad.answer(ctx, text, now=now, namespace=namespace, namespaces=namespaces, limit=limit,
+                                max_tokens=max_tokens, explain=explain or explain_all, touch=touch, origin=origin,
+                                started=started, plain=plain)
+        if answered is not None:
+            return answered
+    # --- end broad questions ---
+    where, params = reads.filters(kinds=kinds, tags=tags, since=since, until=until, platform=platform,
+                                  status=status, now=now)
     query = analyse(ctx, text)
     n_cand = max(limit * 3, int(ctx.config.get("ranking.candidates")))
     found = gather(ctx, query, namespaces, where, params, n_cand=n_cand, channels=channels,
-                   lexical_only=lexical_only, filtered=bool(kinds or tags or since or until or platform), now=now)
+                   lexical_only=lexical_only, filtered=bool(kinds or tags or since or until or platform or status), now=now)
     selected, dropped = [], []
     if found.candidates:
         cfg = rank_config(ctx, query, min_similarity=min_similarity, relative_cutoff=relative_cutoff,

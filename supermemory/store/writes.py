@@ -171,7 +171,12 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
         importance = rec_.number(ctx.config.get("store.default_importance") if importance is None
                                  else importance, "importance", 0, 1)
         pieces = chunk_body(ctx, body)
-        prepared.append({"ns": ns, "kind": kind, "title": title, "body": body,
+        status = item.get("status")
+        if status is not None or kind == "task":
+            status = status or "open"
+            if status not in TASK_STATUSES:
+                raise InvalidInputError(f"item {index} status must be one of {', '.join(TASK_STATUSES)}")
+        prepared.append({"ns": ns, "kind": kind, "title": title, "body": body, "status": status,
                          "tags": rec_.str_list(item.get("tags"), "tags"), "importance": importance,
                          "pinned": bool(item.get("pinned", False)), "pieces": pieces,
                          "hash": rec_.content_hash(kind, title, body), "source": dict(item.get("source") or {})})
@@ -198,7 +203,7 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
             memory_id = insert(
                 ctx, namespace=p["ns"], kind=p["kind"], title=p["title"], body=p["body"], tags=p["tags"],
                 source=p["source"], importance=p["importance"], confidence=1.0, pinned=p["pinned"],
-                status="open" if p["kind"] == "task" else None, ttl_days=None, now=now, root_id=None,
+                status=p["status"], ttl_days=None, now=now, root_id=None,
                 external_key=None, created_at=None, content_hash=p["hash"], pieces=p["pieces"],
                 vectors=vectors)
             search_index.index_live(ctx, memory_id)

@@ -1,0 +1,119 @@
+"""Broad questions ("what's still open?", "decisions about the database"): recall by kind, task status and time.
+
+`retrieval.intent` reads the facets; this module answers with them. A query made only of intent
+words is answered by listing the matching memories newest first (through `store.reads`, so
+namespaces, expiry and the read filters are the same as everywhere), within `limit` and the token
+budget. A query with a topic as well gets the facets as a filter on the normal recall, kept only
+when that recall finds something; otherwise the plain recall answers, so it is never worse.
+`pipeline.recall` calls `answer` in one marked place and hands it the plain recall as a function.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable
+
+from supermemory.config import ALL_NAMESPACES, KINDS
+from supermemory.errors import StorageError
+from supermemory.retrieval import intent as intent_
+from supermemory.store import reads, search_log
+from supermemory.store.context import StoreContext
+from supermemory.store.records import parse_id, public
+from supermemory.text import estimate_tokens
+
+logger = logging.getLogger(__name__)
+
+LISTED_KINDS = tuple(k for k in KINDS if k != "session")   # "what changed recently" lists work, not transcripts
+
+
+def enabled(ctx: StoreContext, flag: bool | None) -> bool:
+    """The per-call switch, else the `recall.intent` setting."""
+    return bool(ctx.config.get("recall.intent")) if flag is None else bool(flag)
+
+
+def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, namespaces: list[str] | None,
+           limit: int, max_tokens: int | None, explain: bool, touch: bool, origin: str, started: float,
+           plain: Callable[..., dict]) -> dict | None:
+    """The answer to a broad query, or None when the query names no kind, status or time.
+
+    :param plain: the normal recall of `text`, taking extra read filters (`kinds`, `status`,
+        `since`, `until`) as keywords.
+    :param namespaces: what `namespace` resolved to (for the page and the search log).
+    """
+    found = intent_.parse(text, now)
+    if not found.active:
+        return None
+    if found.only:
+        return listing(ctx, text, found, namespace=namespace, namespaces=namespaces, limit=limit,
+                       max_tokens=max_tokens, explain=explain, touch=touch, origin=origin, started=started)
+    result = plain(kinds=list(found.kinds) or None, status=found.status, since=found.since, until=found.until)
+    applied = bool(result["results"])
+    if applied:
+        result["note"] = "intent filter: " + found.describe()
+    else:
+        result = plain()
+    if explain:
+        result["intent"] = {**found.as_dict(), "applied": "filter" if applied else "none (the filtered recall was empty)"}
+    return result
+
+
+def _reason(found: intent_.Intent, widened: bool) -> str:
+    """What the listing applied, e.g. "broad query: kind=task status=open"."""
+    from supermemory.timeparse import iso
+
+    parts = ["kind=" + ",".join(found.kinds) if found.kinds else "all kinds"]
+    if found.status:
+        parts.append("status=" + found.status)
+    if widened:
+        parts.append("(nothing recent: the newest)")
+    elif found.since is not None:
+        parts.append(("recent, since=" if found.soft_since else "since=") + str(iso(found.since)))
+    if found.until is not None:
+        parts.append("until=" + str(iso(found.until)))
+    return "broad query: " + " ".join(parts)
+
+
+def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: str | None,
+            namespaces: list[str] | None, limit: int, max_tokens: int | None, explain: bool, touch: bool,
+            origin: str, started: float) -> dict:
+    """The memories matching the facets, newest first (a soft "recently" window is widened when empty)."""
+    kinds = list(found.kinds) or list(LISTED_KINDS)
+    page = reads.list_memories(ctx, namespace=namespace, kinds=kinds, status=found.status, since=found.since,
+                               until=found.until, limit=limit, order="recent")
+    widened = False
+    if not page["items"] and found.soft_since:
+        page = reads.list_memories(ctx, namespace=namespace, kinds=kinds, status=found.status, since=None,
+                                   until=found.until, limit=limit, order="recent")
+        widened = True
+    reason = _reason(found, widened)
+    results, used = [], 0
+    for item in page["items"]:
+        rec = ctx.fetch(parse_id(item["id"]))
+        if rec is None:
+            continue
+        cost = estimate_tokens(rec["title"]) + estimate_tokens(rec["summary"]) + 12
+        if max_tokens and results and used + cost > max_tokens:
+            break
+        used += cost
+        out = public(rec)
+        out.update(score=None, attention=None, relevance=None)
+        if explain:
+            out["reason"] = reason
+        results.append(out)
+    latency = (time.perf_counter() - started) * 1000
+    hit_ids = [parse_id(r["id"]) for r in results]
+    if (touch and hit_ids) or ctx.config.get("search_log.enabled"):
+        try:
+            with ctx.txn():
+                search_log.record_recall(ctx, query=text, namespaces=namespaces, candidates=page["total"],
+                                         hit_ids=hit_ids, top_score=None, latency_ms=latency, origin=origin,
+                                         touch=touch)
+        except StorageError as exc:
+            logger.warning("could not record recall statistics: %s", exc)
+    out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,
+           "candidates": page["total"], "latency_ms": round(latency, 2),
+           "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"]) for r in results),
+           "note": f"{reason}, newest first" if results else f"{reason}: no memory matches"}
+    if explain:
+        out["intent"] = {**found.as_dict(), "applied": "listing", "widened": widened}
+    return out

@@ -1,0 +1,197 @@
+"""What a query asks for besides its topic: memory kinds, a task status and a period, read from its words (pure).
+
+The words live in `text/lexicons/intent_words.txt` (phrase, facets, scope). `parse` finds them
+(longest phrase first, whole words for ASCII, anywhere for CJK) and says whether anything else is
+left once they, the stop words and the Chinese function characters are taken out: a query that is
+only intent ("what's still open?", "最近有什么变化") is answered by listing, one with a topic as
+well ("decisions about the database") by a filtered recall. `now` is passed in; nothing here reads
+a clock or the store.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from dataclasses import dataclass, field
+
+from supermemory.text import lexicons
+
+RECENT_DAYS = 14.0   # "recently" / 最近: memories of the last two weeks first (a soft window: widened when empty)
+TIME_FACETS = ("recent", "today", "yesterday", "this_week", "last_week", "this_month", "last_month")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row of the lexicon."""
+
+    phrase: str
+    kinds: tuple[str, ...] = ()
+    status: str | None = None
+    time: str | None = None
+    alone: bool = True          # True: counts only in a query made of intent words alone
+
+
+@dataclass(frozen=True)
+class Intent:
+    """The kind / status / time facets of a query.
+
+    `kinds`, `status`, `since` and `until` are what applies; `only` is True when the query holds
+    nothing but intent words (list, newest first); `soft_since` marks a window from "recently"
+    that may be widened when nothing falls in it; `words` are the phrases found, in query order.
+    """
+
+    kinds: tuple[str, ...] = ()
+    status: str | None = None
+    since: float | None = None
+    until: float | None = None
+    soft_since: bool = False
+    only: bool = False
+    words: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def active(self) -> bool:
+        """Whether any facet applies."""
+        return bool(self.kinds or self.status or self.since is not None or self.until is not None)
+
+    def describe(self) -> str:
+        """The facets as `kind=task status=open since=2026-05-11`, for notes and explain output."""
+        from supermemory.timeparse import iso
+
+        parts = []
+        if self.kinds:
+            parts.append("kind=" + ",".join(self.kinds))
+        if self.status:
+            parts.append("status=" + self.status)
+        if self.since is not None:
+            parts.append(("recent since=" if self.soft_since else "since=") + str(iso(self.since)))
+        if self.until is not None:
+            parts.append("until=" + str(iso(self.until)))
+        return " ".join(parts)
+
+    def as_dict(self) -> dict:
+        """The intent for `--explain`."""
+        from supermemory.timeparse import iso
+
+        return {"kinds": list(self.kinds), "status": self.status, "since": iso(self.since),
+                "until": iso(self.until), "soft_since": self.soft_since, "only": self.only,
+                "words": list(self.words)}
+
+
+@functools.cache
+def entries() -> tuple[Entry, ...]:
+    """The lexicon's rows, longest phrase first.
+
+    Raises:
+        ValueError: a row with an unknown facet or scope (a broken data file).
+    """
+    out = []
+    for row in lexicons.table("intent_words"):
+        phrase, facets, scope = row[0].lower(), row[1].split(), row[2]
+        kinds, status, time = [], None, None
+        for facet in facets:
+            name, _, value = facet.partition(":")
+            if name == "kind":
+                kinds.append(value)
+            elif name == "status":
+                status = value
+            elif name == "time" and value in TIME_FACETS:
+                time = value
+            elif facet != "none":
+                raise ValueError(f"intent_words: unknown facet {facet!r} for {phrase!r}")
+        if scope not in ("any", "alone"):
+            raise ValueError(f"intent_words: scope must be any or alone, not {scope!r}")
+        out.append(Entry(phrase, tuple(kinds), status, time, scope == "alone"))
+    return tuple(sorted(out, key=lambda e: -len(e.phrase)))
+
+
+@functools.cache
+def _pattern() -> re.Pattern:
+    """One alternation of every phrase, longest first: ASCII ones as whole words, CJK ones anywhere."""
+    parts = []
+    for entry in entries():
+        escaped = r"\s+".join(re.escape(w) for w in entry.phrase.split())
+        parts.append(rf"(?<![\w'-]){escaped}(?![\w'-])" if entry.phrase[0].isascii() else escaped)
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+@functools.cache
+def _by_phrase() -> dict[str, Entry]:
+    return {e.phrase: e for e in entries()}
+
+
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def _has_content(rest: str) -> bool:
+    """Whether text left after the intent phrases still names something (a non-stop word or CJK character)."""
+    stop = lexicons.word_set("stopwords")
+    function = lexicons.word_set("cjk_function_chars") | lexicons.word_set("cjk_stop_unigrams")
+    for word in _WORD.findall(rest.lower().replace("’", "'")):
+        if word.isascii():
+            if word not in stop and word.split("'")[0] not in stop:
+                return True
+        elif any(not ch.isascii() and ch not in function for ch in word) or any(
+                ch.isascii() and ch.isalnum() for ch in word):
+            return True
+    return False
+
+
+def _midnight(now: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def period(name: str, now: float) -> tuple[float | None, float | None]:
+    """(since, until) in epoch seconds of a time facet, in local time as `timeparse` reads `today`."""
+    today = _midnight(now)
+    if name == "recent":
+        return now - RECENT_DAYS * 86400, None
+    if name == "today":
+        return today.timestamp(), None
+    if name == "yesterday":
+        return (today - dt.timedelta(days=1)).timestamp(), today.timestamp()
+    monday = today - dt.timedelta(days=today.weekday())
+    if name == "this_week":
+        return monday.timestamp(), None
+    if name == "last_week":
+        return (monday - dt.timedelta(days=7)).timestamp(), monday.timestamp()
+    first = today.replace(day=1)
+    if name == "this_month":
+        return first.timestamp(), None
+    previous = (first - dt.timedelta(days=1)).replace(day=1)
+    return previous.timestamp(), first.timestamp()   # last_month
+
+
+def parse(text: str, now: float) -> Intent:
+    """The intent of a query at time `now` (epoch seconds).
+
+    Facets of `alone` words count only when the query is nothing but intent words; a status
+    without a kind means tasks (only tasks have one). Several kinds add up; the last status and the
+    last time word win.
+    """
+    found: list[Entry] = []
+    pieces: list[str] = []
+    last = 0
+    for match in _pattern().finditer(text):
+        found.append(_by_phrase()[re.sub(r"\s+", " ", match.group(0).lower())])
+        pieces.append(text[last:match.start()])
+        last = match.end()
+    pieces.append(text[last:])
+    if not found:
+        return Intent()
+    only = not _has_content(" ".join(pieces))
+    used = [e for e in found if only or not e.alone]
+    kinds: list[str] = []
+    status = time = None
+    for entry in used:
+        kinds.extend(k for k in entry.kinds if k not in kinds)
+        status = entry.status or status
+        time = entry.time or time
+    if status and not kinds:
+        kinds = ["task"]
+    if status and "task" not in kinds:
+        status = None   # "decisions still open": no other kind has a status
+    since, until = period(time, now) if time else (None, None)
+    if not (kinds or status or time):
+        return Intent(words=tuple(e.phrase for e in found))
+    return Intent(kinds=tuple(kinds), status=status, since=since, until=until, soft_since=time == "recent",
+                  only=only, words=tuple(e.phrase for e in found))

@@ -1,0 +1,231 @@
+"""Tests for retrieval/intent.py (kind / status / time words in a query) and the broad answers of recall."""
+from __future__ import annotations
+
+import copy
+import datetime as dt
+
+import pytest
+
+from supermemory.config import Config
+from supermemory.core import MemoryStore
+from supermemory.retrieval import intent
+from supermemory.settings import DEFAULTS, validate_settings
+from supermemory.text import lexicons
+from tests.conftest import FakeEmbedder
+
+# A Wednesday noon, local time (periods are local, as `timeparse` reads "today").
+NOW = dt.datetime(2026, 5, 13, 12, 0).timestamp()
+DAY = 86400
+
+
+def local(*args) -> float:
+    return dt.datetime(*args).timestamp()
+
+
+@pytest.mark.parametrize("query, kinds, status, only", [
+    ("what's on my todo list", ("task",), "open", True),
+    ("open tasks", ("task",), "open", True),
+    ("what is still open?", ("task",), "open", True),
+    ("which tasks are finished", ("task",), "done", True),
+    ("anything we abandoned", ("task",), "dropped", True),
+    ("what did we decide", ("decision",), None, True),
+    ("past decisions", ("decision",), None, True),
+    ("known pitfalls", ("gotcha",), None, True),
+    ("list the gotchas", ("gotcha",), None, True),
+    ("my preferences", ("preference",), None, True),
+    ("show me the notes", ("note",), None, True),
+    ("what should I keep in mind", ("gotcha", "decision", "preference"), None, True),
+    ("decisions about the database", ("decision",), None, False),
+    ("todo items for the billing service", ("task",), "open", False),
+    ("待办", ("task",), "open", True),
+    ("还有哪些任务没做完", ("task",), "open", True),
+    ("已经完成的任务", ("task",), "done", True),
+    ("我们定下了哪些决策", ("decision",), None, True),
+    ("有哪些坑", ("gotcha",), None, True),
+    ("我的偏好", ("preference",), None, True),
+    ("看看笔记", ("note",), None, True),
+    ("数据库相关的决定", ("decision",), None, False),
+])
+def test_parse_reads_kind_and_status_words_in_english_and_chinese(query, kinds, status, only):
+    got = intent.parse(query, NOW)
+    assert (got.kinds, got.status, got.only) == (kinds, status, only)
+
+
+@pytest.mark.parametrize("query, since, until, soft", [
+    ("what happened today", local(2026, 5, 13), None, False),
+    ("what changed yesterday", local(2026, 5, 12), local(2026, 5, 13), False),
+    ("decisions this week", local(2026, 5, 11), None, False),
+    ("decisions last week", local(2026, 5, 4), local(2026, 5, 11), False),
+    ("notes from this month", local(2026, 5, 1), None, False),
+    ("what did we decide last month", local(2026, 4, 1), local(2026, 5, 1), False),
+    ("what changed recently", NOW - intent.RECENT_DAYS * DAY, None, True),
+    ("今天", local(2026, 5, 13), None, False),
+    ("本周的决策", local(2026, 5, 11), None, False),
+    ("上周", local(2026, 5, 4), local(2026, 5, 11), False),
+    ("上个月的决定", local(2026, 4, 1), local(2026, 5, 1), False),
+    ("最近有什么变化", NOW - intent.RECENT_DAYS * DAY, None, True),
+])
+def test_parse_turns_time_words_into_a_period_relative_to_now(query, since, until, soft):
+    got = intent.parse(query, NOW)
+    assert (got.since, got.until, got.soft_since) == (since, until, soft)
+    assert got.active
+
+
+@pytest.mark.parametrize("query", [
+    "how do I open the trace viewer",          # "open" beside a topic is not a task status
+    "is the retry task idempotent",            # "task" beside a topic is not the task kind
+    "对账任务失败会重试几次",
+    "should a new endpoint still use offsets",  # "new", "still": no period without a kind
+    "how do I configure the reverse proxy",
+    "",
+])
+def test_parse_finds_no_intent_in_topical_questions(query):
+    got = intent.parse(query, NOW)
+    assert not got.active and not got.only
+
+
+def test_every_lexicon_row_parses_and_has_a_provenance():
+    assert lexicons.provenance("intent_words")
+    rows = intent.entries()
+    assert len(rows) == len(lexicons.table("intent_words"))
+    for row in rows:
+        assert set(row.kinds) <= {"task", "decision", "gotcha", "preference", "note", "fact"}
+
+
+def test_describe_names_the_applied_facets():
+    got = intent.parse("open tasks this week", NOW)
+    assert got.describe().startswith("kind=task status=open since=")
+
+
+# --- recall --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scenario(db_path, config):
+    """The issue's store: a TODO task, a decision, a gotcha, a preference and a notes memory,
+    written a day apart (oldest first), plus a done task and another project's task."""
+    now = [NOW - 12 * DAY]
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj", clock=lambda: now[0])
+    ids = {}
+    for name, kind, text in (
+            ("done", "task", "TODO: rename the settings module (finished last sprint)."),
+            ("decision", "decision", "We use Postgres 15 for the ledger service; no MySQL."),
+            ("gotcha", "gotcha", "The staging database is reset every night at 03:00."),
+            ("preference", "preference", "The user wants short answers with the conclusion first."),
+            ("notes", "note", "Meeting notes: the billing export moves to a background job."),
+            ("task", "task", "TODO: add retries to the webhook sender.")):
+        now[0] += DAY
+        ids[name] = s.remember(text, kind=kind, status="done" if name == "done" else None)["id"]
+    s.remember("TODO: translate the landing page.", kind="task", namespace="other", create_namespace=True)
+    now[0] = NOW
+    yield s, ids
+    s.close()
+
+
+def result_ids(result) -> list[str]:
+    return [r["id"] for r in result["results"]]
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("what changed recently", {"decision", "gotcha", "preference", "notes", "task"}),
+    ("show me the notes", {"notes"}),
+    ("anything I should know before I start", {"decision", "gotcha", "preference"}),
+    ("最近有什么变化", {"decision", "gotcha", "preference", "notes", "task"}),
+])
+def test_broad_queries_return_the_matching_memories(scenario, query, expected):
+    s, ids = scenario
+    result = s.recall(query)
+    assert expected <= {name for name, mid in ids.items() if mid in result_ids(result)}
+    assert result["note"].startswith("broad query:")
+
+
+def test_the_todo_list_question_returns_the_open_task_first(scenario):
+    s, ids = scenario
+    result = s.recall("what's left on my todo list")
+    assert result_ids(result) == [ids["task"]]          # not the done one, not another namespace's
+    assert result["note"] == "broad query: kind=task status=open, newest first"
+    assert all(r["relevance"] is None and r["score"] is None for r in result["results"])
+
+
+def test_a_listing_is_newest_first_and_respects_limit_and_budget(scenario):
+    s, ids = scenario
+    result = s.recall("what changed recently", limit=3)
+    assert result_ids(result) == [ids["task"], ids["notes"], ids["preference"]]
+    assert len(s.recall("what changed recently", max_tokens=1)["results"]) == 1
+
+
+def test_a_broad_query_respects_namespaces(scenario):
+    s, ids = scenario
+    assert ids["task"] not in result_ids(s.recall("open tasks", namespace="other"))
+    assert len(s.recall("open tasks", namespace="*")["results"]) == 2
+
+
+def test_explain_shows_the_intent_and_the_reason_of_each_listed_memory(scenario):
+    s, _ = scenario
+    result = s.recall("show me the notes", explain=True)
+    assert result["intent"]["kinds"] == ["note"] and result["intent"]["applied"] == "listing"
+    assert result["results"][0]["reason"] == "broad query: kind=note"
+
+
+def test_time_words_filter_by_the_store_clock(scenario):
+    s, ids = scenario
+    # The memories were written 11..6 days before NOW (Wednesday 05-13): none of them today.
+    assert s.recall("what changed today")["results"] == []
+    assert "no memory matches" in s.recall("what changed today")["note"]
+    last_week = {name for name, mid in ids.items() if mid in result_ids(s.recall("what changed last week"))}
+    assert last_week == {"gotcha", "preference", "notes", "task"}   # 05-04 .. 05-07 (the week of Mon 05-04)
+
+
+def test_recently_widens_to_the_newest_when_nothing_is_recent(db_path, config):
+    now = [NOW - 90 * DAY]
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", clock=lambda: now[0]) as s:
+        old = s.remember("The deploy needs a manual approval.", kind="decision")["id"]
+        now[0] = NOW
+        result = s.recall("latest decisions")
+    assert result_ids(result) == [old] and "nothing recent" in result["note"]
+
+
+def test_a_broad_query_over_matching_memories_is_never_empty(scenario):
+    s, _ = scenario
+    for query in ("what's still open?", "gotchas", "what did we decide", "my preferences", "待办事项",
+                  "有哪些决定", "any notes", "what's new"):
+        assert s.recall(query)["results"], query
+
+
+def test_a_topic_with_intent_words_filters_by_kind(scenario):
+    s, ids = scenario
+    result = s.recall("decisions about postgres", explain=True)
+    assert result_ids(result) == [ids["decision"]] and result["intent"]["applied"] == "filter"
+    assert result["note"] == "intent filter: kind=decision"
+
+
+def test_a_topic_whose_filtered_recall_is_empty_falls_back_to_plain_recall(scenario):
+    s, ids = scenario
+    plain = s.recall("staging database reset", intent=False)
+    result = s.recall("decisions about the staging database reset", explain=True)
+    assert ids["gotcha"] in result_ids(plain) and ids["gotcha"] in result_ids(result)
+    assert result["intent"]["applied"].startswith("none")
+
+
+def test_explicit_filters_switch_intent_off(scenario):
+    s, ids = scenario
+    result = s.recall("open tasks", kinds=["decision"])
+    assert "broad query" not in (result.get("note") or "")
+
+
+def test_the_off_switch_gives_plain_recall(scenario, db_path, tmp_path):
+    s, _ = scenario
+    assert "broad query" not in (s.recall("show me the notes", intent=False).get("note") or "")
+    settings = copy.deepcopy(DEFAULTS)
+    settings["recall"]["intent"] = False
+    off = MemoryStore(db_path, config=Config(home=tmp_path / "smhome", settings=settings), embedder=FakeEmbedder(),
+                      namespace="proj")
+    try:
+        assert "broad query" not in (off.recall("show me the notes").get("note") or "")
+    finally:
+        off.close()
+
+
+def test_the_setting_is_validated():
+    assert validate_settings({"recall": {"intent": "maybe"}})
+    assert not validate_settings({"recall": {"intent": False}})
