@@ -240,7 +240,7 @@ def test_a_vague_query_gets_nothing_unless_a_memory_is_near_identical():
 
 
 def test_a_query_asking_what_is_current_pairs_a_looser_revision():
-    old = "ledgerly unit tests use an in-memory SQLite database (sqlite:///:memory:) for speed."
+    old = "ledgerly unit tests run on an in-memory SQLite database (sqlite:///:memory:) for speed."
     new = ("Tests now run against a real Postgres in Docker (db-test service, port 5433) instead of SQLite, "
            "because SQLite silently accepted invalid JSONB queries.")
     cos = 0.7   # related, but less alike than the 0.75 a revision pair needs by default

@@ -18,7 +18,7 @@ from itertools import chain
 from typing import Callable, Sequence
 
 from supermemory.settings import DEFAULTS
-from supermemory.text import DATE_WORDS, STOPWORDS, has_revision_marker, revision_terms
+from supermemory.text import date_words, has_revision_marker, revision_terms, stopwords
 from supermemory.text import is_cjk as _is_cjk
 
 FEATURES = ("lexical", "vector", "importance", "recency", "reinforcement", "pinned", "superseded")
@@ -159,8 +159,9 @@ def _vector_feature(cosine: float | None, floor: float) -> float:
 
 def _content_terms(cand: Candidate) -> set:
     """The topical words of a candidate: no stop words, no bare numbers or times, no date words."""
+    stop, dates = stopwords(), date_words()   # read on first use: importing the ranker stems nothing
     return {t for t in cand.terms
-            if t not in STOPWORDS and t not in DATE_WORDS and any(ch.isalpha() for ch in t)}
+            if t not in stop and t not in dates and any(ch.isalpha() for ch in t)}
 
 
 def _mostly_cjk(terms: set) -> bool:

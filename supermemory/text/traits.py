@@ -25,8 +25,9 @@ def _asks_change() -> re.Pattern:
 
 @functools.cache
 def date_words() -> frozenset:
-    """Dates say when, not what: not names, and not what makes two notes about the same thing."""
-    return lexicons.word_set("date_words")
+    """Dates say when, not what: not names, and not what makes two notes about the same thing (plus their
+    stems, as tokens carry them: "september" → "septemb")."""
+    return _with_stems(lexicons.word_set("date_words"))
 
 
 @functools.cache
