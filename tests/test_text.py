@@ -181,15 +181,6 @@ def test_vague_query_reports_the_words_as_typed():
     assert vague_query("Which FILES should I change?") == ("Which", "FILES", "should", "I", "change")
 
 
-@pytest.mark.parametrize("query,asks", [
-    ("do we still run black and isort", True), ("what replaced poetry", True), ("which algorithm signs tokens now", True),
-    ("what is the current way to connect", True), ("现在用什么部署", True), ("is it used any more", True),
-    ("which algorithm signs tokens", False), ("the known issues list", False), ("部署流程", False)])
-def test_queries_that_ask_what_is_current(query, asks):
-    from supermemory.text import asks_about_change
-    assert asks_about_change(query) is asks
-
-
 def test_leading_word_is_a_capitalised_first_word_named_terms_leaves_out():
     from supermemory.text import leading_word, name_forms
     assert leading_word("Kotlin coroutine scope convention") == ("kotlin", ("kotlin",))

@@ -18,11 +18,6 @@ def _revision() -> re.Pattern:
     return lexicons.marker_pattern("revision_markers")
 
 
-def _asks_change() -> re.Pattern:
-    """A query that asks what is current expects that something may have changed since it was written down."""
-    return lexicons.marker_pattern("asks_change_markers")
-
-
 @functools.cache
 def date_words() -> frozenset:
     """Dates say when, not what: not names, and not what makes two notes about the same thing (plus their
@@ -61,23 +56,6 @@ __getattr__ = lexicons.lazy_constants(__name__, _LAZY)
 def has_revision_marker(text: str) -> bool:
     """Does this text announce that something changed (so an older, similar memory is stale)?"""
     return bool(text) and _revision().search(text) is not None
-
-
-def revision_terms(text: str, *, reach: int = 40) -> frozenset:
-    """The words around each change marker: what the text says changed ("HS256" in "no longer
-    sign JWTs with HS256"). Empty when the text announces no change.
-    """
-    stop = stopwords()
-    out: set[str] = set()
-    for match in _revision().finditer(text or ""):
-        window = text[max(0, match.start() - reach): match.end() + reach]
-        out.update(t for t in tokenize(window) if t not in stop)
-    return frozenset(out)
-
-
-def asks_about_change(query: str) -> bool:
-    """Does the query ask whether something still holds ("do we still…", "what replaced…", 现在…)?"""
-    return _asks_change().search(query or "") is not None
 
 
 def named_terms(query: str) -> list[tuple[tuple[str, ...], ...]]:
