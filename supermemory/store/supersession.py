@@ -1,5 +1,7 @@
-"""`supersedes` links written when a memory is stored: a memory that announces a change and is close in
-meaning to an older live one supersedes it (a link new → old that recall demotes by, never hides by).
+"""`supersedes` links written when a memory is stored, from a change-announcing memory to the close older ones.
+
+A memory that announces a change and is close in meaning to an older live one supersedes it: a link
+new → old that recall demotes by, never hides by.
 
 The rule (`supersession.*` settings, fitted on `bench/revision_pairs.jsonl` by `bench/revisions.py`):
 the new text carries a change marker (`text.has_revision_marker`: "no longer", "moved from … to",
