@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""Score the supersession rule on labelled memory pairs (`bench/revision_pairs.jsonl`): precision and recall.
+"""Score the write-time supersession rule on labelled memory pairs (`bench/revision_pairs.jsonl`): precision and recall.
 
-Each pair is stored alone (older first, then newer), the older text is the query, and the rule is the
-ranker's own (`ranking.superseded_by` over the gathered candidates, with the shipped settings); a second
-line scores the change-marker alone (does the newer text announce a change?). Run with the real model:
+Each pair is stored alone through `MemoryStore.remember` (older first, then newer, both decisions), and
+the rule says "revision" when the newer memory's answer lists the older one under `supersedes`
+(`store/supersession.py` with the shipped settings, or `--set supersession.cosine=0.7 …`). A second line
+scores the change marker alone (does the newer text announce a change?). `--grid` replays the
+cosine/overlap thresholds on features gathered once. Run with the real model:
 
-    .venv/bin/python bench/revisions.py [--provider hash]
+    .venv/bin/python bench/revisions.py [--provider hash] [--grid] [--pairs other.jsonl]
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import tempfile
@@ -17,30 +20,51 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from supermemory.config import load_config  # noqa: E402
+from supermemory.config import Config, load_config  # noqa: E402
 from supermemory.core import MemoryStore  # noqa: E402
-from supermemory.retrieval import ranking  # noqa: E402
-from supermemory.retrieval.pipeline import dot  # noqa: E402
+from supermemory.settings import coerce_value  # noqa: E402
 from supermemory.text import has_revision_marker  # noqa: E402
 
 PAIRS = Path(__file__).with_name("revision_pairs.jsonl")
 
 
-def judge(pair: dict, config, provider: str | None) -> tuple[bool, bool]:
-    """(the rule says revision, the marker alone says revision) for one pair."""
+def judge(pair: dict, config: Config, provider: str | None, *, loose: bool = False) -> dict:
+    """The rule's verdict on one pair, with the closeness it measured (`loose`: every threshold at 0)."""
     from supermemory.embed import get_provider
 
+    settings = json.loads(json.dumps(config.settings))
+    if loose:
+        settings["supersession"].update(cosine=0.0, cosine_with_overlap=0.0, overlap=0.0, overlap_cjk=0.0)
     with tempfile.TemporaryDirectory() as tmp:
+        cfg = Config(home=Path(tmp), settings=settings, model_dir_override=config.model_dir)
         clock = iter([1_000_000.0, 1_000_100.0] + [1_000_200.0] * 10)
-        store = MemoryStore(Path(tmp) / "m.db", config=config, namespace="pairs",
-                            embedder=get_provider(config, provider) if provider else None, clock=lambda: next(clock))
-        old = int(store.remember(pair["older"], kind="decision")["id"][1:])
-        new = int(store.remember(pair["newer"], kind="decision")["id"][1:])
-        query, found = store.candidates(pair["older"], n_cand=10)
-        cfg = store.rank_config(pair["older"], has_vectors=found.query_vec is not None, doc_freq=found.doc_freq)
-        stale = ranking.superseded_by(found.candidates, cfg, cosine_fn=dot if found.query_vec is not None else None)
-        store.close()
-    return stale.get(old) == new, has_revision_marker(pair["newer"])
+        store = MemoryStore(Path(tmp) / "m.db", config=cfg, namespace="pairs",
+                            embedder=get_provider(cfg, provider) if provider else None, clock=lambda: next(clock))
+        try:
+            old = store.remember(pair["older"], kind="decision")["id"]
+            new = store.remember(pair["newer"], kind="decision")
+        finally:
+            store.close()
+    return {"rule": old in new["supersedes"], "marker": has_revision_marker(pair["newer"])}
+
+
+def features(pair: dict, config: Config, provider: str | None) -> dict:
+    """Cosine and word overlap the rule sees for one pair (thresholds at 0, marker still required)."""
+    from supermemory.store import supersession
+
+    captured = {}
+    real = supersession.judge
+
+    def spy(cosine, overlap, cjk, cfg):
+        captured.update(cosine=cosine, overlap=overlap, cjk=cjk)
+        return real(cosine, overlap, cjk, cfg)
+
+    supersession.judge = spy
+    try:
+        judge(pair, config, provider, loose=True)
+    finally:
+        supersession.judge = real
+    return captured
 
 
 def scores(labels: list[bool], said: list[bool]) -> dict:
@@ -51,18 +75,46 @@ def scores(labels: list[bool], said: list[bool]) -> dict:
             "recall": round(tp / (tp + fn), 3) if tp + fn else None, "tp": tp, "fp": fp, "fn": fn}
 
 
+def grid(pairs: list[dict], config: Config, provider: str | None) -> list[dict]:
+    """Every threshold combination replayed on features gathered once, best F0.5 first (precision counts double)."""
+    from supermemory.store.supersession import judge as rule
+
+    feats = [features(p, config, provider) for p in pairs]
+    labels = [p["revision"] for p in pairs]
+    rows = []
+    for cos, cos_lo, overlap, overlap_cjk in itertools.product(
+            [0.70, 0.72, 0.74, 0.75, 0.76, 0.78, 0.80], [0.60, 0.65, 0.70, 1.0], [0.4, 0.5, 0.6, 0.75],
+            [0.25, 0.35, 0.5]):
+        cfg = {"cosine": cos, "cosine_with_overlap": cos_lo, "overlap": overlap, "overlap_cjk": overlap_cjk}
+        said = [bool(f) and rule(f["cosine"], f["overlap"], f["cjk"], cfg) for f in feats]
+        s = scores(labels, said)
+        p, r = s["precision"] or 0.0, s["recall"] or 0.0
+        rows.append({**cfg, **s, "f0.5": round(1.25 * p * r / (0.25 * p + r), 3) if p + r else 0.0})
+    return sorted(rows, key=lambda row: -row["f0.5"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--provider", help="embedding provider (default: the configured one)")
+    parser.add_argument("--pairs", type=Path, default=PAIRS, help="labelled pairs (default: revision_pairs.jsonl)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting")
+    parser.add_argument("--grid", action="store_true", help="replay threshold combinations instead")
     args = parser.parse_args()
-    pairs = [json.loads(line) for line in PAIRS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    pairs = [json.loads(line) for line in args.pairs.read_text(encoding="utf-8").splitlines() if line.strip()]
     config = load_config()
+    for item in args.set:
+        key, _, value = item.partition("=")
+        section, name = key.strip().split(".", 1)
+        config.settings[section][name] = coerce_value(value.strip())
+    if args.grid:
+        print(json.dumps(grid(pairs, config, args.provider)[:15], indent=1))
+        return 0
     results = [judge(p, config, args.provider) for p in pairs]
     labels = [p["revision"] for p in pairs]
     report = {"pairs": len(pairs), "revisions": sum(labels),
-              "rule": scores(labels, [r for r, _ in results]),
-              "marker_only": scores(labels, [m for _, m in results]),
-              "misjudged": [p["id"] for p, (r, _) in zip(pairs, results) if r != p["revision"]]}
+              "rule": scores(labels, [r["rule"] for r in results]),
+              "marker_only": scores(labels, [r["marker"] for r in results]),
+              "misjudged": [p["id"] for p, r in zip(pairs, results) if r["rule"] != p["revision"]]}
     print(json.dumps(report, indent=2))
     return 0
 

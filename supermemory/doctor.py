@@ -13,7 +13,7 @@ from supermemory.errors import SupermemoryError
 
 # The runtime dependencies that must import (module name → pip package).
 DEPENDENCIES = {"numpy": "numpy", "onnxruntime": "onnxruntime", "tokenizers": "tokenizers",
-                "sqlite_vec": "sqlite-vec"}
+                "sqlite_vec": "sqlite-vec", "Stemmer": "PyStemmer"}
 
 
 def check_dependencies() -> dict:

@@ -28,12 +28,15 @@ class Commands:
     forget: str
     restore: str
     next_page: str
+    unlink: str = "unlink {src} {dst} (relation {relation})"
 
 
 MCP_COMMANDS = Commands(update="memory_update {id}", forget="memory_forget {id}", restore="memory_restore",
-                        next_page="offset={offset}")
+                        next_page="offset={offset}",
+                        unlink='memory_link {{"src": "{src}", "dst": "{dst}", "relation": "{relation}", "remove": true}}')
 CLI_COMMANDS = Commands(update="`supermemory update {id}`", forget="`supermemory forget {id}`",
-                        restore="`supermemory restore`", next_page="--offset {offset}")
+                        restore="`supermemory restore`", next_page="--offset {offset}",
+                        unlink="`supermemory unlink {src} {dst} --relation {relation}`")
 
 
 def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) -> str:
@@ -83,6 +86,8 @@ def render_briefing(sections: dict, *, budget: int, namespace: str) -> tuple[str
             first = True
             for item in items:
                 line = memory_line(item, max_chars=320 if key == "sessions" else 200)
+                for was in item.get("was") or []:   # what it superseded (left out of the briefing)
+                    line += "\n  was: " + (was if len(was) <= 120 else was[:119] + "…")
                 cost = estimate_tokens(line) + 1
                 if used + cost + (cost_heading if first else 0) > limit:
                     omitted += 1
@@ -127,6 +132,10 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
             parts.append(f"cosine {cos:.3f}" if isinstance(cos, (int, float)) else "cosine n/a")
             parts.append(f"coverage {feats.get('coverage', 0):.2f}")
             contrib = item.get("contributions", {})
+            if feats.get("superseded_by"):
+                parts.append(f"superseded by {feats['superseded_by']}")
+            if feats.get("supersedes"):
+                parts.append(f"supersedes {feats['supersedes']}")
             lines.append("    features: " + " · ".join(parts))
             lines.append("    contributions: " + " · ".join(f"{k} {v:+.3f}" for k, v in contrib.items()))
     if explain and result.get("intent"):
@@ -155,6 +164,10 @@ def remember_notes(result: dict, *, commands: Commands) -> list[str]:
         lines.append(f"Similar: {near['id']} ({near.get('similarity', 0):.2f}) {near.get('title', '')} — if the new "
                      f"memory revises it, {commands.update.format(id=near['id'])} and "
                      f"{commands.forget.format(id=result['id'])}.")
+    for old in result.get("supersedes") or []:
+        lines.append(f"Supersedes {old}: this memory announces a change to it, so recall ranks {old} lower "
+                     f"(never hides it); if it still holds, "
+                     f"{commands.unlink.format(src=result['id'], dst=old, relation='supersedes')}.")
     redacted = result.get("redacted") or {}
     if redacted:
         lines.append("Redacted before storing: " + ", ".join(f"{n} × {k}" for k, n in redacted.items()))
@@ -243,6 +256,8 @@ def render_history(result: dict) -> str:
             lines.append("    " + body.replace("\n", "\n    "))
     for event in result.get("redactions", []):
         lines.append(f"- {event['id']} {event['at']} redacted in place: {', '.join(event['fields'])}")
+    for link in result.get("links", []):
+        lines.append(f"- link {link['src']} -{link['relation']}→ {link['dst']}")
     return _with_note("\n".join(lines), result)
 
 

@@ -35,7 +35,6 @@ DEFAULTS: dict[str, Any] = {
             "recency": 0.03,
             "reinforcement": 0.02,
             "pinned": 0.03,
-            "superseded": -0.1,       # a similar candidate announces this one changed ("no longer …")
         },
         "adaptive_lexical": True,     # shift weight to the signal that has evidence for this query
         "temperature": 0.1,
@@ -54,10 +53,7 @@ DEFAULTS: dict[str, Any] = {
         "glossary": True,           # Chinese ↔ English software terms bridge queries and memories
         "vague_gate": True,         # query gate: a query naming nothing specific gets nothing
         "disjoint_gate": True,      # query gate: a query sharing no word with any memory needs a confident cosine
-        "supersede_overlap": 0.3,   # stale: a revising candidate repeats this share of its words
-        "supersede_cosine": 0.75,   # …and is this close in meaning
-        "supersede_cosine_asked": 0.65,  # both, when the query asks what is current ("do we still …")
-        "supersede_overlap_asked": 0.2,
+        "superseded_factor": 0.7,   # score multiplier of a memory a live `supersedes` link targets (1 = off)
         "candidates": 60,
         "match_max_df": 0.2,        # terms in more than this share of chunks are left out of FTS MATCH
     },
@@ -65,6 +61,17 @@ DEFAULTS: dict[str, Any] = {
                "ram_vector_limit": 250_000,  # long-lived servers search up to this many chunks in RAM
                "intent": True},   # kind / status / time words in a query filter or list (retrieval/broad.py)
     "briefing": {"max_tokens": 900, "recent_days": 14},
+    # `supersedes` links written by `remember` (store/supersession.py; fitted on bench/revision_pairs.jsonl):
+    # the new text announces a change and an older memory is this close to it.
+    "supersession": {
+        "enabled": True,
+        "cosine": 0.75,               # best chunk cosine that alone makes two memories one subject
+        "cosine_with_overlap": 0.65,  # …or this cosine while the new text repeats `overlap` of the old words
+        "overlap": 0.5,
+        "min_overlap": 0.2,           # either way the new text repeats at least this share of the old words
+        "overlap_cjk": 0.35,          # mostly-CJK text or no vectors: the words decide alone
+        "max_links": 2,               # older memories one new memory may supersede
+    },
     "store": {
         "chunk_max_tokens": 260,
         "chunk_overlap_tokens": 48,
@@ -135,10 +142,7 @@ RULES: dict[str, Rule] = {
     "ranking.query_coverage_cjk": _SHARE,
     "ranking.confident_cosine": _SHARE,
     "ranking.unknown_name_coverage": _SHARE,
-    "ranking.supersede_overlap": _SHARE,
-    "ranking.supersede_cosine": _SHARE,
-    "ranking.supersede_cosine_asked": _SHARE,
-    "ranking.supersede_overlap_asked": _SHARE,
+    "ranking.superseded_factor": _SHARE,
     "ranking.candidates": Rule(1, 10_000),
     "ranking.match_max_df": _SHARE,
     "recall.default_limit": _AT_LEAST_ONE,
@@ -148,6 +152,12 @@ RULES: dict[str, Rule] = {
     "recall.intent": Rule(choices=(True, False)),
     "briefing.max_tokens": _TOKENS,
     "briefing.recent_days": Rule(0, real=True),
+    "supersession.cosine": _SHARE,
+    "supersession.cosine_with_overlap": _SHARE,
+    "supersession.overlap": _SHARE,
+    "supersession.min_overlap": _SHARE,
+    "supersession.overlap_cjk": _SHARE,
+    "supersession.max_links": Rule(1, 100),
     "store.chunk_max_tokens": Rule(16, 100_000),
     "store.chunk_overlap_tokens": _COUNT,
     "store.max_content_chars": _AT_LEAST_ONE,

@@ -46,7 +46,7 @@ def home(tmp_path) -> Path:
 
 # --- dependencies ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["numpy", "onnxruntime", "tokenizers", "sqlite_vec"])
+@pytest.mark.parametrize("name", ["numpy", "onnxruntime", "tokenizers", "sqlite_vec", "Stemmer"])
 def test_doctor_is_not_ok_when_a_runtime_dependency_cannot_be_imported(home, monkeypatch, name):
     real = importlib.import_module
 

@@ -27,6 +27,27 @@ def test_hash_provider_is_deterministic_and_normalised():
     assert np.allclose(a, b) and np.allclose(np.linalg.norm(a, axis=1), 1.0)
 
 
+def test_hash_fingerprint_names_the_tokenizer_version_so_a_tokenizer_change_asks_for_reindex(tmp_path):
+    from supermemory.core import MemoryStore
+    from supermemory.errors import ModelMismatchError
+    from supermemory.text import TOKENIZER_VERSION
+
+    assert embed.HashProvider().fingerprint()["model"] == f"feature-hash-v1+tokenizer-{TOKENIZER_VERSION}"
+
+    class EarlierTokenizer(embed.HashProvider):
+        model_id = "feature-hash-v1"   # what stores pinned before the id named the tokenizer
+
+    config, path = Config(home=tmp_path / "home"), tmp_path / "memory.db"
+    with MemoryStore(path, config=config, embedder=EarlierTokenizer(), namespace="p") as old:
+        old.remember("hash vectors from an earlier tokenizer")
+    with MemoryStore(path, config=config, embedder=embed.HashProvider(), namespace="p") as store:
+        with pytest.raises(ModelMismatchError, match="reindex"):
+            store.remember("a second memory")
+        assert store.reembed()["chunks"] == 1
+        store.remember("a second memory")
+        assert store.pinned_model()["model"] == embed.HashProvider.model_id
+
+
 def test_unknown_provider_is_refused(tmp_path):
     with pytest.raises(UnknownProviderError):
         embed.get_provider(Config(home=tmp_path), "word2vec")

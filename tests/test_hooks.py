@@ -221,7 +221,7 @@ def test_session_start_without_payload_cwd_uses_the_environment(tmp_path, home, 
     assert "make release" in context
 
 
-def test_session_start_loads_neither_numpy_nor_onnxruntime(tmp_path, home):
+def test_session_start_loads_neither_numpy_nor_onnxruntime_nor_the_stemmer(tmp_path, home):
     with MemoryStore(home / "memory.db", config=load_config(), embedder=HashProvider(), namespace="shop") as store:
         store.remember("Pinned rule: run the linters before committing", kind="preference", pinned=True)
         store.remember("Open task: document SESSION_TTL", kind="task")
@@ -231,7 +231,7 @@ def test_session_start_loads_neither_numpy_nor_onnxruntime(tmp_path, home):
     code = ("import io, json, sys\n"
             "from supermemory.hooks import run_hook\n"
             f"out = io.StringIO()\nrc = run_hook('session-start', stdin=io.StringIO({json.dumps(payload)!r}), stdout=out)\n"
-            "heavy = [m for m in ('numpy', 'onnxruntime', 'tokenizers', 'sqlite_vec') if m in sys.modules]\n"
+            "heavy = [m for m in ('numpy', 'onnxruntime', 'tokenizers', 'sqlite_vec', 'Stemmer') if m in sys.modules]\n"
             "print(json.dumps({'rc': rc, 'heavy': heavy, 'out': out.getvalue()}))\n")
     proc = subprocess.run([sys.executable, "-c", code], env=proc_env(home, SUPERMEMORY_EMBED_PROVIDER=None),
                           capture_output=True, text=True, timeout=60, cwd=str(tmp_path))

@@ -155,7 +155,7 @@ def test_ping_and_cancelled_notifications(store):
     assert responses == [{"jsonrpc": "2.0", "id": 7, "result": {}}, {"jsonrpc": "2.0", "id": "after", "result": {}}]
 
 
-def test_initialize_does_not_import_numpy_or_onnxruntime(tmp_path):
+def test_initialize_does_not_import_numpy_onnxruntime_or_the_stemmer(tmp_path):
     home = tmp_path / "home"
     config = make_config(home)
     seeded = MemoryStore(config.db_path, config=config, embedder=HashProvider(), namespace="proj")
@@ -175,7 +175,8 @@ def test_initialize_does_not_import_numpy_or_onnxruntime(tmp_path):
         replies = [json.loads(line) for line in out.getvalue().splitlines()]
         print(json.dumps({"ok": all("result" in r for r in replies), "briefing": "caching" in
                           replies[0]["result"]["instructions"],
-                          "numpy": "numpy" in sys.modules, "onnxruntime": "onnxruntime" in sys.modules}))
+                          "numpy": "numpy" in sys.modules, "onnxruntime": "onnxruntime" in sys.modules,
+                          "stemmer": "Stemmer" in sys.modules}))
     """)
     env = dict(os.environ, SUPERMEMORY_HOME=str(home), SUPERMEMORY_NAMESPACE="proj",
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -183,7 +184,7 @@ def test_initialize_does_not_import_numpy_or_onnxruntime(tmp_path):
                           timeout=60)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report == {"ok": True, "briefing": True, "numpy": False, "onnxruntime": False}
+    assert report == {"ok": True, "briefing": True, "numpy": False, "onnxruntime": False, "stemmer": False}
 
 
 class LoadingEmbedder(HashProvider):

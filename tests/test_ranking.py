@@ -8,7 +8,7 @@ import pytest
 
 from supermemory.retrieval import ranking
 from supermemory.retrieval.ranking import Candidate, RankConfig
-from supermemory.text import revision_terms, tokenize
+from supermemory.text import tokenize
 
 
 def unit(v):
@@ -142,66 +142,43 @@ def _terms(text):
     return frozenset(tokenize(text))
 
 
-def test_revision_outranks_the_memory_it_supersedes_and_explains_why():
-    old_text = "JWT access tokens are signed with HS256 using the LEDGERLY_SECRET_KEY setting."
-    new_text = "We no longer sign JWTs with HS256: access tokens use RS256 with the key from Secrets Manager."
-    other = "Redis key convention: ledgerly:{env}:{domain}:{id}; never call KEYS, iterate with SCAN."
+def test_a_superseded_memory_is_demoted_by_the_factor_never_hidden_and_says_why():
     old_v, new_v, other_v = unit([1, 0.2, 0, 0]), unit([1, 0.3, 0.1, 0]), unit([0, 0, 1, 1])
     cands = [
-        Candidate(id=1, bm25=-8.0, coverage=0.9, cosine=0.88, vector=old_v, terms=_terms(old_text)),
-        Candidate(id=2, bm25=-4.0, coverage=0.5, cosine=0.74, vector=new_v, terms=_terms(new_text),
-                  revision_terms=revision_terms(new_text)),
-        Candidate(id=3, bm25=-3.0, coverage=0.3, cosine=0.62, vector=other_v, terms=_terms(other)),
+        Candidate(id=1, bm25=-8.0, coverage=0.9, cosine=0.88, vector=old_v, superseded_by=2),
+        Candidate(id=2, bm25=-4.0, coverage=0.5, cosine=0.74, vector=new_v),
+        Candidate(id=3, bm25=-3.0, coverage=0.3, cosine=0.62, vector=other_v),
     ]
     dot = lambda a, b: float(np.dot(a, b))  # noqa: E731
-    selected, _ = ranking.rank(cands, RankConfig(vector_floor=0.6, relative_cutoff=0.0, mmr_lambda=0.0),
-                               limit=5, cosine_fn=dot)
+    cfg = RankConfig(vector_floor=0.6, relative_cutoff=0.0, mmr_lambda=0.0)
+    selected, _ = ranking.rank(cands, cfg, limit=5, cosine_fn=dot)
     order = [r.candidate.id for r in selected]
     assert order.index(2) < order.index(1), order       # the current fact first
     assert 1 in order                                     # the stale one is demoted, not hidden
     by_id = {r.candidate.id: r for r in selected}
     assert by_id[1].features["superseded_by"] == 2 and by_id[1].contributions["superseded"] < 0
+    assert abs(sum(by_id[1].contributions.values()) - by_id[1].score) < 1e-9
     assert by_id[2].features["supersedes"] == 1 and by_id[2].contributions["supersedes"] > 0
     assert "superseded_by" not in by_id[3].features
-    # Without the revision wording, nothing is superseded and plain relevance decides.
-    plain = [Candidate(**{**c.__dict__, "revision_terms": frozenset()}) for c in cands]
-    selected, _ = ranking.rank(plain, RankConfig(vector_floor=0.6, relative_cutoff=0.0, mmr_lambda=0.0),
-                               limit=5, cosine_fn=dot)
-    assert [r.candidate.id for r in selected][0] == 1
+    # Without a link nothing is demoted, whatever the wording; factor 1 switches the demotion off.
+    plain = [Candidate(**{**c.__dict__, "superseded_by": None}) for c in cands]
+    assert [r.candidate.id for r in ranking.rank(plain, cfg, limit=5, cosine_fn=dot)[0]][0] == 1
+    off = RankConfig(vector_floor=0.6, relative_cutoff=0.0, mmr_lambda=0.0, superseded_factor=1.0)
+    scored = {r.candidate.id: r for r in ranking.score_candidates(cands[:1], off, dot)}
+    assert scored[1].contributions["superseded"] == 0
 
 
-def test_revision_wording_alone_does_not_demote_an_unrelated_memory():
-    rev = "Sync engine unit tests use the in-process MemoryStore backend instead of a real bucket."
-    unrelated = "Dates in lumen are formatted with date-fns and the user's locale."
-    cands = [Candidate(id=1, bm25=-5.0, coverage=0.8, cosine=0.8, vector=unit([1, 0, 0]), terms=_terms(unrelated)),
-             Candidate(id=2, bm25=-4.0, coverage=0.5, cosine=0.7, vector=unit([0.9, 0.4, 0]), terms=_terms(rev),
-                       revision_terms=revision_terms(rev))]
-    assert ranking.superseded_by(cands, RankConfig(), lambda a, b: float(np.dot(a, b))) == {}
-    # similar wording but far apart in meaning: not superseded either
-    changed = "tern uploads no longer retry a 64 MiB chunk"
-    near_words = [Candidate(id=1, terms=_terms("tern uploads use a 64 MiB chunk size"), vector=unit([1, 0, 0])),
-                  Candidate(id=2, terms=_terms(changed), vector=unit([0, 1, 0]), revision_terms=revision_terms(changed))]
-    assert ranking.superseded_by(near_words, RankConfig(), lambda a, b: float(np.dot(a, b))) == {}
-    assert ranking.superseded_by(near_words, RankConfig(supersede_overlap=0), None) == {}
-
-
-def test_a_shared_date_header_does_not_make_two_chat_turns_a_revision_pair():
-    note = "[6:03 pm on 5 September, 2022] Joanna: my sister loves baking bread"
-    changed = "[6:03 pm on 5 September, 2022] Joanna: I no longer eat dairy, so I bake with coconut milk"
-    cands = [Candidate(id=1, terms=_terms(note), vector=unit([1, 0.1])),
-             Candidate(id=2, terms=_terms(changed), vector=unit([1, 0.2]), revision_terms=revision_terms(changed))]
-    assert ranking.superseded_by(cands, RankConfig(), lambda a, b: float(np.dot(a, b))) == {}
-    same_topic = "[6:03 pm on 5 September, 2022] Joanna: I eat dairy every day, milk in everything"
-    cands[0] = Candidate(id=1, terms=_terms(same_topic), vector=unit([1, 0.1]))
-    assert ranking.superseded_by(cands, RankConfig(), lambda a, b: float(np.dot(a, b))) == {1: 2}
-    cands[0].created_at = cands[1].created_at + 3600   # written after the "revision": not stale
-    assert ranking.superseded_by(cands, RankConfig(), lambda a, b: float(np.dot(a, b))) == {}
+@pytest.mark.parametrize("factor", [0.5, 0.7, 0.9])
+def test_the_superseded_score_is_the_plain_score_times_the_factor(factor):
+    cands = [Candidate(id=1, bm25=-5.0, coverage=0.8, cosine=0.8, superseded_by=7)]
+    plain = ranking.score_candidates([Candidate(id=1, bm25=-5.0, coverage=0.8, cosine=0.8)], RankConfig())[0].score
+    demoted = ranking.score_candidates(cands, RankConfig(superseded_factor=factor))[0]
+    assert abs(demoted.score - plain * factor) < 1e-9 and demoted.features["superseded"] == 1.0
 
 
 def test_revision_lifts_a_floor_gated_memory_whose_predecessor_passed():
-    old = Candidate(id=1, bm25=-6.0, coverage=0.8, cosine=0.85, terms=_terms("the local dev reverse proxy is nginx"))
-    changed = "nginx was replaced by Caddy as the local dev reverse proxy"
-    new = Candidate(id=2, cosine=0.5, terms=_terms(changed), revision_terms=revision_terms(changed))
+    old = Candidate(id=1, bm25=-6.0, coverage=0.8, cosine=0.85, superseded_by=2)
+    new = Candidate(id=2, cosine=0.5)
     selected, _ = ranking.rank([old, new], RankConfig(vector_floor=0.6, relative_cutoff=0.0, mmr_lambda=0.0), limit=5)
     assert [r.candidate.id for r in selected] == [2, 1]
 
@@ -237,22 +214,6 @@ def test_a_vague_query_gets_nothing_unless_a_memory_is_near_identical():
     assert [r.candidate.id for r in ranking.rank(cands, off, limit=5)[0]] == [99]
     cands[-1] = Candidate(id=99, bm25=-2.0, coverage=1.0, cosine=0.86)       # near-identical wording
     assert [r.candidate.id for r in ranking.rank(cands, vague, limit=5)[0]] == [99]
-
-
-def test_a_query_asking_what_is_current_pairs_a_looser_revision():
-    old = "ledgerly unit tests use an in-memory SQLite database (sqlite:///:memory:) for speed."
-    new = ("Tests now run against a real Postgres in Docker (db-test service, port 5433) instead of SQLite, "
-           "because SQLite silently accepted invalid JSONB queries.")
-    cos = 0.7   # related, but less alike than the 0.75 a revision pair needs by default
-    cands = [Candidate(id=1, terms=_terms(old), vector=unit([1, 0])),
-             Candidate(id=2, terms=_terms(new), vector=unit([cos, math.sqrt(1 - cos * cos)]),
-                       revision_terms=revision_terms(new))]
-    cands += [Candidate(id=10 + i, terms=_terms(f"unrelated note {i} about ledgerly")) for i in range(4)]
-    dot = lambda a, b: float(np.dot(a, b))  # noqa: E731
-    assert ranking.superseded_by(cands, RankConfig(), dot) == {}
-    assert ranking.superseded_by(cands, RankConfig(asks_change=True), dot) == {1: 2}
-    far = Candidate(id=2, terms=_terms(new), vector=unit([0.5, math.sqrt(0.75)]), revision_terms=revision_terms(new))
-    assert ranking.superseded_by([cands[0], far, *cands[2:]], RankConfig(asks_change=True), dot) == {}
 
 
 def test_a_query_sharing_no_word_with_any_candidate_needs_a_confident_cosine():

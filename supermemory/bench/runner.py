@@ -237,7 +237,7 @@ def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, de
         settings["ranking"].update({"adaptive_lexical": False, "lexical_floor": 0.0, "vector_margin": 0.0,
                                     "query_coverage": 0.0, "query_coverage_cjk": 0.0, "mmr_lambda": 0.0,
                                     "relative_cutoff": 0.0, "vector_base": 0.0, "coverage_mix": 0.0,
-                                    "unknown_name_coverage": 0.0, "supersede_overlap": 0.0, "vague_gate": False,
+                                    "unknown_name_coverage": 0.0, "superseded_factor": 1.0, "vague_gate": False,
                                     "disjoint_gate": False, "glossary": False})
         settings["embedder"]["query_instruction_below"] = 0.0
     with tempfile.TemporaryDirectory(prefix="supermemory-bench-") as tmp:

@@ -5,6 +5,7 @@ import hashlib
 from typing import TYPE_CHECKING, Sequence
 
 from supermemory.embed.base import EmbeddingProvider, normalise
+from supermemory.text.tokenizer import TOKENIZER_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -14,9 +15,9 @@ class HashProvider(EmbeddingProvider):
     """Offline feature-hashed vectors over our tokens: deterministic, no model, weak semantics."""
 
     provider_id = "hash"
-    # The vectors hash `text.tokenize` output, so they change with the tokenizer; the fingerprint
-    # does not name text.TOKENIZER_VERSION yet (adding it would change every stored pin).
-    model_id = "feature-hash-v1"
+    # The vectors hash `text.tokenize` output, so they change with the tokenizer: the model id names
+    # its version, and a database pinned under another one is refused until `supermemory reindex`.
+    model_id = f"feature-hash-v1+tokenizer-{TOKENIZER_VERSION}"
     dimensions = 384
     batch_size = 256
     checksum = "builtin"

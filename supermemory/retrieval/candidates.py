@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError
 from supermemory.retrieval import ranking
 from supermemory.retrieval.query import Query, lookup_tokens, match_terms
-from supermemory.store import embedding, reads, search_index
+from supermemory.store import embedding, reads, search_index, supersession
 from supermemory.store.context import StoreContext
 from supermemory.text import estimate_tokens, fts_match
 
@@ -85,6 +85,7 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
             if cand.cosine is None or cos > cand.cosine:
                 cand.cosine = cos
                 vectors[memory_id] = vec
+    successors = supersession.successors(ctx, list(records))   # live `supersedes` links (demoted, not hidden)
     final = []
     for memory_id, rec in records.items():
         cand = cands[memory_id]
@@ -99,7 +100,6 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         cand.tokens = estimate_tokens(rec["title"]) + estimate_tokens(rec["summary"]) + 12
         cand.vector = vectors.get(memory_id)
         cand.terms = frozenset(tset)
-        cand.text = rec["body"]
-        cand.created_at = rec["created_at"]
+        cand.superseded_by = successors.get(memory_id)
         final.append(cand)
     return Gathered(final, records, query_vec, vector_error, doc_freq)

@@ -65,8 +65,6 @@ def rank_config(ctx: StoreContext, query: Query, *, min_similarity: float | None
     if not gates:
         floor, relative_cutoff = 0.0, 0.0
         extra.update(lexical_floor=0.0, query_gate=False)
-    if embedding.provider_id(ctx) != "onnx":
-        extra["supersede_cosine"] = 0.0   # calibrated on bge-small; other providers use word overlap
     return ranking.RankConfig.from_settings(settings, vector_floor=floor, relative_cutoff=relative_cutoff,
                                             **query_context(ctx, query, doc_freq), **extra)
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from supermemory.text import cross_terms, english_gloss
-from supermemory.text import asks_about_change, cjk_share, leading_word, name_forms, named_terms, query_terms, vague_query
+from supermemory.text import cjk_share, leading_word, name_forms, named_terms, query_terms, vague_query
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,6 @@ class Query:
         vague = vague_query(self.text)
         if vague:
             context["vague_words"] = vague
-        if asks_about_change(self.text):
-            context["asks_change"] = True
         names, lead = self.names, self.lead
         if not names and not lead:
             return context

@@ -5,21 +5,18 @@ The caller (core.py) fetches candidates and passes `now`; everything here is det
 How the blend adapts: the lexical weight is scaled by how much of the query's IDF mass the
 best lexical candidate actually covers (no lexical evidence → the dense signal decides), and
 the vector weight is scaled down by the share of CJK in the query, because bge-small has no
-CJK vocabulary and its cosines for Chinese text carry no meaning. Among the leading candidates,
-one that a similar candidate says has changed ("we no longer …") is demoted below that revision
-(`superseded_by`); per-query inputs that need the database come in through RankConfig.
+CJK vocabulary and its cosines for Chinese text carry no meaning. A memory a live `supersedes` link
+targets (written by `remember`, `store/supersession.py`) has its score multiplied by
+`superseded_factor`, and its successor, when also a candidate, is lifted just above it; per-query
+inputs that need the database come in through RankConfig.
 """
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Callable, Sequence
 
 from supermemory.settings import DEFAULTS
-from supermemory.text import DATE_WORDS, STOPWORDS, has_revision_marker, revision_terms
-from supermemory.text import is_cjk as _is_cjk
 
 FEATURES = ("lexical", "vector", "importance", "recency", "reinforcement", "pinned", "superseded")
 
@@ -40,25 +37,7 @@ class Candidate:
     tokens: int = 0
     vector: object | None = None       # the memory's own vector, for MMR similarity
     terms: frozenset = frozenset()     # token set, MMR similarity when vectors are missing
-    text: str = ""                     # the memory's text, read only if it may revise a leading hit
-    revision_terms: frozenset | None = None  # words around a change marker ("no longer … HS256"); None = from text
-    created_at: float = 0.0            # a revision can only make older (or same-time) memories stale
-
-    def revision(self) -> frozenset:
-        """What this memory says changed (empty: it announces no change), computed on first use."""
-        if self.revision_terms is None:
-            self.revision_terms = revision_terms(self.text)
-        return self.revision_terms
-
-    @property
-    def revises(self) -> bool:
-        """Does its text announce a change? (A regex search; the words around it wait for revision().)"""
-        if self.revision_terms is not None:
-            return bool(self.revision_terms)
-        if not has_revision_marker(self.text):
-            self.revision_terms = frozenset()
-            return False
-        return True
+    superseded_by: int | None = None   # the live memory whose `supersedes` link targets this one (from store/)
 
 
 _R = DEFAULTS["ranking"]          # the shipped settings: RankConfig() is what users run
@@ -92,11 +71,7 @@ class RankConfig:
     query_gate: bool = True            # False: no query-level gate at all (recall(gates=False))
     vague_gate: bool = _R["vague_gate"]               # query gate: a vague query needs a confident cosine
     disjoint_gate: bool = _R["disjoint_gate"]         # a query sharing no word with any candidate needs one too
-    supersede_overlap: float = _R["supersede_overlap"]  # share of a memory's words a revising memory repeats
-    supersede_cosine: float = _R["supersede_cosine"]    # …and the cosine between the two
-    asks_change: bool = False          # the query asks what is current ("do we still…") (per query)
-    supersede_cosine_asked: float = _R["supersede_cosine_asked"]  # supersede_cosine for such a query
-    supersede_overlap_asked: float = _R["supersede_overlap_asked"]  # supersede_overlap for such a query
+    superseded_factor: float = _R["superseded_factor"]  # score multiplier of a superseded memory (1 = off)
 
     @classmethod
     def from_settings(cls, settings: dict, **overrides) -> "RankConfig":
@@ -157,87 +132,6 @@ def _vector_feature(cosine: float | None, floor: float) -> float:
     return max(0.0, (cosine - base) / (1.0 - base)) if base else max(0.0, cosine)
 
 
-def _content_terms(cand: Candidate) -> set:
-    """The topical words of a candidate: no stop words, no bare numbers or times, no date words."""
-    return {t for t in cand.terms
-            if t not in STOPWORDS and t not in DATE_WORDS and any(ch.isalpha() for ch in t)}
-
-
-def _mostly_cjk(terms: set) -> bool:
-    return sum(1 for t in terms if _is_cjk(t[0])) * 2 > len(terms)
-
-
-SUPERSEDE_AMONG = 10   # the best-scored candidates checked for a revision (found among twice as many)
-
-
-def superseded_by(cands: Sequence[Candidate], cfg: RankConfig,
-                  cosine_fn: Callable | None = None, among: set | None = None,
-                  revisers_among: set | None = None) -> dict[int, int]:
-    """Which candidates a revising candidate of the same search makes stale: {stale id: revising id}.
-
-    Agents often write "we no longer use X, use Y" without editing the memory that said "use X".
-    Both then match a query about X equally well, and nothing but the wording says which is
-    current. A candidate counts as stale when a candidate that announces a change repeats a good
-    share of its words, names one of them next to its change wording, and is close to it in
-    meaning; the stale one is demoted, never hidden. Words are weighted by how rare they are
-    among this search's candidates, so a name present everywhere does not make two alike.
-    """
-    revising = [c for c in cands if (revisers_among is None or c.id in revisers_among) and c.terms and c.revises]
-    out: dict[int, int] = {}
-    if not revising or cfg.supersede_overlap <= 0:
-        return out
-    use_cosine = cfg.supersede_cosine > 0 and cosine_fn is not None
-    # "Do we still use X?" expects X may have changed: a looser resemblance is enough for the pair.
-    needed_cosine, needed_overlap = cfg.supersede_cosine, cfg.supersede_overlap
-    if cfg.asks_change:
-        needed_cosine = min(needed_cosine, cfg.supersede_cosine_asked)
-        needed_overlap = min(needed_overlap, cfg.supersede_overlap_asked)
-    cjk: dict[int, bool] = {}
-
-    def semantic(cand: Candidate, rev: Candidate) -> bool | None:
-        """True/False from the cosine; None when it carries no meaning (no vectors, CJK text)."""
-        if not use_cosine or cand.vector is None or rev.vector is None:
-            return None
-        if cand.id not in cjk:
-            cjk[cand.id] = _mostly_cjk(cand.terms)
-        return None if cjk[cand.id] else float(cosine_fn(cand.vector, rev.vector)) >= needed_cosine
-
-    # Cheap filters first: written no earlier and close in meaning; then the words.
-    pairs = []
-    for cand in cands:
-        if (among is not None and cand.id not in among) or not cand.terms or cand.revises:
-            continue
-        for rev in revising:
-            if rev.created_at < cand.created_at:
-                continue
-            close = semantic(cand, rev)
-            if close is not False:
-                pairs.append((cand, rev, close))
-    if not pairs:
-        return out
-    df = Counter(chain.from_iterable(c.terms for c in cands))
-    content: dict[int, set] = {}
-    weights: dict[int, tuple[dict, float]] = {}
-    for cand, rev, close in pairs:
-        if cand.id in out:
-            continue
-        own = content.get(cand.id)
-        if own is None:
-            own = content[cand.id] = _content_terms(cand)
-            weight = {t: math.log1p(len(cands) / df[t]) for t in own}
-            weights[cand.id] = (weight, sum(weight.values()))
-        if not own or not own & rev.revision():
-            continue
-        if rev.id not in content:
-            content[rev.id] = _content_terms(rev)
-        weight, mass = weights[cand.id]
-        overlap = sum(weight[t] for t in own & content[rev.id]) / mass
-        needed = needed_overlap if close else max(0.5, needed_overlap)
-        if overlap >= needed:
-            out[cand.id] = rev.id
-    return out
-
-
 def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
                      cosine_fn: Callable | None = None) -> list[Ranked]:
     """Features, weighted contributions and the score of every candidate (no gating)."""
@@ -263,16 +157,12 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
         features["cosine"] = cand.cosine
         features["coverage"] = cand.coverage
         out.append(Ranked(cand, features, contributions, sum(contributions.values())))
-    # Only the leading candidates can be stale in a way that matters; their revisions come from a wider band.
-    ranked = sorted(out, key=lambda r: r.score, reverse=True)
-    leading = {r.candidate.id for r in ranked[:SUPERSEDE_AMONG]}
-    band = {r.candidate.id for r in ranked[:2 * SUPERSEDE_AMONG]}
-    stale = superseded_by(cands, cfg, cosine_fn, among=leading, revisers_among=band)
+    stale = {c.id: c.superseded_by for c in cands if c.superseded_by is not None}
     for item in out:
-        if item.candidate.id in stale:
+        if item.candidate.id in stale:   # demoted, never hidden: the contributions still add up to the score
             item.features["superseded"] = 1.0
             item.features["superseded_by"] = stale[item.candidate.id]
-            item.contributions["superseded"] = weights.get("superseded", 0.0)
+            item.contributions["superseded"] = item.score * (cfg.superseded_factor - 1.0)
             item.score += item.contributions["superseded"]
     _lift_revisions(out, stale)
     return out
@@ -284,7 +174,9 @@ def _lift_revisions(scored: list[Ranked], stale: dict[int, int]) -> None:
     """
     by_id = {r.candidate.id: r for r in scored}
     for old_id, new_id in stale.items():
-        old, new = by_id[old_id], by_id[new_id]
+        old, new = by_id[old_id], by_id.get(new_id)
+        if new is None:   # the successor is not among this query's candidates
+            continue
         unpenalised = old.score - old.contributions.get("superseded", 0.0)
         lift = max(0.0, unpenalised + 0.01 - new.score)
         if lift > new.contributions.get("supersedes", 0.0):

@@ -8,7 +8,7 @@ from supermemory.config import ALL_NAMESPACES
 from supermemory.errors import SupermemoryError
 from supermemory.stats import percentile
 from supermemory.store import db as dbm
-from supermemory.store import embedding, redaction, search_log, versions
+from supermemory.store import embedding, redaction, search_log, supersession, versions
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
@@ -83,7 +83,8 @@ def sweep(ctx: StoreContext, *, stale_days: float | None = None, importance_floo
 
 def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | None = None) -> dict:
     """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL,
-    and re-redact stored text (`redaction.redact_stored`) once after the redaction rules changed.
+    re-redact stored text (`redaction.redact_stored`) once after the redaction rules changed, and
+    write the `supersedes` links of memories stored before `remember` wrote them (once per store).
 
     :param redact: True re-redacts now, False never; None (default) when the rules changed
         since the last pass and `store.redact_secrets` is on.
@@ -112,11 +113,12 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
         with ctx.txn():   # text written from now on is not redacted: re-check it once re-enabled
             ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
     swept = sweep(ctx, apply=True, namespace="*")["matched"] if sweep_stale else 0
+    links = supersession.backfill(ctx)
     if ctx.path != ":memory:":
         with contextlib.suppress(ctx.driver.Error):
             ctx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     return {"expired": len(expired), "purged": len(old), "log_trimmed": max(0, trimmed), "swept": swept,
-            "session_versions_pruned": pruned, "redacted": redacted}
+            "session_versions_pruned": pruned, "redacted": redacted, "supersedes_links": links}
 
 
 def _prune_session_versions(ctx: StoreContext, *, keep: int) -> int:

@@ -179,7 +179,25 @@ def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent
     sections["recent"] = [r for r in fetch("m.updated_at >= ? AND m.kind NOT IN ('session')", "m.updated_at DESC",
                                            20, [now - recent_days * 86400]) if r["id"] not in shown][:10]
     sections["sessions"] = fetch("m.kind = 'session'", "m.updated_at DESC", 2)
+    _fold_superseded(ctx, sections)
     return sections
+
+
+def _fold_superseded(ctx: StoreContext, sections: dict[str, list]) -> None:
+    """Leave out of the standing sections every memory a live `supersedes` link targets; its successor,
+    when listed, carries its title as `was` (the briefing shows "was: …")."""
+    from supermemory.store import supersession
+
+    listed = {parse_id(item["id"]): item for items in sections.values() for item in items}
+    successors = supersession.successors(ctx, list(listed))
+    if not successors:
+        return
+    for old_id, new_id in successors.items():
+        if new_id in listed:
+            listed[new_id].setdefault("was", []).append(listed[old_id]["title"])
+    stale = {format_id(i) for i in successors}
+    for key, items in sections.items():
+        sections[key] = [item for item in items if item["id"] not in stale]
 
 
 def index_items(ctx: StoreContext, namespace: str | None) -> list[dict]:

@@ -305,8 +305,9 @@ def merge(ctx: StoreContext, keep: Any, other: Any, *, content: str | None = Non
 
 
 def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict:
-    """Every version of a memory's chain, oldest first, and the in-place redactions of any of
-    them (`redactions`: id, at, types, fields rewritten).
+    """Every version of a memory's chain, oldest first, the in-place redactions of any of
+    them (`redactions`: id, at, types, fields rewritten) and the links from or to any of them
+    (`links`: a `supersedes` link written by `remember` shows here).
 
     Raises:
         NotFoundError: unknown id.
@@ -331,5 +332,9 @@ def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict
                   for row_id, at, types, fields in ctx.q(
                       f"SELECT memory_id, at, types, fields FROM redactions WHERE memory_id IN "
                       f"({','.join('?' * len(ids))}) ORDER BY at, id", ids)]
+    marks = ",".join("?" * len(ids))
+    links = [{"src": format_id(s), "dst": format_id(d), "relation": r, "weight": w} for s, d, r, w in ctx.q(
+        f"SELECT src, dst, relation, weight FROM links WHERE src IN ({marks}) OR dst IN ({marks}) "
+        f"ORDER BY created_at, src, dst", ids + ids)]
     return {"id": format_id(memory_id), "current": format_id(head(ctx, root)), "versions": versions,
-            "redactions": redactions}
+            "redactions": redactions, "links": links}

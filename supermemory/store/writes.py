@@ -7,7 +7,7 @@ from typing import Callable, Iterable, Sequence
 
 from supermemory.config import TASK_STATUSES
 from supermemory.errors import EmbeddingUnavailableError, InvalidInputError
-from supermemory.store import embedding, search_index
+from supermemory.store import embedding, search_index, supersession
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
@@ -88,7 +88,8 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
     :param progress: `progress(chunks embedded, chunks)` for long texts (the CLI shows it).
     :param at: when it happened (epoch seconds; default now): its `updated_at` and `valid_from`, so a
         backfilled session sorts by its own time; `created_at` defaults to it.
-    :returns: {"id", "status": "created"|"duplicate", "near_duplicates", "chunks", "redacted", ...}
+    :returns: {"id", "status": "created"|"duplicate", "near_duplicates", "supersedes" (ids of the older
+        memories this one announces a change to: `store.supersession`), "chunks", "redacted", ...}
     Raises:
         InvalidInputError: bad arguments. NamespaceError: unknown namespace without consent.
     """
@@ -120,7 +121,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
 
     def duplicate(row_id: int) -> dict:
         return {"id": format_id(row_id), "status": "duplicate", "namespace": ns, "duplicate_of": format_id(row_id),
-                "near_duplicates": [], "chunks": 0, "redacted": redacted}
+                "near_duplicates": [], "supersedes": [], "chunks": 0, "redacted": redacted}
 
     existing = _existing(ctx, ns, kind, digest)
     if existing:
@@ -128,6 +129,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
     pieces = chunk_body(ctx, body)
     vectors = embedding.embed_chunks(ctx, title, pieces, progress)
     near = near_duplicates(ctx, vectors[0], [ns]) if vectors is not None else []
+    stale = [] if kind == "session" else supersession.superseded(ctx, ns, _own_text(title, body), vectors)
     now = rec_.number(at, "at", 0, 1e11) if at is not None else ctx.clock()
     if created_at is not None:
         created_at = min(rec_.number(created_at, "created_at", 0, 1e11), now)
@@ -141,16 +143,23 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
             ttl_days=ttl_days, now=now, root_id=None, external_key=external_key, created_at=created_at,
             content_hash=digest, pieces=pieces, vectors=vectors)
         search_index.index_live(ctx, memory_id)
+        supersedes = supersession.record_links(ctx, memory_id, stale, now)
     return {"id": format_id(memory_id), "status": "created", "namespace": ns, "kind": kind,
-            "title": title, "near_duplicates": near, "chunks": len(pieces), "redacted": redacted,
-            "embedded": vectors is not None}
+            "title": title, "near_duplicates": near, "supersedes": supersedes, "chunks": len(pieces),
+            "redacted": redacted, "embedded": vectors is not None}
+
+
+def _own_text(title: str, body: str) -> str:
+    """The text a change marker is looked for in: the body, with a title of its own in front."""
+    return body if body.startswith(title) else f"{title}\n{body}"
 
 
 def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callable[[int, int], None] | None = None,
                   create_namespace: bool = False) -> list[str]:
     """Bulk remember: validate all, embed in batches, insert in one transaction; returns ids.
 
-    Exact repeats (also within the batch) map to the existing id. No near-duplicate hints.
+    Exact repeats (also within the batch) map to the existing id. No near-duplicate hints; `supersedes`
+    links are written as `remember` writes them (each memory against the ones stored before it).
     Raises:
         InvalidInputError: any item is invalid (nothing is written then).
     """
@@ -190,6 +199,7 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
     ids: list[str] = []
     offset = 0
     seen: dict[tuple, int] = {}
+    written: list[tuple] = []
     with ctx.txn():
         for p in prepared:
             n = len(p["pieces"])
@@ -209,6 +219,13 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
             search_index.index_live(ctx, memory_id)
             seen[key] = memory_id
             ids.append(format_id(memory_id))
+            if p["kind"] != "session":
+                written.append((memory_id, p, vectors))
+        # Links as `remember` writes them, each memory against those stored before it (the batch too).
+        for memory_id, p, vectors in written:
+            text = _own_text(p["title"], p["body"])
+            stale = supersession.superseded(ctx, p["ns"], text, vectors, newer_than=(now, memory_id))
+            supersession.record_links(ctx, memory_id, stale, now)
     return ids
 
 

@@ -13,8 +13,8 @@ from supermemory.text.glossary import cross_terms, english_gloss
 from supermemory.text.summary import estimate_tokens, summarize
 from supermemory.text.tokenizer import (FTS_TOKENIZE, TOKENIZER_VERSION, cjk_share, fts_match, index_text, is_cjk,
                                         normalize, query_terms, stopwords, tokenize)
-from supermemory.text.traits import (asks_about_change, date_words, generic_cjk, generic_words,
-                                     has_revision_marker, leading_word, name_forms, named_terms, revision_terms,
+from supermemory.text.traits import (date_words, generic_cjk, generic_words,
+                                     has_revision_marker, leading_word, name_forms, named_terms,
                                      vague_query)
 
 # Word-list constants, each read from its lexicon on first access: name → the module that defines it.
@@ -24,10 +24,10 @@ _LAZY = {
 }
 
 __all__ = [
-    "FTS_TOKENIZE", "TOKENIZER_VERSION", "asks_about_change", "chunk", "cjk_share", "cross_terms", "date_words",
+    "FTS_TOKENIZE", "TOKENIZER_VERSION", "chunk", "cjk_share", "cross_terms", "date_words",
     "english_gloss", "estimate_tokens", "fts_match", "generic_cjk", "generic_words", "has_revision_marker",
     "index_text", "is_cjk", "leading_word", "lexicons", "name_forms", "named_terms", "normalize", "query_terms",
-    "revision_terms", "stopwords", "summarize", "tokenize", "vague_query", *_LAZY,
+    "stopwords", "summarize", "tokenize", "vague_query", *_LAZY,
 ]
 
 

@@ -18,15 +18,11 @@ def _revision() -> re.Pattern:
     return lexicons.marker_pattern("revision_markers")
 
 
-def _asks_change() -> re.Pattern:
-    """A query that asks what is current expects that something may have changed since it was written down."""
-    return lexicons.marker_pattern("asks_change_markers")
-
-
 @functools.cache
 def date_words() -> frozenset:
-    """Dates say when, not what: not names, and not what makes two notes about the same thing."""
-    return lexicons.word_set("date_words")
+    """Dates say when, not what: not names, and not what makes two notes about the same thing (plus their
+    stems, as tokens carry them: "september" → "septemb")."""
+    return _with_stems(lexicons.word_set("date_words"))
 
 
 @functools.cache
@@ -62,18 +58,6 @@ def has_revision_marker(text: str) -> bool:
     return bool(text) and _revision().search(text) is not None
 
 
-def revision_terms(text: str, *, reach: int = 40) -> frozenset:
-    """The words around each change marker: what the text says changed ("HS256" in "no longer
-    sign JWTs with HS256"). Empty when the text announces no change.
-    """
-    stop = stopwords()
-    out: set[str] = set()
-    for match in _revision().finditer(text or ""):
-        window = text[max(0, match.start() - reach): match.end() + reach]
-        out.update(t for t in tokenize(window) if t not in stop)
-    return frozenset(out)
-
-
 _NEGATION = re.compile(r"(?i)\b(?:not|never|no|nor|don't|dont|doesn't|do not|does not|cannot|can't|won't|"
                        r"shouldn't|mustn't|avoid|stop|instead of|rather than|no longer|without)\b|不要|别|禁止|不再")
 
@@ -81,11 +65,6 @@ _NEGATION = re.compile(r"(?i)\b(?:not|never|no|nor|don't|dont|doesn't|do not|doe
 def negates(text: str) -> bool:
     """Does the text say not to (or no longer) do something? "Never use npm" vs "Use npm"."""
     return bool(text) and _NEGATION.search(text) is not None
-
-
-def asks_about_change(query: str) -> bool:
-    """Does the query ask whether something still holds ("do we still…", "what replaced…", 现在…)?"""
-    return _asks_change().search(query or "") is not None
 
 
 def named_terms(query: str) -> list[tuple[tuple[str, ...], ...]]:

@@ -1,0 +1,154 @@
+"""`supersedes` links written when a memory is stored, from a change-announcing memory to the close older ones.
+
+A memory that announces a change and is close in meaning to an older live one supersedes it: a link
+new → old that recall demotes by, never hides by.
+
+The rule (`supersession.*` settings, fitted on `bench/revision_pairs.jsonl` by `bench/revisions.py`):
+the new text carries a change marker (`text.has_revision_marker`: "no longer", "moved from … to",
+"now uses", 改用 …), and an older memory of the same namespace is close to it: the best cosine between
+their chunk vectors (the new ones are already computed, so no extra embedding) reaches `cosine`, or
+`cosine_with_overlap` while the new text repeats `overlap` of the old one's content words, and in
+either case at least `min_overlap` of them. Where
+cosines carry no meaning (mostly-CJK text: bge-small has no CJK vocabulary; or no vectors at all) the
+words decide alone (`overlap_cjk`). Links are ordinary `links` rows: `unlink … --relation supersedes`
+undoes one, and stores written before the rule get theirs once (`backfill`, from maintenance).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from supermemory.store import db as dbm
+from supermemory.store import embedding, search_index
+from supermemory.store.context import StoreContext
+from supermemory.store.records import LIVE, format_id
+from supermemory.text import cjk_share, date_words, fts_match, has_revision_marker, stopwords, tokenize
+
+RELATION = "supersedes"
+NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
+STAMP_KEY = "supersedes_backfill"   # meta: the maintenance pass over older memories has run
+CJK_TEXT = 0.3          # share of CJK characters from which cosines are not trusted
+
+
+def content_terms(tokens) -> frozenset:
+    """The topical tokens: no stop words, no date words, no bare numbers."""
+    stop, dates = stopwords(), date_words()
+    return frozenset(t for t in tokens if t not in stop and t not in dates and any(ch.isalpha() for ch in t))
+
+
+def _settings(ctx: StoreContext) -> dict:
+    return {key: ctx.config.get(f"supersession.{key}")
+            for key in ("enabled", "cosine", "cosine_with_overlap", "overlap", "min_overlap", "overlap_cjk",
+                        "max_links")}
+
+
+def judge(cosine: float | None, overlap: float, cjk: bool, cfg: dict) -> bool:
+    """Is an older memory close enough to a change-announcing one to be superseded by it?"""
+    if cjk or cosine is None:
+        return overlap >= cfg["overlap_cjk"]
+    if overlap < cfg.get("min_overlap", 0.0):   # close in meaning but about other things ("list endpoints …")
+        return False
+    return cosine >= cfg["cosine"] or (cosine >= cfg["cosine_with_overlap"] and overlap >= cfg["overlap"])
+
+
+def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_than: tuple[float, int] | None = None,
+               exclude: Sequence[int] = ()) -> list[dict]:
+    """The live memories of `namespace` that a memory with this text and these chunk vectors supersedes.
+
+    :param newer_than: (created_at, id) of the memory itself when it is already stored: only memories
+        written before it count (None: every live memory is older, as in `remember`).
+    :returns: [{"id": int, "cosine": float | None, "overlap": float}], closest first, at most `max_links`.
+    """
+    cfg = _settings(ctx)
+    if not cfg["enabled"] or not has_revision_marker(text):
+        return []
+    own = content_terms(tokenize(text))
+    found: set[int] = set()
+    if vectors is not None:
+        for vector in vectors:
+            found.update(mid for mid, _ in search_index.vector_search(ctx, vector, [namespace], NEIGHBOURS + 1))
+    if own:
+        match = f'ns : "ns_{namespace}" AND tokens : ({fts_match(sorted(own))})'
+        found.update(mid for mid, _, _ in search_index.lexical_hits(ctx, match, [namespace], "1 = 1", [],
+                                                                     NEIGHBOURS + 1))
+    found -= set(exclude)
+    if not found:
+        return []
+    marks = ",".join("?" * len(found))
+    older = {mid: (created, mid) for mid, created in ctx.q(
+        f"SELECT m.id, m.created_at FROM memories m WHERE m.id IN ({marks}) AND {LIVE} AND m.namespace = ? "
+        f"AND m.kind != 'session'", [*found, namespace])}
+    if newer_than is not None:
+        older = {mid: key for mid, key in older.items() if key < newer_than}
+    if not older:
+        return []
+    cosines: dict[int, float] = {}
+    if vectors is not None and embedding.provider_id(ctx) == "onnx":   # thresholds calibrated on bge-small
+        import numpy as np
+
+        mine = np.asarray(vectors, dtype=np.float32)
+        for mid, vec in search_index.chunk_vectors(ctx, list(older)):
+            cosines[mid] = max(cosines.get(mid, -1.0), float(np.max(mine @ vec)))
+    terms: dict[int, set] = {}
+    for mid, tokens in search_index.chunk_tokens(ctx, list(older)):
+        terms.setdefault(mid, set()).update(tokens.split())
+    text_cjk = cjk_share(text) >= CJK_TEXT
+    out = []
+    for mid in older:
+        theirs = content_terms(terms.get(mid, ()))
+        if not theirs:
+            continue
+        overlap = len(theirs & own) / len(theirs)
+        cjk = text_cjk or sum(1 for t in theirs if not t.isascii()) * 2 > len(theirs)
+        cosine = cosines.get(mid)
+        if judge(cosine, overlap, cjk, cfg):
+            out.append({"id": mid, "cosine": None if cosine is None else round(cosine, 4),
+                        "overlap": round(overlap, 3)})
+    out.sort(key=lambda d: (-(d["cosine"] if d["cosine"] is not None else d["overlap"]), -d["id"]))
+    return out[:int(cfg["max_links"])]
+
+
+def record_links(ctx: StoreContext, src: int, targets: Sequence[dict], now: float) -> list[str]:
+    """Write `src supersedes target` links (inside a write transaction); returns the target ids written."""
+    written = []
+    for target in targets:
+        cur = ctx.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) "
+                               "VALUES (?, ?, ?, 1.0, ?)", (src, target["id"], RELATION, now))
+        if cur.rowcount:
+            written.append(format_id(target["id"]))
+    return written
+
+
+def successors(ctx: StoreContext, memory_ids: Sequence[int]) -> dict[int, int]:
+    """{memory id: the live memory that supersedes it} for those of `memory_ids` a live link targets."""
+    if not memory_ids:
+        return {}
+    marks = ",".join("?" * len(memory_ids))
+    out: dict[int, int] = {}
+    for dst, src in ctx.q(f"SELECT l.dst, l.src FROM links l JOIN memories m ON m.id = l.src WHERE l.relation = ? "
+                          f"AND l.dst IN ({marks}) AND {LIVE} ORDER BY l.src", [RELATION, *memory_ids]):
+        out.setdefault(dst, src)
+    return out
+
+
+def backfill(ctx: StoreContext, *, force: bool = False) -> int:
+    """Links for memories stored before links were written at write time: once per store (stamped in
+    meta), each live memory that announces a change against the older ones. Returns links written."""
+    if not _settings(ctx)["enabled"] or (not force and dbm.get_meta(ctx.conn, STAMP_KEY)):
+        return 0
+    rows = ctx.q(f"SELECT m.id, m.namespace, m.title, m.body, m.created_at FROM memories m WHERE {LIVE} "
+                 f"AND m.kind != 'session' ORDER BY m.created_at, m.id")
+    plan = []
+    for mid, namespace, title, body, created in rows:
+        text = body if title and body.startswith(title) else f"{title}\n{body}"
+        if not has_revision_marker(text):
+            continue
+        vectors = [vec for _, vec in search_index.chunk_vectors(ctx, [mid])] or None
+        targets = superseded(ctx, namespace, text, vectors, newer_than=(created, mid))
+        if targets:
+            plan.append((mid, targets))
+    written = 0
+    with ctx.txn():
+        for mid, targets in plan:
+            written += len(record_links(ctx, mid, targets, ctx.clock()))
+        dbm.set_meta(ctx.conn, STAMP_KEY, "1")
+    return written

@@ -1,0 +1,119 @@
+"""`supersedes` links written at write time: the rule, the answer, undo, demotion in recall, briefing, backfill."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from supermemory.core import MemoryStore
+from supermemory.render import CLI_COMMANDS, MCP_COMMANDS, briefing_view, render_history, render_recall, render_remember
+from conftest import FakeEmbedder
+
+OLD = "Staging deploys run from the Jenkins deploy-staging job every night."
+NEW = "Staging deploys no longer run from the Jenkins deploy-staging job; they run from GitHub Actions."
+
+
+def test_a_memory_announcing_a_change_to_a_close_one_supersedes_it_and_says_so(store):
+    old = store.remember(OLD, kind="decision")["id"]
+    new = store.remember(NEW, kind="decision")
+    assert new["supersedes"] == [old]
+    text = render_remember(new, commands=CLI_COMMANDS)
+    assert f"Supersedes {old}" in text and f"supermemory unlink {new['id']} {old} --relation supersedes" in text
+    assert '"remove": true' in render_remember(new, commands=MCP_COMMANDS)
+    assert {"src": new["id"], "dst": old, "relation": "supersedes", "weight": 1.0} in store.history(old)["links"]
+    assert f"link {new['id']} -supersedes→ {old}" in render_history(store.history(old))
+    assert any(e["relation"] == "supersedes" for e in store.graph(id=old)["edges"])
+
+
+@pytest.mark.parametrize("newer", [
+    "Staging deploys run from the Jenkins deploy-staging job; logs are kept for a week.",   # no change marker
+    "The invoice PDF renderer no longer embeds fonts.",                                      # a change, elsewhere
+])
+def test_no_link_without_both_a_change_marker_and_a_close_older_memory(store, newer):
+    store.remember(OLD, kind="decision")
+    assert store.remember(newer, kind="decision")["supersedes"] == []
+
+
+def test_the_rule_can_be_switched_off(db_path, config):
+    config.settings["supersession"]["enabled"] = False
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj") as s:
+        s.remember(OLD, kind="decision")
+        assert s.remember(NEW, kind="decision")["supersedes"] == []
+
+
+def test_a_superseded_memory_is_demoted_not_hidden_and_explain_says_by_whom(store):
+    old = store.remember(OLD, kind="decision")["id"]
+    new = store.remember(NEW, kind="decision")["id"]
+    found = store.recall("Jenkins deploy-staging job", explain=True)
+    ids = [r["id"] for r in found["results"]]
+    assert old in ids and new in ids and ids.index(new) < ids.index(old)
+    stale = next(r for r in found["results"] if r["id"] == old)
+    assert stale["features"]["superseded_by"] == new and stale["contributions"]["superseded"] < 0
+    assert f"superseded by {new}" in render_recall(found, explain=True)
+
+
+def test_unlinking_undoes_the_demotion(store):
+    old = store.remember(OLD, kind="decision")["id"]
+    new = store.remember(NEW, kind="decision")["id"]
+    assert store.unlink(new, old, relation="supersedes")["removed"] == ["supersedes"]
+    stale = next(r for r in store.recall("Jenkins deploy-staging job", explain=True)["results"] if r["id"] == old)
+    assert "superseded_by" not in stale["features"] and stale["contributions"].get("superseded", 0) == 0
+
+
+def test_the_briefing_lists_the_successor_with_what_it_replaced_and_leaves_the_old_one_out(store):
+    old = store.remember(OLD, kind="decision")["id"]
+    new = store.remember(NEW, kind="decision")["id"]
+    sections = store.briefing()["sections"]
+    listed = [item["id"] for items in sections.values() for item in items]
+    assert new in listed and old not in listed
+    text = briefing_view(store.briefing())["text"]
+    assert "was: " + OLD[:40] in text and text.count("Jenkins deploy-staging job every night") == 1
+
+
+def test_remember_many_links_each_memory_to_the_older_ones_of_its_batch(store):
+    ids = store.remember_many([{"content": OLD, "kind": "decision"}, {"content": NEW, "kind": "decision"}])
+    assert store.history(ids[0])["links"] == [{"src": ids[1], "dst": ids[0], "relation": "supersedes", "weight": 1.0}]
+
+
+def test_maintenance_writes_the_links_of_an_older_store_once(db_path, config):
+    config.settings["supersession"]["enabled"] = False       # a store from before write-time links
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj") as s:
+        old = s.remember(OLD, kind="decision")["id"]
+        new = s.remember(NEW, kind="decision")["id"]
+        assert s.maintenance()["supersedes_links"] == 0   # switched off: nothing written, nothing stamped
+    config.settings["supersession"]["enabled"] = True
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj") as s:
+        assert s.maintenance()["supersedes_links"] == 1
+        assert [link["src"] for link in s.history(old)["links"]] == [new]
+        s.unlink(new, old, relation="supersedes")           # the agent disagrees: it stays undone
+        assert s.maintenance()["supersedes_links"] == 0
+        assert s.history(old)["links"] == []
+
+
+@pytest.mark.model
+def test_the_briefing_shows_only_the_new_ci_decision_with_the_real_model(db_path, config, onnx_embedder):
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
+        old = s.remember("CI runs on Jenkins", kind="decision")["id"]
+        new = s.remember("we moved CI from Jenkins to GitHub Actions", kind="decision")
+        assert new["supersedes"] == [old]
+        text = briefing_view(s.briefing())["text"]
+        assert "GitHub Actions" in text and "was: CI runs on Jenkins" in text
+        assert text.count("CI runs on Jenkins") == 1
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_the_rule_on_the_labelled_pairs_keeps_precision_and_gains_recall(model_dir, tmp_path):
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, SUPERMEMORY_MODEL_DIR=str(model_dir), SUPERMEMORY_HOME=str(tmp_path),
+               PYTHONPATH=str(repo) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, str(repo / "bench" / "revisions.py")], capture_output=True, text=True,
+                          env=env, timeout=900)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["pairs"] >= 60
+    assert report["rule"]["precision"] >= 0.941 and report["rule"]["recall"] > 0.500   # today's query-time rule
