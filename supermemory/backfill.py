@@ -31,6 +31,16 @@ _READ_ERRORS = (SupermemoryError, OSError, ValueError, UnicodeError, RecursionEr
 Progress = Callable[[int, int, int, int], None]   # (sessions done, sessions, bytes done, bytes)
 
 
+def add_arguments(parser) -> None:
+    """CLI flags of `supermemory backfill` (kept here so the command owns its interface)."""
+    parser.add_argument("--claude", metavar="DIR", help="Claude Code projects folder (default ~/.claude/projects)")
+    parser.add_argument("--codex", metavar="DIR", help="Codex sessions folder (default ~/.codex/sessions)")
+    parser.add_argument("--project", metavar="PATH", help="only the sessions of this project")
+    parser.add_argument("--since", help="only sessions active since (30d, ISO date)")
+    parser.add_argument("--limit", type=int, help="at most this many sessions (the newest)")
+    parser.add_argument("--dry-run", action="store_true", help="show what would be captured; write nothing")
+
+
 def default_dirs(env: dict | None = None) -> dict[str, str]:
     """Where each agent keeps its history: `~/.claude/projects` (or `$CLAUDE_CONFIG_DIR/projects`)
     and `~/.codex/sessions` (or `$CODEX_HOME/sessions`)."""

@@ -85,7 +85,7 @@ def cmd_recall(args) -> int:
                               explain=args.explain or args.explain_all, explain_all=args.explain_all,
                               min_similarity=args.min_similarity, relative_cutoff=args.relative_cutoff,
                               gates=not args.no_gates, touch=not args.no_touch, origin="cli",
-                              intent=False if args.no_intent else None)
+                              intent=False if args.no_intent else None, relevance_threshold=args.relevance_threshold)
     if args.json:
         _print_json(result)
     else:
@@ -456,8 +456,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain-all", action="store_true", help="also show dropped candidates and why")
     p.add_argument("--min-similarity", type=float, help="cosine floor (0 disables)")
     p.add_argument("--relative-cutoff", type=float, help="drop hits below this share of the best attention (0 disables)")
-    p.add_argument("--no-gates", action="store_true",
-                   help="turn every relevance gate off (query gate, floors, relative cutoff): the best-ranked come back")
+    p.add_argument("--relevance-threshold", type=float, help="nothing relevant below this (0 = off; default: fitted)")
+    p.add_argument("--no-gates", action="store_true", help="every gate off (threshold, floors, cutoff): the best come back")
     p.add_argument("--no-touch", action="store_true", help="do not count this recall (benchmarks)")
     p.add_argument("--no-intent", action="store_true",
                    help="ignore kind / status / time words (todo, decisions, this week): plain text recall")
@@ -560,13 +560,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(p)
 
-    p = add("backfill", cmd_backfill, "capture the Claude Code and Codex sessions already on disk", ns=False)
-    p.add_argument("--claude", metavar="DIR", help="Claude Code projects folder (default ~/.claude/projects)")
-    p.add_argument("--codex", metavar="DIR", help="Codex sessions folder (default ~/.codex/sessions)")
-    p.add_argument("--project", metavar="PATH", help="only the sessions of this project")
-    p.add_argument("--since", help="only sessions active since (30d, ISO date)")
-    p.add_argument("--limit", type=int, help="at most this many sessions (the newest)")
-    p.add_argument("--dry-run", action="store_true", help="show what would be captured; write nothing")
+    from supermemory.backfill import add_arguments as backfill_arguments
+    backfill_arguments(add("backfill", cmd_backfill, "capture the Claude Code and Codex sessions already on disk", ns=False))
 
     p = add("import-rules", cmd_import_rules, "import the rules of CLAUDE.md / AGENTS.md files as preferences", ns=False)
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: user-level files and this project's)")

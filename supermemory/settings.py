@@ -28,32 +28,21 @@ DEFAULTS: dict[str, Any] = {
         "query_blend": False,         # embed the query with and without the instruction, average both
     },
     "ranking": {
-        "weights": {
-            "lexical": 0.25,
-            "vector": 0.60,
-            "importance": 0.04,
-            "recency": 0.03,
-            "reinforcement": 0.02,
-            "pinned": 0.03,
+        "weights": {                  # priors added to the relevance log-odds (retrieval/relevance.py)
+            "importance": 0.8,        # x (importance x confidence - 0.5)
+            "recency": 0.3,
+            "reinforcement": 0.2,
+            "pinned": 0.3,
+            "superseded": -1.0,       # a live `supersedes` link targets it: a newer memory says it changed
         },
-        "adaptive_lexical": True,     # shift weight to the signal that has evidence for this query
-        "temperature": 0.1,
+        "temperature": 1.0,           # softmax over log-odds
         "half_life_days": 45.0,
-        "mmr_lambda": 0.4,
-        "vector_floor": "auto",     # cosine floor; "auto" = calibrated per embedder, 0 = no floor
-        "lexical_floor": 0.15,      # query coverage a lexical hit needs to bypass the cosine floor
-        "vector_base": -1,          # cosine the vector feature maps to 0; -1 = this query's background
-        "coverage_mix": 1.0,        # lexical feature = bm25 share x query coverage
-        "relative_cutoff": 0.02,    # drop hits below this share of the best attention
-        "vector_margin": 0.025,     # query gate: best cosine must beat the background by this much
-        "query_coverage": 0.3,      # query gate: …or the best lexical hit covers this share of the query
-        "query_coverage_cjk": 0.2,  # query gate coverage for all-CJK queries (cosines carry no meaning)
-        "confident_cosine": 0.8,    # query gate: …or some cosine is at least this high
-        "unknown_name_coverage": 0.6,  # query gate when none of the query's names is in any memory
+        "mmr_lambda": 0.0,          # MMR diversity (0 = score order): it cost R@5 on every dev set
+        "relevance_threshold": "auto",  # nothing relevant below it; "auto" = fitted (relevance.json), 0 = off
+        "relevance_floor": 0.01,    # a hit below this relevance is left out, whatever the best one scores
+        "vector_floor": 0.0,        # an extra cosine floor for hits without a lexical match (0 = none)
+        "relative_cutoff": 0.0,     # drop hits below this share of the best attention (0 = off)
         "glossary": True,           # Chinese ↔ English software terms bridge queries and memories
-        "vague_gate": True,         # query gate: a query naming nothing specific gets nothing
-        "disjoint_gate": True,      # query gate: a query sharing no word with any memory needs a confident cosine
-        "superseded_factor": 0.7,   # score multiplier of a memory a live `supersedes` link targets (1 = off)
         "candidates": 60,
         "match_max_df": 0.2,        # terms in more than this share of chunks are left out of FTS MATCH
     },
@@ -128,21 +117,14 @@ RULES: dict[str, Rule] = {
     "embedder.openai_base_url": Rule(prefixes=("http://", "https://")),
     "embedder.openai_dimensions": _COUNT,
     "embedder.query_instruction_below": _COUNT,
-    **{f"ranking.weights.{name}": Rule(-1, 1) for name in DEFAULTS["ranking"]["weights"]},
+    **{f"ranking.weights.{name}": Rule(-5, 5, real=True) for name in DEFAULTS["ranking"]["weights"]},
     "ranking.temperature": Rule(0, 10, above=True),
     "ranking.half_life_days": _COUNT,
     "ranking.mmr_lambda": _SHARE,
-    "ranking.vector_floor": Rule(0, 1, words=("auto",)),
-    "ranking.lexical_floor": _SHARE,
-    "ranking.vector_base": Rule(-1, 1, real=True),
-    "ranking.coverage_mix": _SHARE,
+    "ranking.relevance_threshold": Rule(0, 1, words=("auto",)),
+    "ranking.vector_floor": _SHARE,
+    "ranking.relevance_floor": _SHARE,
     "ranking.relative_cutoff": _SHARE,
-    "ranking.vector_margin": _SHARE,
-    "ranking.query_coverage": _SHARE,
-    "ranking.query_coverage_cjk": _SHARE,
-    "ranking.confident_cosine": _SHARE,
-    "ranking.unknown_name_coverage": _SHARE,
-    "ranking.superseded_factor": _SHARE,
     "ranking.candidates": Rule(1, 10_000),
     "ranking.match_max_df": _SHARE,
     "recall.default_limit": _AT_LEAST_ONE,

@@ -66,7 +66,7 @@ def test_the_embedder_tunables_the_code_reads_are_known_keys_with_the_model_defa
     ({"embedder": {"provider": "onx"}}, "embedder.provider", ['"onx"', "one of onnx, hash, openai"]),
     ({"ranking": {"temperature": 0}}, "ranking.temperature", ["above 0 and at most 10"]),
     ({"ranking": {"mmr_lambda": 1.5}}, "ranking.mmr_lambda", ["1.5", "from 0 to 1"]),
-    ({"ranking": {"weights": {"vector": "high"}}}, "ranking.weights.vector", ['"high"', "from -1 to 1"]),
+    ({"ranking": {"weights": {"recency": "high"}}}, "ranking.weights.recency", ['"high"', "from -5 to 5"]),
     ({"hooks": {"budget_seconds": float("nan")}}, "hooks.budget_seconds", ["NaN", "from 0.05 to 600"]),
     ({"capture": {"enabled": "maybe"}}, "capture.enabled", ['"maybe"', "true or false"]),
     ({"embedder": {"openai_base_url": "localhost:8080"}}, "embedder.openai_base_url", ["http:// or https://"]),
@@ -88,7 +88,7 @@ def test_a_bad_value_is_named_with_its_key_and_what_it_should_be(tree, key, frag
 @pytest.mark.parametrize("tree, suggestion", [
     ({"recall": {"default_limt": 3}}, "did you mean recall.default_limit?"),
     ({"ranking": {"temprature": 0.2}}, "did you mean ranking.temperature?"),
-    ({"ranking": {"weights": {"lexcal": 0.3}}}, "did you mean ranking.weights.lexical?"),
+    ({"ranking": {"weights": {"recncy": 0.3}}}, "did you mean ranking.weights.recency?"),
     ({"rankng": {}}, "did you mean ranking?"),
     ({"recall": {"zzzz": 1}}, "recall holds default_limit, max_limit, max_tokens, ram_vector_limit"),
     ({"zzzz": 1}, "the sections are embedder, ranking, recall"),
@@ -293,10 +293,11 @@ def test_the_mcp_server_warns_and_answers_initialize_and_a_tool_call(world, cont
     assert fragment in err and "built-in defaults used instead" in err
 
 
-def test_vector_floor_accepts_auto_or_a_share_and_names_both_when_wrong():
+def test_relevance_threshold_accepts_auto_or_a_share_and_names_both_when_wrong():
     from supermemory.settings import validate_settings
 
-    assert validate_settings({"ranking": {"vector_floor": "auto"}}) == []
-    assert validate_settings({"ranking": {"vector_floor": 0}}) == []
-    problems = validate_settings({"ranking": {"vector_floor": "calibrated"}})
+    assert validate_settings({"ranking": {"relevance_threshold": "auto"}}) == []
+    assert validate_settings({"ranking": {"relevance_threshold": 0}}) == []
+    assert validate_settings({"ranking": {"vector_floor": 0.5}}) == []
+    problems = validate_settings({"ranking": {"relevance_threshold": "calibrated"}})
     assert len(problems) == 1 and 'a number from 0 to 1 or "auto"' in problems[0].message, problems

@@ -365,11 +365,11 @@ def test_memory_recall_compact_full_and_explain(store):
 
 def test_memory_recall_with_nothing_to_return_says_why_once(store):
     store.remember("lumen unit tests use vitest; pnpm test runs them in watch mode.")
-    result = ok(store, "memory_recall", {"query": "how do I test it"})
+    result = ok(store, "memory_recall", {"query": "how do we shard the elasticsearch cluster"})
     assert result["structuredContent"]["results"] == []
-    assert "names nothing specific" in result["structuredContent"]["note"]
+    assert "nothing relevant" in result["structuredContent"]["note"]
     text = result["content"][0]["text"]
-    assert text.startswith("No relevant memories") and text.count("names nothing specific") == 1
+    assert text.startswith("No relevant memories") and text.count("nothing relevant") == 1
 
 
 def test_memory_recall_answers_a_broad_question_by_listing_and_intent_false_turns_it_off(store):

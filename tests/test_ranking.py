@@ -33,10 +33,6 @@ def test_softmax_sums_to_one_and_sharpens_with_low_temperature():
     assert sharp[0] > flat[0]
 
 
-def test_bm25_normalised_within_candidates():
-    assert ranking.normalise_bm25([-4.0, -2.0, None]) == [1.0, 0.5, 0.0]
-
-
 def test_mmr_keeps_five_rephrasings_from_filling_the_top_five():
     base = unit(np.ones(8))
     cands = []
@@ -66,60 +62,16 @@ def test_relative_cutoff_trims_weak_tail_but_exact_error_code_survives():
     selected, dropped = ranking.rank(cands, cfg, limit=10)
     assert [r.candidate.id for r in selected] == [1]
     assert all(r.gated for r in dropped)
-    off, _ = ranking.rank(cands, RankConfig(vector_floor=0.6, relative_cutoff=0.0, mmr_lambda=0.0), limit=10)
+    off, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.0, mmr_lambda=0.0, relevance_floor=0.0), limit=10)
     assert len(off) == 4
-
-
-def test_relative_cutoff_does_nothing_when_results_are_flat():
-    cands = [Candidate(id=i, bm25=-5.0, coverage=1.0, cosine=0.7) for i in range(6)]
-    selected, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.5, mmr_lambda=0.0), limit=10)
-    assert len(selected) == 6
-
-
-def test_cosine_floor_gates_non_lexical_candidates_and_zero_disables_it():
-    cands = [Candidate(id=1, cosine=0.4), Candidate(id=2, cosine=0.7)]
-    floor_only = RankConfig(vector_floor=0.6, relative_cutoff=0.0, disjoint_gate=False)   # the floor alone
-    selected, dropped = ranking.rank(cands, floor_only, limit=10)
-    assert [r.candidate.id for r in selected] == [2]
-    assert "below floor" in dropped[0].gated
-    selected, _ = ranking.rank(cands, RankConfig(vector_floor=0.0, lexical_floor=0.0, relative_cutoff=0.0,
-                                                 disjoint_gate=False), limit=10)
-    assert len(selected) == 2
 
 
 def test_cjk_queries_ignore_meaningless_cosines():
     cands = [Candidate(id=1, cosine=0.95), Candidate(id=2, bm25=-3.0, coverage=0.9, cosine=0.3)]
-    cfg = RankConfig(vector_floor=0.6, relative_cutoff=0.0, cjk_share=1.0)
-    selected, _ = ranking.rank(cands, cfg, limit=10)
-    assert [r.candidate.id for r in selected] == [2]
-
-
-def test_query_gate_returns_nothing_when_no_candidate_stands_out():
-    flat = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(20)]
-    cfg = RankConfig(vector_floor=0.5, vector_margin=0.05, query_coverage=0.5, relative_cutoff=0.0, disjoint_gate=False)
-    selected, dropped = ranking.rank(flat, cfg, limit=10)
-    assert selected == [] and "no evidence" in dropped[0].gated
-    standout = flat + [Candidate(id=99, cosine=0.75)]
-    selected, _ = ranking.rank(standout, cfg, limit=10)
-    assert selected[0].candidate.id == 99
-
-
-def test_rank_config_defaults_are_the_shipped_settings():
-    from supermemory.settings import DEFAULTS
-
-    shipped = DEFAULTS["ranking"]
-    cfg = RankConfig()
-    for name, value in shipped.items():
-        if name in RankConfig.__dataclass_fields__ and name != "vector_floor":
-            assert getattr(cfg, name) == value, name
-    assert shipped["vector_floor"] == "auto" and cfg.vector_floor == ranking.CALIBRATED_FLOORS["onnx"]
-
-
-def test_adaptive_weights_follow_lexical_evidence():
-    cfg = RankConfig()
-    low = ranking.effective_weights(cfg, 0.0)
-    high = ranking.effective_weights(cfg, 1.0)
-    assert high["lexical"] > low["lexical"] and high["vector"] == low["vector"]
+    selected, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.0, cjk_share=1.0, relevance_floor=0.0), limit=10)
+    assert selected[0].candidate.id == 2
+    assert selected[-1].features["relevance"] < RankConfig().relevance_floor < selected[0].features["relevance"]
+    assert [r.candidate.id for r in ranking.rank(cands, RankConfig(cjk_share=1.0), limit=10)[0]] == [2]
 
 
 def test_token_budget_keeps_first_and_stops_when_spent():
@@ -150,7 +102,7 @@ def test_a_superseded_memory_is_demoted_by_the_factor_never_hidden_and_says_why(
         Candidate(id=3, bm25=-3.0, coverage=0.3, cosine=0.62, vector=other_v),
     ]
     dot = lambda a, b: float(np.dot(a, b))  # noqa: E731
-    cfg = RankConfig(vector_floor=0.6, relative_cutoff=0.0, mmr_lambda=0.0)
+    cfg = RankConfig(relative_cutoff=0.0, mmr_lambda=0.0, relevance_floor=0.0)
     selected, _ = ranking.rank(cands, cfg, limit=5, cosine_fn=dot)
     order = [r.candidate.id for r in selected]
     assert order.index(2) < order.index(1), order       # the current fact first
@@ -163,17 +115,18 @@ def test_a_superseded_memory_is_demoted_by_the_factor_never_hidden_and_says_why(
     # Without a link nothing is demoted, whatever the wording; factor 1 switches the demotion off.
     plain = [Candidate(**{**c.__dict__, "superseded_by": None}) for c in cands]
     assert [r.candidate.id for r in ranking.rank(plain, cfg, limit=5, cosine_fn=dot)[0]][0] == 1
-    off = RankConfig(vector_floor=0.6, relative_cutoff=0.0, mmr_lambda=0.0, superseded_factor=1.0)
+    off = RankConfig(relative_cutoff=0.0, mmr_lambda=0.0, weights={**RankConfig().weights, "superseded": 0.0})
     scored = {r.candidate.id: r for r in ranking.score_candidates(cands[:1], off, dot)}
     assert scored[1].contributions["superseded"] == 0
 
 
-@pytest.mark.parametrize("factor", [0.5, 0.7, 0.9])
-def test_the_superseded_score_is_the_plain_score_times_the_factor(factor):
+@pytest.mark.parametrize("prior", [-0.5, -1.0, -2.0])
+def test_the_superseded_score_is_the_plain_score_plus_its_prior_in_log_odds(prior):
     cands = [Candidate(id=1, bm25=-5.0, coverage=0.8, cosine=0.8, superseded_by=7)]
-    plain = ranking.score_candidates([Candidate(id=1, bm25=-5.0, coverage=0.8, cosine=0.8)], RankConfig())[0].score
-    demoted = ranking.score_candidates(cands, RankConfig(superseded_factor=factor))[0]
-    assert abs(demoted.score - plain * factor) < 1e-9 and demoted.features["superseded"] == 1.0
+    cfg = RankConfig(weights={**RankConfig().weights, "superseded": prior})
+    plain = ranking.score_candidates([Candidate(id=1, bm25=-5.0, coverage=0.8, cosine=0.8)], cfg)[0].score
+    demoted = ranking.score_candidates(cands, cfg)[0]
+    assert abs(demoted.score - (plain + prior)) < 1e-9 and demoted.features["superseded"] == 1.0
 
 
 def test_revision_lifts_a_floor_gated_memory_whose_predecessor_passed():
@@ -183,51 +136,64 @@ def test_revision_lifts_a_floor_gated_memory_whose_predecessor_passed():
     assert [r.candidate.id for r in selected] == [2, 1]
 
 
-def test_a_query_about_a_name_no_memory_mentions_needs_more_than_standing_out():
-    cands = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(15)]
-    cands.append(Candidate(id=99, bm25=-2.0, coverage=0.35, cosine=0.66))   # "deploy" matched, "Azure" not
-    cfg = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0)
-    selected, _ = ranking.rank(cands, cfg, limit=5)
-    assert [r.candidate.id for r in selected] == [99]                       # no unknown name: it stands out
-    named = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
-                       unknown_names=("azure",), unknown_name_coverage=0.6)
-    selected, dropped = ranking.rank(cands, named, limit=5)
-    assert selected == [] and "no memory mentions azure" in dropped[0].gated
-    cands[-1] = Candidate(id=99, bm25=-2.0, coverage=0.7, cosine=0.66)       # most of the query matched
-    assert [r.candidate.id for r in ranking.rank(cands, named, limit=5)[0]] == [99]
-    cands[-1] = Candidate(id=99, cosine=0.86)                                # a near-certain semantic match
-    assert [r.candidate.id for r in ranking.rank(cands, named, limit=5)[0]] == [99]
+def test_relative_cutoff_does_nothing_when_results_are_flat():
+    cands = [Candidate(id=i, bm25=-5.0, coverage=1.0, cosine=0.7) for i in range(6)]
+    selected, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.5, mmr_lambda=0.0, threshold=0), limit=10)
+    assert len(selected) == 6
 
 
-def test_a_vague_query_gets_nothing_unless_a_memory_is_near_identical():
-    cands = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(15)]
-    cands.append(Candidate(id=99, bm25=-2.0, coverage=1.0, cosine=0.69))    # "test" matched: full coverage
-    cfg = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
-                     disjoint_gate=False)
-    assert [r.candidate.id for r in ranking.rank(cands, cfg, limit=5)[0]] == [99]
-    vague = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
-                       vague_words=("how", "do", "I", "test", "it"))
-    selected, dropped = ranking.rank(cands, vague, limit=5)
-    assert selected == [] and "names nothing specific (how do I test it)" in dropped[0].gated
-    off = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
-                     vague_words=("how", "do", "I", "test", "it"), vague_gate=False)
-    assert [r.candidate.id for r in ranking.rank(cands, off, limit=5)[0]] == [99]
-    cands[-1] = Candidate(id=99, bm25=-2.0, coverage=1.0, cosine=0.86)       # near-identical wording
-    assert [r.candidate.id for r in ranking.rank(cands, vague, limit=5)[0]] == [99]
+def test_a_user_cosine_floor_gates_hits_without_a_lexical_match_and_zero_disables_it():
+    cands = [Candidate(id=1, cosine=0.4), Candidate(id=2, cosine=0.7), Candidate(id=3, cosine=0.3, bm25=-2.0,
+                                                                                 coverage=0.5)]
+    floor = RankConfig(vector_floor=0.6, relative_cutoff=0.0, threshold=0, relevance_floor=0.0)
+    selected, dropped = ranking.rank(cands, floor, limit=10)
+    assert sorted(r.candidate.id for r in selected) == [2, 3]
+    assert "below floor" in dropped[0].gated
+    selected, _ = ranking.rank(cands, RankConfig(vector_floor=0.0, relative_cutoff=0.0, threshold=0,
+                                                 relevance_floor=0.0), limit=10)
+    assert len(selected) == 3
 
 
-def test_a_query_sharing_no_word_with_any_candidate_needs_a_confident_cosine():
-    cands = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(15)]
-    cands.append(Candidate(id=99, cosine=0.66))                               # stands out, shares no word
-    cfg = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
-                     disjoint_gate=False)
-    assert [r.candidate.id for r in ranking.rank(cands, cfg, limit=5)[0]] == [99]
-    disjoint = RankConfig(vector_floor=0.6, vector_margin=0.025, query_coverage=0.3, relative_cutoff=0.0,
-                          disjoint_gate=True)
-    selected, dropped = ranking.rank(cands, disjoint, limit=5)
-    assert selected == [] and "no memory shares a word" in dropped[0].gated
-    cands[0] = Candidate(id=0, cosine=0.5, bm25=-1.0, coverage=0.2)           # one shared word somewhere
-    assert [r.candidate.id for r in ranking.rank(cands, disjoint, limit=5)[0]][0] == 99
-    cands[0] = Candidate(id=0, cosine=0.5)
-    cands[-1] = Candidate(id=99, cosine=0.83)                                 # near-certain without words
-    assert [r.candidate.id for r in ranking.rank(cands, disjoint, limit=5)[0]] == [99]
+def test_nothing_relevant_below_the_calibrated_threshold_and_zero_turns_it_off():
+    flat = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(20)]
+    cfg = RankConfig(relative_cutoff=0.0, threshold=0.5)
+    selected, dropped = ranking.rank(flat, cfg, limit=10)
+    assert selected == [] and "nothing relevant: best relevance" in dropped[0].gated
+    standout = flat + [Candidate(id=99, cosine=0.9, bm25=-6.0, coverage=1.0)]
+    selected, _ = ranking.rank(standout, cfg, limit=10)
+    assert selected[0].candidate.id == 99
+    assert ranking.rank(flat, RankConfig(relative_cutoff=0.0, threshold=0), limit=10)[0]
+
+
+def test_relevance_is_a_probability_that_grows_with_each_channel_s_evidence():
+    def p(**kw):
+        cands = [Candidate(id=i, cosine=0.55 + 0.001 * i) for i in range(15)] + [Candidate(id=99, **kw)]
+        scored = ranking.score_candidates(cands, RankConfig())
+        return next(r.features["relevance"] for r in scored if r.candidate.id == 99)
+
+    weak, cos, both = p(cosine=0.6), p(cosine=0.85), p(cosine=0.85, bm25=-5.0, coverage=1.0)
+    assert 0 < weak < cos < both < 1
+    assert p(cosine=0.6, bm25=-5.0, coverage=0.3) < p(cosine=0.6, bm25=-5.0, coverage=1.0)
+
+
+def test_rank_config_defaults_are_the_shipped_settings():
+    from supermemory.retrieval import relevance
+    from supermemory.settings import DEFAULTS
+
+    shipped = DEFAULTS["ranking"]
+    cfg = RankConfig()
+    for name, value in shipped.items():
+        if name in RankConfig.__dataclass_fields__:
+            assert getattr(cfg, name) == value, name
+    assert shipped["relevance_threshold"] == "auto" and cfg.threshold == relevance.shipped().threshold > 0
+    assert RankConfig.from_settings({**shipped, "relevance_threshold": 0}).threshold == 0
+
+
+def test_the_shipped_coefficients_cover_every_feature_and_came_from_the_fit_script():
+    import json
+
+    from supermemory.retrieval import relevance
+
+    data = json.loads(relevance.COEFFICIENTS.read_text())
+    assert data["fitted_by"] == "bench/fit_relevance.py" and set(data["weights"]) == set(relevance.FEATURES)
+    assert 0 < data["threshold"] < 1

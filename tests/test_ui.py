@@ -261,7 +261,7 @@ def test_search_explains_each_hit_and_is_not_counted_as_a_recall(page, seeded, s
     found = page.get("/api/search?q=staging+postgres+port")
     top = found["results"][0]
     assert top["id"] == seeded["fact"]
-    assert {"lexical", "vector", "recency"} <= set(top["features"]) and top["contributions"]
+    assert {"lexical", "cosine", "relevance", "recency"} <= set(top["features"]) and top["contributions"]
     assert "dropped" not in found
     assert store.get(seeded["fact"])["memories"][0]["recall_count"] == 0
     stats = store.stats()
@@ -273,9 +273,9 @@ def test_search_explains_each_hit_and_is_not_counted_as_a_recall(page, seeded, s
 
 
 def test_search_says_why_the_gate_returned_nothing(page, seeded):
-    found = page.get("/api/search?q=what&dropped=1")
+    found = page.get("/api/search?q=zebra+herds+on+mars&dropped=1")
     assert found["results"] == []
-    assert "names nothing specific" in found["note"]
+    assert "nothing relevant" in found["note"]
     assert found["dropped"] and all(d["reason"] for d in found["dropped"])
 
 
@@ -349,7 +349,7 @@ def test_graph_returns_nodes_and_typed_edges(page, seeded):
 def test_health_reports_duplicates_contradictions_expired_growth_and_recall_figures(page, seeded, store):
     store.remember("The staging Postgres listens on port 5433 today", kind="fact")
     store.recall("staging postgres port", origin="mcp")
-    store.recall("zebra migration on mars", origin="mcp")
+    store.recall("zebra herds on mars", origin="mcp")
     report = page.get("/api/health")
     assert report["health"]["contradictions"][0]["src"] == seeded["fact"]
     assert report["health"]["near_duplicate_pairs"] >= 1

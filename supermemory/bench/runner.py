@@ -38,6 +38,7 @@ def add_arguments(parser) -> None:
                              "initialize, the SessionStart hook, warm recall or warm remember is over 3x its target")
     parser.add_argument("--quick", action="store_true", help="with --perf: 1k memories only, bounded time")
     parser.add_argument("--details", help="write per-query results to this JSONL file")
+    parser.add_argument("--store", metavar="DIR", help="keep the seeded store in DIR and reuse it for the same documents")
     parser.add_argument("--ignore-times", action="store_true",
                         help="write every memory at the wall clock, ignoring created_at (figures as before times)")
 
@@ -138,7 +139,7 @@ def seed(store, docs: list[dict], progress=None, clock: BenchClock | None = None
 
 
 def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, details=None,
-             clock: BenchClock | None = None, now: str | None = None) -> dict:
+             clock: BenchClock | None = None, now: str | None = None, seeded: dict | None = None) -> dict:
     """Run each query and aggregate the metrics (overall, per category, negatives).
 
     :param clock: the store's `BenchClock`: memories are written at their `created_at` and the
@@ -148,14 +149,14 @@ def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, detai
 
     from supermemory.render import progress_printer
 
-    doc_to_mem = seed(store, docs, progress=progress_printer("seeding") if sys.stderr.isatty() else None,
-                      clock=clock)
+    doc_to_mem = seeded if seeded is not None else seed(
+        store, docs, progress=progress_printer("seeding") if sys.stderr.isatty() else None, clock=clock)
     if clock is not None:
         clock.at = query_now(docs, now)
     mem_to_doc = {v: k for k, v in doc_to_mem.items()}
     overrides = {}
     if mode != "full":
-        overrides = {"min_similarity": 0.0, "relative_cutoff": 0.0}
+        overrides = {"relative_cutoff": 0.0}
     per_query = []
     latencies = []
     tokens = []
@@ -201,7 +202,7 @@ def main(args) -> int:
     if args.max_queries:
         queries = queries[: args.max_queries]
     summary = run(docs, queries, mode=args.mode, limit=args.limit, overrides=args.set, provider=args.provider,
-                  details_path=args.details, now=now, times=not args.ignore_times)
+                  details_path=args.details, now=now, times=not args.ignore_times, store_dir=args.store)
     print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else render(summary))
     failed = gate_failures(summary, min_recall=args.fail_under_recall, min_mrr=args.fail_under_mrr,
                            max_negative=args.fail_over_negative)
@@ -211,8 +212,12 @@ def main(args) -> int:
 
 
 def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, details_path=None, now=None,
-        times: bool = True) -> dict:
-    """Seed a throw-away store under a temp dir and evaluate; settings from the user's config + overrides."""
+        times: bool = True, store_dir=None) -> dict:
+    """Seed a throw-away store under a temp dir and evaluate; settings from the user's config + overrides.
+
+    :param store_dir: keep the seeded store there and reuse it on the next run over the same documents
+        (embedding the corpus is most of a run; the three modes and every setting share one store).
+    """
     import copy
     import tempfile
 
@@ -233,26 +238,45 @@ def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, de
         settings["embedder"]["provider"] = provider
     settings["search_log"]["enabled"] = False
     if mode != "full":  # a baseline is one signal alone: no other features, no gates
-        settings["ranking"]["weights"] = {name: (1.0 if name == mode else 0.0) for name in settings["ranking"]["weights"]}
-        settings["ranking"].update({"adaptive_lexical": False, "lexical_floor": 0.0, "vector_margin": 0.0,
-                                    "query_coverage": 0.0, "query_coverage_cjk": 0.0, "mmr_lambda": 0.0,
-                                    "relative_cutoff": 0.0, "vector_base": 0.0, "coverage_mix": 0.0,
-                                    "unknown_name_coverage": 0.0, "superseded_factor": 1.0, "vague_gate": False,
-                                    "disjoint_gate": False, "glossary": False})
+        settings["ranking"]["weights"] = {name: 0.0 for name in settings["ranking"]["weights"]}
+        settings["ranking"].update({"relevance_threshold": 0, "relevance_floor": 0.0, "vector_floor": 0.0, "mmr_lambda": 0.0,
+                                    "relative_cutoff": 0.0, "glossary": False,
+                                    "baseline": mode})
         settings["embedder"]["query_instruction_below"] = 0.0
     with tempfile.TemporaryDirectory(prefix="supermemory-bench-") as tmp:
         config = Config(home=Path(tmp), settings=settings, model_dir_override=base.model_dir,
                         explicit_namespace="bench")
         clock = BenchClock()
-        store = MemoryStore(Path(tmp) / "bench.db", config=config, namespace="bench", cache_vectors=True,
-                            clock=clock)
+        db, seeded = Path(tmp) / "bench.db", None
+        if store_dir:
+            db, seeded = _kept_store(Path(store_dir), docs, provider or settings["embedder"]["provider"], times)
+        store = MemoryStore(db, config=config, namespace="bench", cache_vectors=True, clock=clock)
         try:
+            if store_dir and seeded is None:
+                seeded = seed(store, docs, clock=clock if times else None)
+                db.with_suffix(".map.json").write_text(json.dumps(seeded))
             handle = open(details_path, "w", encoding="utf-8") if details_path else None
             try:
                 return evaluate(store, docs, queries, mode=mode, limit=limit, details=handle,
-                                clock=clock if times else None, now=now)
+                                clock=clock if times else None, now=now, seeded=seeded)
             finally:
                 if handle:
                     handle.close()
         finally:
             store.close()
+
+
+def _kept_store(folder: Path, docs: list[dict], provider: str, times: bool) -> tuple[Path, dict | None]:
+    """The kept store of these documents (by content) and its {doc id: memory id}, None until seeded."""
+    import hashlib
+
+    digest = hashlib.sha256(json.dumps([provider, times, docs], sort_keys=True, ensure_ascii=False)
+                            .encode()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / f"bench-{digest}.db"
+    mapping = db.with_suffix(".map.json")
+    if mapping.exists():
+        return db, json.loads(mapping.read_text())
+    for stale in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        stale.unlink(missing_ok=True)
+    return db, None

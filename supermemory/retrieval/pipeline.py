@@ -20,8 +20,6 @@ from supermemory.text import estimate_tokens
 logger = logging.getLogger(__name__)
 
 
-
-
 def dot(a, b) -> float:
     """The ranker's cosine of two L2-normalised vectors."""
     import numpy as np
@@ -31,14 +29,6 @@ def dot(a, b) -> float:
 
 def analyse(ctx: StoreContext, text: str) -> Query:
     return Query.analyse(text, glossary=bool(ctx.config.get("ranking.glossary")))
-
-
-def default_floor(ctx: StoreContext) -> float:
-    """`ranking.vector_floor`: a number (0 = no floor), or "auto": calibrated per embedder."""
-    configured = ctx.config.get("ranking.vector_floor")
-    if configured != "auto":
-        return float(configured)
-    return ranking.CALIBRATED_FLOORS.get(embedding.provider_id(ctx), 0.5)
 
 
 def query_context(ctx: StoreContext, query: Query, doc_freq: dict | None = None) -> dict:
@@ -55,17 +45,22 @@ def query_context(ctx: StoreContext, query: Query, doc_freq: dict | None = None)
 
 def rank_config(ctx: StoreContext, query: Query, *, min_similarity: float | None = None,
                 relative_cutoff: float | None = None, has_vectors: bool = True, doc_freq: dict | None = None,
-                gates: bool = True) -> ranking.RankConfig:
-    """The ranker settings for one query: config file values plus per-call overrides."""
+                gates: bool = True, threshold: float | None = None) -> ranking.RankConfig:
+    """The ranker settings for one query: config file values plus per-call overrides.
+
+    The relevance model was fitted on bge-small's cosines: with another embedder (or none) only the
+    lexical evidence counts, as for a Chinese query.
+    """
     settings = ctx.config.section("ranking")
-    floor = min_similarity if min_similarity is not None else default_floor(ctx)
-    extra: dict = {}
-    if not has_vectors:
-        extra["lexical_floor"] = min(float(settings["lexical_floor"]), 0.34)
+    extra: dict = {"use_cosine": has_vectors and embedding.provider_id(ctx) == "onnx"}
+    if min_similarity is not None:
+        extra["vector_floor"] = min_similarity
+    if threshold is not None:
+        extra["threshold"] = threshold
     if not gates:
-        floor, relative_cutoff = 0.0, 0.0
-        extra.update(lexical_floor=0.0, query_gate=False)
-    return ranking.RankConfig.from_settings(settings, vector_floor=floor, relative_cutoff=relative_cutoff,
+        relative_cutoff = 0.0
+        extra.update(vector_floor=0.0, relevance_floor=0.0, query_gate=False)
+    return ranking.RankConfig.from_settings(settings, relative_cutoff=relative_cutoff,
                                             **query_context(ctx, query, doc_freq), **extra)
 
 
@@ -86,8 +81,11 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
            min_similarity: float | None = None, relative_cutoff: float | None = None,
            gates: bool = True, touch: bool = True, lexical_only: bool = False, origin: str = "",
            channels: Sequence[str] = ("lexical", "vector"), status: str | None = None,
-           intent: bool | None = None) -> dict:
+           intent: bool | None = None, relevance_threshold: float | None = None) -> dict:
     """Find the memories that answer `text`: hybrid candidates → ranker → gates → budget.
+
+    :param relevance_threshold: nothing comes back when no candidate's relevance reaches it (0 = off);
+        None: `ranking.relevance_threshold`.
 
     :param status: only tasks of this status (open, done, dropped).
     :param intent: read kind / status / time words in the query (`retrieval/broad.py`); None: the
@@ -102,7 +100,8 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
                          int(ctx.config.get("recall.max_limit")))
     if max_tokens is not None:
         max_tokens = rec_.integer(max_tokens, "max_tokens", 1, 1_000_000)
-    for name, value in (("min_similarity", min_similarity), ("relative_cutoff", relative_cutoff)):
+    for name, value in (("min_similarity", min_similarity), ("relative_cutoff", relative_cutoff),
+                        ("relevance_threshold", relevance_threshold)):
         if value is not None:
             rec_.number(value, name, 0, 1)
     now = ctx.clock()
@@ -129,7 +128,8 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
     selected, dropped = [], []
     if found.candidates:
         cfg = rank_config(ctx, query, min_similarity=min_similarity, relative_cutoff=relative_cutoff,
-                          has_vectors=found.query_vec is not None, doc_freq=found.doc_freq, gates=gates)
+                          has_vectors=found.query_vec is not None, doc_freq=found.doc_freq, gates=gates,
+                          threshold=relevance_threshold)
         selected, dropped = ranking.rank(found.candidates, cfg, limit=limit, max_tokens=max_tokens,
                                          cosine_fn=dot if found.query_vec is not None else None)
     return _page(ctx, text, namespaces, found, selected, dropped, started=started, touch=touch,
@@ -147,6 +147,7 @@ def _page(ctx: StoreContext, text: str, namespaces, found: Gathered, selected, d
     for item in selected:
         out = public(found.records[item.candidate.id])
         out["score"] = round(item.score, 6)
+        out["relevance"] = round(item.features["relevance"], 4)
         out["attention"] = round(item.attention, 6)
         if explain:
             out["features"] = _features(item)

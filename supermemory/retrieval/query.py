@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from supermemory.text import cross_terms, english_gloss
-from supermemory.text import cjk_share, leading_word, name_forms, named_terms, query_terms, vague_query
+from supermemory.text import cjk_share, leading_word, name_forms, named_terms, query_terms
 
 
 @dataclass(frozen=True)
@@ -53,16 +53,13 @@ class Query:
         return found / mass
 
     def ranker_context(self, doc_freq: dict[str, int], vocabulary: "callable") -> dict:
-        """Per-query ranker inputs: the CJK share, its words when it names nothing specific, that it asks
-        what is current, and its names when no memory mentions any of them.
+        """Per-query ranker inputs: the CJK share, that it asks what is current, and its names when no
+        memory mentions any of them.
 
         :param doc_freq: document frequencies of the name forms (and any other tokens).
         :param vocabulary: `() -> set` of the model's everyday words, read only when needed.
         """
         context: dict = {"cjk_share": cjk_share(self.embedded)}
-        vague = vague_query(self.text)
-        if vague:
-            context["vague_words"] = vague
         names, lead = self.names, self.lead
         if not names and not lead:
             return context

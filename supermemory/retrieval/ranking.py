@@ -1,14 +1,15 @@
-"""Features, gates, softmax attention, MMR and the token budget: pure functions, no I/O.
+"""The ranker: relevance log-odds plus priors, the nothing-relevant gate, softmax attention, MMR, budget; pure.
 
-The caller (core.py) fetches candidates and passes `now`; everything here is deterministic.
+The caller (retrieval/pipeline.py) fetches candidates and passes `now`; everything here is deterministic.
 
-How the blend adapts: the lexical weight is scaled by how much of the query's IDF mass the
-best lexical candidate actually covers (no lexical evidence → the dense signal decides), and
-the vector weight is scaled down by the share of CJK in the query, because bge-small has no
-CJK vocabulary and its cosines for Chinese text carry no meaning. A memory a live `supersedes` link
-targets (written by `remember`, `store/supersession.py`) has its score multiplied by
-`superseded_factor`, and its successor, when also a candidate, is lifted just above it; per-query
-inputs that need the database come in through RankConfig.
+How the channels are weighted: not by fixed weights but by the relevance model (`relevance.py`), a
+logistic regression over each candidate's lexical and dense evidence and what the whole candidate set
+shows about the query (how much of it the best lexical match covers, how far the best cosine stands
+above the query's background, how Chinese it is), fitted on six dev sets by bench/fit_relevance.py.
+Its probability is `relevance` in every explanation; a query whose best candidate stays below the
+calibrated threshold gets nothing. Importance, recency, recall count, pinned and stale (a live
+`supersedes` link targets it, written by `remember`: `store/supersession.py`) are small priors added
+to the log-odds; a successor among the candidates is lifted just above what it supersedes.
 """
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from supermemory.retrieval import relevance
 from supermemory.settings import DEFAULTS
 
-FEATURES = ("lexical", "vector", "importance", "recency", "reinforcement", "pinned", "superseded")
+PRIORS = ("importance", "recency", "reinforcement", "pinned", "superseded")
+FEATURES = relevance.FEATURES + PRIORS
 
 
 @dataclass
@@ -41,41 +44,39 @@ class Candidate:
 
 
 _R = DEFAULTS["ranking"]          # the shipped settings: RankConfig() is what users run
-CALIBRATED_FLOORS = {"onnx": 0.6, "hash": 0.35}   # cosine floors per provider for vector_floor "auto"
+
+
+def shipped_threshold(configured) -> float:
+    """`ranking.relevance_threshold`: "auto" = the fitted one, a number, 0 = never return nothing."""
+    return relevance.shipped().threshold if configured == "auto" else float(configured)
 
 
 @dataclass(frozen=True)
 class RankConfig:
     """Every knob of the ranker, defaulting to `settings.DEFAULTS['ranking']` (per-query inputs
-    default to "nothing known about the query"); `vector_floor` "auto" is bge-small's calibrated floor."""
+    default to "nothing known about the query")."""
 
-    weights: dict = field(default_factory=lambda: dict(_R["weights"]))
-    adaptive_lexical: bool = _R["adaptive_lexical"]
+    weights: dict = field(default_factory=lambda: dict(_R["weights"]))   # the priors, in log-odds
     temperature: float = _R["temperature"]
     half_life_days: float = _R["half_life_days"]
     mmr_lambda: float = _R["mmr_lambda"]
-    vector_floor: float = CALIBRATED_FLOORS["onnx"] if _R["vector_floor"] == "auto" else _R["vector_floor"]
-    lexical_floor: float = _R["lexical_floor"]        # coverage a lexical hit needs to bypass the cosine floor
+    threshold: float = field(default_factory=lambda: shipped_threshold(_R["relevance_threshold"]))
+    vector_floor: float = _R["vector_floor"]          # a cosine floor the user asked for (0 = none)
+    relevance_floor: float = _R["relevance_floor"]    # a hit needs at least this relevance (0 = none)
     relative_cutoff: float = _R["relative_cutoff"]
     cjk_share: float = 0.0             # share of CJK characters in the query (set per query)
-    vector_base: float = _R["vector_base"]            # cosine mapped to 0 by the vector feature (-1: background)
-    coverage_mix: float = _R["coverage_mix"]          # how much the lexical feature depends on query coverage
-    vector_margin: float = _R["vector_margin"]        # query gate: best cosine must beat the background by this
-    query_coverage: float = _R["query_coverage"]      # query gate: …or the best lexical hit must cover this share
-    confident_cosine: float = _R["confident_cosine"]  # query gate: …or one cosine is at least this high
-    query_coverage_cjk: float = _R["query_coverage_cjk"]  # query gate coverage for all-CJK queries
+    use_cosine: bool = True            # False: the embedder's cosines carry no meaning (hash provider)
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
     unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
-    unknown_name_coverage: float = _R["unknown_name_coverage"]  # lexical coverage such a query needs (0 disables)
-    vague_words: tuple = ()            # the query's words when it names nothing specific (per query)
-    query_gate: bool = True            # False: no query-level gate at all (recall(gates=False))
-    vague_gate: bool = _R["vague_gate"]               # query gate: a vague query needs a confident cosine
-    disjoint_gate: bool = _R["disjoint_gate"]         # a query sharing no word with any candidate needs one too
-    superseded_factor: float = _R["superseded_factor"]  # score multiplier of a superseded memory (1 = off)
+    query_gate: bool = True            # False: no nothing-relevant gate at all (recall(gates=False))
+    model: relevance.Model | None = None   # None: the shipped coefficients
+    baseline: str = ""                 # "lexical" / "vector": order by bm25 or cosine alone (bench --mode)
 
     @classmethod
     def from_settings(cls, settings: dict, **overrides) -> "RankConfig":
         known = {k: v for k, v in settings.items() if k in cls.__dataclass_fields__}
+        if "relevance_threshold" in settings:
+            known["threshold"] = shipped_threshold(settings["relevance_threshold"])
         known.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**known)
 
@@ -104,65 +105,47 @@ def reinforcement(recall_count: int) -> float:
     return min(1.0, math.log1p(max(0, recall_count)) / math.log1p(10))
 
 
-def normalise_bm25(values: Sequence[float | None]) -> list[float]:
-    """Map bm25 (lower is better) to 0..1 within the candidate set; no match → 0."""
-    present = [-v for v in values if v is not None]
-    if not present:
-        return [0.0 for _ in values]
-    best = max(present)
-    if best <= 0:
-        return [1.0 if v is not None else 0.0 for v in values]
-    return [(-v / best) if v is not None else 0.0 for v in values]
-
-
-def effective_weights(cfg: RankConfig, lexical_evidence: float) -> dict:
-    """Per-query weights: lexical scaled by its evidence, vector scaled down for CJK queries."""
-    weights = dict(cfg.weights)
-    if cfg.adaptive_lexical:
-        weights["lexical"] = weights.get("lexical", 0.0) * (0.25 + 0.75 * max(0.0, min(1.0, lexical_evidence)))
-    weights["vector"] = weights.get("vector", 0.0) * (1.0 - 0.9 * max(0.0, min(1.0, cfg.cjk_share)))
-    return weights
-
-
-def _vector_feature(cosine: float | None, floor: float) -> float:
-    """Cosine rescaled so the calibrated floor maps to 0 and 1.0 stays 1.0."""
-    if cosine is None:
-        return 0.0
-    base = min(floor, 0.95) if floor > 0 else 0.0
-    return max(0.0, (cosine - base) / (1.0 - base)) if base else max(0.0, cosine)
 
 
 def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
                      cosine_fn: Callable | None = None) -> list[Ranked]:
-    """Features, weighted contributions and the score of every candidate (no gating)."""
-    lex = normalise_bm25([c.bm25 for c in cands])
-    evidence = max((c.coverage for c in cands if c.bm25 is not None), default=0.0)
-    weights = effective_weights(cfg, evidence)
-    if cfg.vector_base < 0:   # adaptive: this query's own background similarity maps to 0
-        floor_for_scale = background([c.cosine for c in cands], cfg.background_prior)
-    else:
-        floor_for_scale = cfg.vector_base or cfg.vector_floor * 0.75
+    """Features, contributions and the score of every candidate (no gating).
+
+    The score is the relevance model's log-odds (`relevance.py`: the channels weighted by the evidence
+    this query shows) plus small priors (importance, recency, recall count, pinned, stale); `relevance`
+    is the model's probability before the priors.
+    """
+    model = cfg.model or relevance.shipped()
+    ev = relevance.evidence(cands, cjk=cfg.cjk_share if cfg.use_cosine else 1.0,
+                            unknown_name=bool(cfg.unknown_names), prior=cfg.background_prior)
+    priors = cfg.weights
     out = []
-    for cand, lexical in zip(cands, lex):
+    for cand in cands:
+        x = relevance.features(cand, ev)
+        logit = model.logit(x)
         features = {
-            "lexical": lexical * (1.0 - cfg.coverage_mix + cfg.coverage_mix * cand.coverage),
-            "vector": _vector_feature(cand.cosine, floor_for_scale),
-            "importance": max(0.0, min(1.0, cand.importance)) * max(0.0, min(1.0, cand.confidence)),
+            **x,
+            "importance": max(0.0, min(1.0, cand.importance)) * max(0.0, min(1.0, cand.confidence)) - 0.5,
             "recency": recency(cand.age_days, cfg.half_life_days),
             "reinforcement": reinforcement(cand.recall_count),
             "pinned": 1.0 if cand.pinned else 0.0,
             "superseded": 0.0,
         }
-        contributions = {name: weights.get(name, 0.0) * value for name, value in features.items()}
-        features["cosine"] = cand.cosine
-        features["coverage"] = cand.coverage
+        contributions = {"relevance": logit}
+        contributions.update({name: priors.get(name, 0.0) * features[name] for name in PRIORS})
+        if cfg.baseline:   # one channel alone, as it ranks by itself
+            own = x["lexical"] if cfg.baseline == "lexical" else (cand.cosine if cand.cosine is not None else -1.0)
+            contributions = {cfg.baseline: own}
+        features["relevance"] = relevance.probability(logit)
+        features["cosine_raw"] = cand.cosine
+        features["background"] = ev.background
         out.append(Ranked(cand, features, contributions, sum(contributions.values())))
     stale = {c.id: c.superseded_by for c in cands if c.superseded_by is not None}
     for item in out:
         if item.candidate.id in stale:   # demoted, never hidden: the contributions still add up to the score
             item.features["superseded"] = 1.0
             item.features["superseded_by"] = stale[item.candidate.id]
-            item.contributions["superseded"] = item.score * (cfg.superseded_factor - 1.0)
+            item.contributions["superseded"] = priors.get("superseded", 0.0)
             item.score += item.contributions["superseded"]
     _lift_revisions(out, stale)
     return out
@@ -185,91 +168,44 @@ def _lift_revisions(scored: list[Ranked], stale: dict[int, int]) -> None:
             new.features["supersedes"] = old_id
 
 
-def background(cosines: Sequence[float | None], prior: float) -> float:
-    """The query's background similarity: mean cosine at ranks 6–15 (what 'unrelated' scores).
-
-    A relevant memory stands out from it; for an off-topic query everything sits near it.
-    With fewer than 6 candidates the prior stands in for the missing ranks.
-    """
-    ranked = sorted((c for c in cosines if c is not None), reverse=True)
-    tail = ranked[5:15]
-    missing = 10 - len(tail)
-    return (sum(tail) + prior * missing) / 10
-
-
-def query_has_evidence(ranked: list[Ranked], cfg: RankConfig, bg: float | None = None) -> tuple[bool, str]:
-    """Query-level gate: does anything here stand out from this query's background at all?
-
-    Off-topic queries still get candidates (every memory has some cosine, common words match),
-    but none of them rises above the crowd: the best cosine sits near the background, and the
-    best lexical hit covers little of the query's IDF mass. Some queries are held to more than
-    standing out (`strict` below): then only a near-certain cosine passes, or, for names no memory
-    mentions, most of the query's words.
-    """
-    cosines = [r.candidate.cosine for r in ranked]
-    vector_meaningful = cfg.cjk_share < 0.5
-    top = max((c for c in cosines if c is not None), default=None)
-    top_text = f"{top:.3f}" if top is not None else "n/a"
-    confident = vector_meaningful and top is not None and top >= cfg.confident_cosine
-    coverage = max((r.candidate.coverage for r in ranked if r.candidate.bm25 is not None), default=0.0)
-    needed = cfg.query_coverage * (1 - cfg.cjk_share) + cfg.query_coverage_cjk * cfg.cjk_share
-    strict, words_suffice = "", False
-    if cfg.vague_words and cfg.vague_gate:
-        # Its words match only by being common ("test", "project"): whatever came back would be
-        # the memories that share them, not an answer.
-        strict = f"the query names nothing specific ({' '.join(cfg.vague_words)}) — say what it is about"
-    elif cfg.disjoint_gate and ranked and max(r.candidate.coverage for r in ranked) <= 0:
-        # Not one of its words is in any memory near it ("shard the elasticsearch cluster"): a
-        # cosine that merely stands out is what bge-small gives any English sentence.
-        strict = "no memory shares a word with the query"
-    elif cfg.unknown_names and cfg.unknown_name_coverage > 0:
-        # About something no memory mentions ("Azure", "Kubernetes"): most of its words must match.
-        strict = f"no memory mentions {', '.join(cfg.unknown_names)}"
-        needed = max(needed, cfg.unknown_name_coverage)
-        words_suffice = True
-    if strict:
-        if confident or (words_suffice and coverage >= needed):
-            return True, ""
-        words = f", best lexical coverage {coverage:.2f} (needs {needed:.2f})" if words_suffice else ""
-        return False, f"{strict}: best cosine {top_text} (needs {cfg.confident_cosine}){words}"
-    if cfg.vector_margin <= 0 and cfg.query_coverage <= 0:
+def query_has_evidence(ranked: list[Ranked], cfg: RankConfig) -> tuple[bool, str]:
+    """Query-level gate: is any candidate likely enough to be relevant (the calibrated threshold)?"""
+    threshold = cfg.threshold
+    if threshold <= 0 or not ranked:
         return True, ""
-    bg = background(cosines, cfg.background_prior) if bg is None else bg
-    if vector_meaningful and top is not None and (top - bg >= cfg.vector_margin or confident):
+    best = max(ranked, key=lambda r: r.features["relevance"])
+    p = best.features["relevance"]
+    if p >= threshold:
         return True, ""
-    if coverage >= needed:
-        return True, ""
-    return False, (f"no evidence for this query: best cosine {top_text} vs background {bg:.3f} (needs +"
-                   f"{cfg.vector_margin}), best lexical coverage {coverage:.2f} (needs {needed:.2f})")
+    return False, (f"nothing relevant: best relevance {p:.3f} < threshold {threshold:.3f} (best cosine "
+                   f"{_fmt(best.candidate.cosine)} vs background {best.features['background']:.3f}, best lexical "
+                   f"coverage {max(r.candidate.coverage for r in ranked):.2f})")
+
+
+def _fmt(value: float | None) -> str:
+    return f"{value:.3f}" if value is not None else "n/a"
 
 
 def gate(ranked: list[Ranked], cfg: RankConfig) -> None:
-    """Query gate, then the per-candidate floor: a lexical hit with enough query coverage, or a
-    cosine ≥ floor (cosines are ignored for CJK queries: bge-small has no CJK vocabulary).
-    """
-    bg = background([r.candidate.cosine for r in ranked], cfg.background_prior)
-    for item in ranked:
-        item.features["background"] = bg
-    ok, reason = query_has_evidence(ranked, cfg, bg) if cfg.query_gate else (True, "")
+    """The query gate (nothing relevant), the per-hit relevance floor, the optional cosine floor a user set."""
+    ok, reason = query_has_evidence(ranked, cfg) if cfg.query_gate else (True, "")
     if not ok:
         for item in ranked:
             item.gated = reason
         return
-    if cfg.vector_floor <= 0 and cfg.lexical_floor <= 0:
+    for item in ranked:
+        p = item.features["relevance"]
+        if p < cfg.relevance_floor and item.features.get("supersedes") is None:
+            item.gated = f"below the relevance floor: {p:.4f} < {cfg.relevance_floor}"
+    if cfg.vector_floor <= 0 or not cfg.use_cosine:
         return
-    vector_meaningful = cfg.cjk_share < 0.5
-    passes = {}
     for item in ranked:
         cand = item.candidate
-        passes[cand.id] = ((cand.bm25 is not None and cand.coverage >= cfg.lexical_floor)
-                           or (vector_meaningful and cand.cosine is not None and cand.cosine >= cfg.vector_floor))
-    for item in ranked:
-        cand = item.candidate
-        # A revision of a memory that passed the floor is as relevant as that memory.
-        if not passes[cand.id] and not passes.get(item.features.get("supersedes")):
-            cos = f"{cand.cosine:.3f}" if cand.cosine is not None else "n/a"
-            item.gated = (f"below floor: cosine {cos} < {cfg.vector_floor} and lexical coverage "
-                          f"{cand.coverage:.2f} < {cfg.lexical_floor}")
+        if item.gated:
+            continue
+        revises_a_hit = item.features.get("supersedes") is not None   # as relevant as what it revises
+        if cand.cosine is not None and cand.cosine < cfg.vector_floor and cand.bm25 is None and not revises_a_hit:
+            item.gated = f"below floor: cosine {cand.cosine:.3f} < {cfg.vector_floor} and no lexical match"
 
 
 def softmax(scores: Sequence[float], temperature: float) -> list[float]:
@@ -295,18 +231,18 @@ def mmr_select(items: list[Ranked], *, limit: int, lam: float,
                cosine_fn: Callable | None = None) -> list[Ranked]:
     """Maximal marginal relevance over attention-ordered items; `lam` = 0 keeps score order.
 
-    relevance is the score relative to the best one; each pick is penalised by its highest
+    relevance is the attention relative to the best one; each pick is penalised by its highest
     similarity to what is already selected.
     """
     pool = sorted(items, key=lambda r: r.score, reverse=True)
     if lam <= 0 or len(pool) <= 1:
         return pool[:limit]
-    hi = pool[0].score if pool[0].score > 0 else 1.0
+    hi = max(pool[0].attention, 1e-12)
     chosen: list[Ranked] = []
     max_sim = [0.0] * len(pool)
     remaining = list(range(len(pool)))
     while remaining and len(chosen) < limit:
-        best_index = max(remaining, key=lambda i: (1 - lam) * pool[i].score / hi - lam * max_sim[i])
+        best_index = max(remaining, key=lambda i: (1 - lam) * pool[i].attention / hi - lam * max_sim[i])
         remaining.remove(best_index)
         picked = pool[best_index]
         chosen.append(picked)

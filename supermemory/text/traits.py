@@ -1,6 +1,6 @@
-"""What wording says beyond its words: names a query spells, vague queries, change markers.
+"""What wording says beyond its words: names a query spells, change markers.
 
-The word lists behind these traits (dates, generic words, change markers) live in `lexicons/`.
+The word lists behind these traits (dates, change markers) live in `lexicons/`.
 """
 from __future__ import annotations
 
@@ -25,29 +25,8 @@ def date_words() -> frozenset:
     return _with_stems(lexicons.word_set("date_words"))
 
 
-@functools.cache
-def generic_words() -> frozenset:
-    """Words that, in a question put to a project's own memory, name no subject: the project itself,
-    "the file", "the thing", the verbs of doing anything at all (plus their stems). A query made only
-    of these, stop words and pronouns
-    matches whatever memories happen to share its commonest words; there is nothing in it to be
-    relevant to."""
-    return _with_stems(lexicons.word_set("generic_words"))
-
-
-@functools.cache
-def generic_cjk() -> tuple[str, ...]:
-    """The Chinese counterparts of `generic_words`, in file order."""
-    return lexicons.entries("generic_cjk")
-
-
-@functools.cache
-def _generic_cjk_longest_first() -> tuple[str, ...]:
-    return tuple(sorted(generic_cjk(), key=len, reverse=True))
-
-
 # Module constants read from lexicons on first access (`from supermemory.text.traits import DATE_WORDS`).
-_LAZY = {"DATE_WORDS": date_words, "GENERIC_WORDS": generic_words, "GENERIC_CJK": generic_cjk}
+_LAZY = {"DATE_WORDS": date_words}
 
 
 __getattr__ = lexicons.lazy_constants(__name__, _LAZY)
@@ -131,41 +110,3 @@ def _word_name_forms(core: str, sentence_start: bool) -> tuple[str, ...] | None:
     joined = "".join(_ALNUM_RUN.findall(folded))
     forms = {folded, joined, _stem(folded), _stem(joined)} - {""}
     return None if forms & stop else tuple(sorted(forms))
-
-
-def vague_query(query: str) -> tuple[str, ...] | None:
-    """The query's words when it names nothing specific, else None.
-
-    Specific means a word that is neither a stop word nor in GENERIC_WORDS (for Chinese: characters
-    left after function and generic words are cut away). A query with no specific word is vague, and
-    so is one with a single specific word whose object is a dangling pronoun
-    (`lexicons/dangling_pronouns.txt`).
-    """
-    stop, generic = stopwords(), generic_words()
-    cjk_stop = lexicons.word_set("cjk_stop_unigrams")
-    text = unicodedata.normalize("NFKC", query or "")
-    specific, words, last = set(), [], ""
-    for match in _SEGMENT.finditer(text):
-        cjk = match.group("cjk")
-        if cjk:
-            for piece in _split_query_cjk(cjk):
-                words.append(piece)
-                for generic_word in _generic_cjk_longest_first():
-                    piece = piece.replace(generic_word, " ")
-                if any(c.strip() and c not in cjk_stop for c in piece):
-                    specific.update(piece.split())
-            last = ""
-            continue
-        tokens: list[str] = []
-        _word_tokens(match.group("word"), tokens)
-        if not tokens:
-            continue
-        words.append(match.group("word").strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP))
-        last = tokens[0]
-        if any(t not in stop and t not in generic for t in tokens):
-            specific.add(tokens[0])
-    if not words:
-        return None
-    if not specific or (len(specific) == 1 and last in lexicons.word_set("dangling_pronouns")):
-        return tuple(words)
-    return None
