@@ -39,7 +39,7 @@ DEFAULTS: dict[str, Any] = {
         "half_life_days": 45.0,
         "mmr_lambda": 0.0,          # MMR diversity (0 = score order): it cost R@5 on every dev set
         "relevance_threshold": "auto",  # nothing relevant below it; "auto" = fitted (relevance.json), 0 = off
-        "relevance_floor": 0.01,    # a hit below this relevance is left out, whatever the best one scores
+        "relevance_floor": 0.003,   # a hit below this relevance is left out, whatever the best one scores
         "vector_floor": 0.0,        # an extra cosine floor for hits without a lexical match (0 = none)
         "relative_cutoff": 0.0,     # drop hits below this share of the best attention (0 = off)
         "glossary": True,           # Chinese ↔ English software terms bridge queries and memories
