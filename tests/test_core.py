@@ -219,7 +219,8 @@ def test_explain_reports_features_contributions_and_dropped(store):
     assert set(hit["features"]) >= {"lexical", "coverage", "cosine", "relevance", "importance", "recency",
                                     "reinforcement", "pinned"}
     assert 0 < hit["features"]["relevance"] < 1 and hit["relevance"] == hit["features"]["relevance"]
-    assert set(hit["contributions"]) >= {"relevance", "importance"}
+    assert set(hit["contributions"]) >= {"intercept", "coverage", "importance"}
+    assert abs(sum(hit["contributions"].values()) - hit["score"]) < 1e-3
     assert "dropped" in out
 
 

@@ -131,7 +131,7 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
             "pinned": 1.0 if cand.pinned else 0.0,
             "superseded": 0.0,
         }
-        contributions = {"relevance": logit}
+        contributions = {"intercept": model.intercept, **model.contributions(x)}   # each feature's share of the log-odds
         contributions.update({name: priors.get(name, 0.0) * features[name] for name in PRIORS})
         if cfg.baseline:   # one channel alone, as it ranks by itself
             own = x["lexical"] if cfg.baseline == "lexical" else (cand.cosine if cand.cosine is not None else -1.0)

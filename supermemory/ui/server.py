@@ -104,6 +104,16 @@ class Handler(BaseHTTPRequestHandler):
         text = json.dumps(data, ensure_ascii=False, default=str).replace("<", "\\u003c")
         self._send(status, text.encode("utf-8"), "application/json; charset=utf-8", allow)
 
+    def _discard(self, length: int) -> None:
+        """Read a refused body (up to 8 MiB) so closing the socket sends the answer, not a reset."""
+        left = min(length, 8 * MAX_BODY)
+        while left > 0:
+            chunk = self.rfile.read(min(left, 1 << 16))
+            if not chunk:
+                break
+            left -= len(chunk)
+        self.close_connection = True
+
     def _error(self, status: int, message: str, allow: str | None = None) -> None:
         self._json(status, {"error": message}, allow)
 
@@ -162,13 +172,15 @@ class Handler(BaseHTTPRequestHandler):
         if handler is None:
             return self._error(405 if path in api.GET else 404, f"no write endpoint {path}",
                                allow="GET" if path in api.GET else None)
-        if (self.headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
-            return self._error(415, "send JSON (Content-Type: application/json)")
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             length = -1
+        if (self.headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
+            self._discard(length)
+            return self._error(415, "send JSON (Content-Type: application/json)")
         if not 0 <= length <= MAX_BODY:
+            self._discard(length)
             return self._error(413, f"body must be at most {MAX_BODY} bytes")
         try:
             params = json.loads(self.rfile.read(length) or b"{}")
