@@ -130,8 +130,8 @@ class Browser:
             raise
 
     def _browser_url(self, profile: Path) -> str:
-        """The browser's websocket: DevToolsActivePort in the profile (port, then path), written before
-        chromium prints its "DevTools listening" line, which is what we wait for (no sleeps)."""
+        """The browser's websocket: the address chromium prints on its "DevTools listening" line (the
+        DevToolsActivePort file can still be empty at that moment)."""
         seen = []
         while True:
             try:
@@ -143,11 +143,18 @@ class Browser:
             seen.append(line)
             if b"DevTools listening on" in line:
                 break
+        url = line.decode(errors="replace").split("DevTools listening on", 1)[1].strip()
+        if url.startswith("ws://"):
+            return url
+        # No address on the line: the profile's DevToolsActivePort, once chromium has written both lines of it.
         port_file = profile / "DevToolsActivePort"
-        if port_file.is_file():
-            port, path = port_file.read_text().split()[:2]
-            return f"ws://127.0.0.1:{port}{path}"
-        return line.decode().split("DevTools listening on", 1)[1].strip()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            fields = port_file.read_text().split() if port_file.is_file() else []
+            if len(fields) >= 2:
+                return f"ws://127.0.0.1:{fields[0]}{fields[1]}"
+            time.sleep(0.05)
+        raise TimeoutError("chromium wrote no DevTools address")
 
     def call(self, method: str, params: dict | None = None, *, session: bool = False, timeout: float = 60.0) -> dict:
         self.next_id += 1
