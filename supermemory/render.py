@@ -366,17 +366,21 @@ def progress_printer(label: str, *, stream: TextIO | None = None, min_total: int
         rate = done / elapsed
         eta = (total - done) / rate if rate > 0 else 0.0
         line = f"{label}: {done}/{total} ({done * 100 // max(total, 1)}%, {rate:.1f}/s, ETA {eta:.0f} s)"
-        tty = getattr(out, "isatty", lambda: False)()
-        if tty:
-            out.write("\r" + line + ("\n" if done >= total else ""))
-        else:
-            step = done * 10 // max(total, 1)
-            if step == shown["step"]:
-                return
-            shown["step"] = step
-            out.write(line + "\n")
-        out.flush()
+        _show_progress(out, line, done, total, shown)
     return report
+
+
+def _show_progress(out: TextIO, line: str, done: int, total: int, shown: dict) -> None:
+    """One progress line: redrawn in place on a terminal, elsewhere written at every tenth of the work."""
+    if getattr(out, "isatty", lambda: False)():
+        out.write("\r" + line + ("\n" if done >= total else ""))
+    else:
+        step = done * 10 // max(total, 1)
+        if step == shown["step"]:
+            return
+        shown["step"] = step
+        out.write(line + "\n")
+    out.flush()
 
 
 def briefing_view(result: dict) -> dict:
@@ -413,15 +417,7 @@ def backfill_progress(*, stream: TextIO | None = None,
         eta = (total_bytes - done_bytes) / rate if rate > 0 else 0.0
         line = (f"backfill: {done}/{total} sessions · {done_bytes / 1e6:.1f}/{total_bytes / 1e6:.1f} MB · "
                 f"{rate / 1e6:.1f} MB/s · ETA {eta:.0f} s")
-        if getattr(out, "isatty", lambda: False)():
-            out.write("\r" + line + ("\n" if done >= total else ""))
-        else:
-            step = done * 10 // total
-            if step == shown["step"]:
-                return
-            shown["step"] = step
-            out.write(line + "\n")
-        out.flush()
+        _show_progress(out, line, done, total, shown)
     return report
 
 

@@ -55,41 +55,39 @@ def _texts(params: dict, name: str) -> list[str]:
     return [v.strip() for v in values if v.strip()]
 
 
-def _integer(params: dict, name: str, default: int | None = None) -> int | None:
+def _last(params: dict, name: str):
+    """A query parameter's value (the last one when repeated); None when absent or empty."""
     value = params.get(name)
     if isinstance(value, list):
         value = value[-1] if value else None
-    if value is None or value == "":
-        return default
+    return None if value is None or value == "" else value
+
+
+def _parsed(params: dict, name: str, cast, what: str):
+    """`cast(value)` of a parameter, or a clear error naming it; None when absent (never a bool)."""
+    value = _last(params, name)
+    if value is None:
+        return None
     if isinstance(value, bool):
-        raise InvalidInputError(f"{name} must be an integer")
+        raise InvalidInputError(f"{name} must be {what}")
     try:
-        return int(value)
+        return cast(value)
     except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} must be an integer, got {value!r}") from None
+        raise InvalidInputError(f"{name} must be {what}, got {value!r}") from None
+
+
+def _integer(params: dict, name: str, default: int | None = None) -> int | None:
+    value = _parsed(params, name, int, "an integer")
+    return default if value is None else value
 
 
 def _number(params: dict, name: str) -> float | None:
-    value = params.get(name)
-    if isinstance(value, list):
-        value = value[-1] if value else None
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise InvalidInputError(f"{name} must be a number")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} must be a number, got {value!r}") from None
+    return _parsed(params, name, float, "a number")
 
 
 def _flag(params: dict, name: str) -> bool | None:
-    value = params.get(name)
-    if isinstance(value, list):
-        value = value[-1] if value else None
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
+    value = _last(params, name)
+    if value is None or isinstance(value, bool):
         return value
     if str(value).lower() in ("1", "true", "yes", "on"):
         return True
