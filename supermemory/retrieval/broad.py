@@ -1,4 +1,4 @@
-"""Broad questions ("what's still open?", "decisions about the database"): recall by kind, task status and time.
+"""Broad questions ("anything open?", "decisions on the cache layer"): recall by kind, task status and time.
 
 `retrieval.intent` reads the facets; this module answers with them. A query made only of intent
 words is answered by listing the matching memories newest first (through `store.reads`, so
@@ -23,7 +23,7 @@ from supermemory.text import estimate_tokens
 
 logger = logging.getLogger(__name__)
 
-LISTED_KINDS = tuple(k for k in KINDS if k != "session")   # "what changed recently" lists work, not transcripts
+LISTED_KINDS = tuple(k for k in KINDS if k != "session")   # a "recent changes" question lists work, not transcripts
 
 
 def enabled(ctx: StoreContext, flag: bool | None) -> bool:

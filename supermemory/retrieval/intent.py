@@ -3,8 +3,8 @@
 The words live in `text/lexicons/intent_words.txt` (phrase, facets, scope). `parse` finds them
 (longest phrase first, whole words for ASCII, anywhere for CJK) and says whether anything else is
 left once they, the stop words and the Chinese function characters are taken out: a query that is
-only intent ("what's still open?", "最近有什么变化") is answered by listing, one with a topic as
-well ("decisions about the database") by a filtered recall. `now` is passed in; nothing here reads
+only intent ("any open tasks?", "最近的决定") is answered by listing, one with a topic as
+well ("decisions on the cache layer") by a filtered recall. `now` is passed in; nothing here reads
 a clock or the store.
 """
 from __future__ import annotations
