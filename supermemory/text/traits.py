@@ -9,8 +9,8 @@ import re
 import unicodedata
 
 from supermemory.text import lexicons
-from supermemory.text.tokenizer import (_ALNUM_RUN, _LEAD_STRIP, _SEGMENT, _TRAIL_STRIP, _split_query_cjk, _stem,
-                                        _with_stems, _word_tokens, stopwords, tokenize)
+from supermemory.text.tokenizer import (_ALNUM_RUN, _LEAD_STRIP, _SEGMENT, _TRAIL_STRIP, _stem,
+                                        _with_stems, stopwords)
 
 
 def _revision() -> re.Pattern:
