@@ -58,7 +58,28 @@ def test_the_wheel_holds_every_module_and_data_file_of_the_checkout(installed):
     assert sorted(p.name for p in assets.iterdir()) == ["app.css", "app.js", "index.html"]
 
 
-def test_a_real_install_serves_the_ui_page_and_its_assets(installed, tmp_path):
+def _inherit(disposition):
+    """A preexec_fn giving the child this SIGINT disposition, whatever the test runner's own is (a
+    runner started as `pytest &` by a shell without job control ignores SIGINT, and children inherit it)."""
+    return lambda: signal.signal(signal.SIGINT, disposition)
+
+
+def _stop(proc: subprocess.Popen, sig: signal.Signals = signal.SIGINT) -> tuple[str, str]:
+    """Send `sig` and wait for the exit: a server still running 30 s later fails the test (it stops in
+    well under a second)."""
+    proc.send_signal(sig)
+    try:
+        return proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"`supermemory ui` was still running 30 s after {sig.name}\nstdout: {out[-1000:]}\n"
+                    f"stderr: {err[-3000:]}")
+
+
+@pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN],
+                         ids=["sigint-default", "sigint-inherited-ignored"])
+def test_a_real_install_serves_the_ui_page_and_its_assets(installed, tmp_path, sigint):
     home = tmp_path / "home"
     assert _run(installed, home, "remember", "the page is served from the wheel", "--namespace", "global").returncode == 0
     deps = sysconfig.get_paths()["purelib"]
@@ -66,7 +87,8 @@ def test_a_real_install_serves_the_ui_page_and_its_assets(installed, tmp_path):
     env.update(PYTHONPATH=os.pathsep.join([str(installed), deps]), SUPERMEMORY_HOME=str(home),
                SUPERMEMORY_EMBED_PROVIDER="hash", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-S", "-m", "supermemory", "ui", "--no-open", "--port", "0"],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_inherit(sigint))
     try:
         line = proc.stdout.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=([\w-]+)", line)
@@ -80,9 +102,9 @@ def test_a_real_install_serves_the_ui_page_and_its_assets(installed, tmp_path):
             body = response.read()
             conn.close()
             assert response.status == 200 and expect in body, (path, response.status, body[:300])
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
-        assert proc.returncode == 0
+        out, err = _stop(proc)
+        assert proc.returncode == 0, err
+        assert "stopped" in out
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -497,29 +497,58 @@ def test_the_default_port_falls_back_to_a_free_one_and_an_explicit_busy_port_is_
         blocker.close()
 
 
-def test_the_cli_prints_the_address_with_the_token_serves_the_page_and_stops_on_ctrl_c(isolated_home, tmp_path):
+@pytest.mark.parametrize("sig, sigint", [(signal.SIGINT, signal.SIG_DFL), (signal.SIGINT, signal.SIG_IGN),
+                                         (signal.SIGTERM, signal.SIG_DFL)],
+                         ids=["ctrl-c", "ctrl-c-with-sigint-inherited-ignored", "sigterm"])
+def test_the_cli_prints_the_address_with_the_token_serves_the_page_and_stops_on_ctrl_c_or_sigterm(
+        isolated_home, tmp_path, sig, sigint):
+    # The child gets SIGINT's disposition from the test, not from however the runner was started: a runner
+    # started as `pytest &` by a shell without job control ignores SIGINT and its children inherit that.
     env = subprocess_env(isolated_home)
     proc = subprocess.Popen([sys.executable, "-m", "supermemory", "ui", "--no-open", "--port", "0"], cwd=tmp_path,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
     try:
         line = proc.stdout.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=([\w-]+)", line)
         assert match, line + proc.stderr.read() if proc.poll() is not None else line
         port, token = int(match.group(1)), match.group(2)
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        conn.request("GET", f"/?token={token}")
-        response = conn.getresponse()
-        assert response.status == 200 and b"app.js" in response.read()
-        conn.close()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        for path, expect in (("/", b"app.js"), ("/api/memories", b"items")):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", f"{path}?token={token}")
+            response = conn.getresponse()
+            assert response.status == 200 and expect in response.read()
+            conn.close()
+        proc.send_signal(sig)
+        try:
+            out, err = proc.communicate(timeout=30)   # it stops in well under a second
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            pytest.fail(f"`supermemory ui` was still running 30 s after {sig.name}\nstdout: {out}\nstderr: {err}")
         assert proc.returncode == 0, err
         assert "stopped" in out
+        # the store was closed, not abandoned: the last connection's close checkpoints and removes the WAL
+        db = load_config().db_path
+        assert db.exists() and not Path(f"{db}-wal").exists()
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         close_pipes(proc)
+
+
+def test_a_stopping_server_lets_the_running_store_call_finish_and_refuses_later_ones(page):
+    page.server.lock.acquire()     # as a request in the middle of a store call does
+    try:
+        assert page.server.finish_store_calls(timeout=0.05) is False
+    finally:
+        page.server.lock.release()
+    assert page.server.finish_store_calls(timeout=5) is True
+    status, _, body = page.request("GET", "/api/memories")
+    assert status == 503 and b"stopping" in body
+    status, _, body = page.request("GET", "/app.js")   # no store call: still served
+    assert status == 200
 
 
 def test_the_ui_command_is_listed_with_its_flags():

@@ -11,6 +11,14 @@ Rules every request passes before anything else runs:
 The store is used by one request at a time (one lock) and holds no transaction between requests:
 every read is a statement of its own on an autocommit connection, so WAL checkpoints, the MCP
 server and the hooks are never held up by an open page.
+
+Stopping (`serve`): SIGINT and SIGTERM get handlers of their own for the run, installed even when the
+process started with SIGINT ignored (a shell starting `cmd &` without job control passes SIG_IGN on
+to it and its children, and Python then never raises KeyboardInterrupt: Ctrl-C and `kill -INT` did
+nothing). The handlers only note the signal, never raise in the middle of a request's bookkeeping;
+`signal.set_wakeup_fd` wakes the serving loop at once, whichever thread the kernel gave the signal
+to. The loop then stops accepting, lets the request using the store finish (a bounded wait) and
+returns, so the caller closes the store.
 """
 from __future__ import annotations
 
@@ -18,6 +26,9 @@ import hmac
 import json
 import logging
 import secrets
+import selectors
+import signal
+import socket
 import sys
 import threading
 import urllib.parse
@@ -35,6 +46,8 @@ ASSETS = Path(__file__).resolve().parent / "assets"
 TOKEN_HEADER = "X-Supermemory-Token"
 TOKEN_PLACEHOLDER = "__SUPERMEMORY_TOKEN__"
 MAX_BODY = 1 << 20
+STOP_SIGNALS = ("SIGINT", "SIGTERM")
+STOP_GRACE_S = 2.0      # how long a stopping server waits for the request using the store
 STATIC = {"/app.js": ("app.js", "text/javascript; charset=utf-8"),
           "/app.css": ("app.css", "text/css; charset=utf-8")}
 SECURITY_HEADERS = {
@@ -65,6 +78,7 @@ class UIServer(ThreadingHTTPServer):
         self.store = store
         self.token = token or secrets.token_urlsafe(24)
         self.lock = threading.Lock()
+        self.stopping = False
         self.port = self.server_address[1]
         self.origins = {f"http://{HOST}:{self.port}", f"http://localhost:{self.port}"}
         self.hosts = {origin.split("//", 1)[1] for origin in self.origins}
@@ -73,6 +87,17 @@ class UIServer(ThreadingHTTPServer):
     def url(self) -> str:
         """The page's address with the token (what the user opens)."""
         return f"http://{HOST}:{self.port}/?token={self.token}"
+
+    def finish_store_calls(self, timeout: float = STOP_GRACE_S) -> bool:
+        """Refuse every later store call (503) and wait up to `timeout` s for the running one.
+
+        Returns True when no request uses the store any more (it can be closed).
+        """
+        self.stopping = True
+        if not self.lock.acquire(timeout=timeout):
+            return False
+        self.lock.release()
+        return True
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -198,7 +223,8 @@ class Handler(BaseHTTPRequestHandler):
     def _call(self, handler, params: dict) -> None:
         try:
             with self.server.lock:
-                result = handler(self.server.store, params)
+                stopping = self.server.stopping     # checked under the lock: the store may be closing
+                result = None if stopping else handler(self.server.store, params)
         except NotFoundError as exc:
             return self._error(404, str(exc))
         except SupermemoryError as exc:
@@ -206,6 +232,8 @@ class Handler(BaseHTTPRequestHandler):
         except Exception:  # noqa: BLE001 - the server's top-level handler: logged, never a traceback to the page
             logger.exception("ui request %s failed", self.path.split("?")[0])
             return self._error(500, "internal error (logged on the terminal running `supermemory ui`)")
+        if stopping:
+            return self._error(503, "the page is stopping (`supermemory ui` was interrupted)")
         self._json(200, result)
 
 
@@ -229,25 +257,97 @@ def make_server(store, port: int | None = None, *, token: str | None = None) -> 
                                 "or leave it out for a free one") from None
 
 
+class _StopSignals:
+    """SIGINT and SIGTERM, for one `with` block in the main thread: each sets `received` and writes
+    its number to a socket the serving loop waits on (`signal.set_wakeup_fd`, written by the C-level
+    handler in whichever thread the kernel picked). The previous handlers and wakeup fd come back on
+    exit."""
+
+    def __init__(self):
+        self.received: int | None = None
+        self.reader, self.writer = socket.socketpair()
+        self.signals = [getattr(signal, name) for name in STOP_SIGNALS if hasattr(signal, name)]
+        self.previous: dict = {}
+        self.previous_fd = -1
+        self.wakeup_set = False
+
+    def _handle(self, signum, frame) -> None:
+        if self.received is None:
+            self.received = signum
+
+    def __enter__(self) -> "_StopSignals":
+        try:
+            for sock in (self.reader, self.writer):
+                sock.setblocking(False)
+            self.previous_fd = signal.set_wakeup_fd(self.writer.fileno(), warn_on_full_buffer=False)
+            self.wakeup_set = True
+            for sig in self.signals:
+                self.previous[sig] = signal.signal(sig, self._handle)   # over an inherited SIG_IGN too
+        except BaseException:   # e.g. not the main thread: put back what was changed
+            self.__exit__()
+            raise
+        return self
+
+    def drain(self) -> None:
+        """Read the signal numbers written so far; note the first stop signal."""
+        try:
+            data = self.reader.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        for signum in data:
+            if signum in self.signals and self.received is None:
+                self.received = signum
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        self.previous.clear()
+        if self.wakeup_set:
+            signal.set_wakeup_fd(self.previous_fd)
+            self.wakeup_set = False
+        self.reader.close()
+        self.writer.close()
+
+
+def _serve_until_stopped(server: UIServer, stop: _StopSignals) -> None:
+    """Accept requests (each on its own thread) until a stop signal arrives."""
+    server.timeout = 0      # handle_request() below only runs once the socket is ready: never wait
+    with selectors.DefaultSelector() as selector:
+        selector.register(server, selectors.EVENT_READ, "request")
+        selector.register(stop.reader, selectors.EVENT_READ, "signal")
+        while stop.received is None:
+            for key, _ in selector.select(timeout=0.5):   # the timeout: a handler run without a wakeup byte
+                if key.data == "signal":
+                    stop.drain()
+                elif stop.received is None:
+                    server.handle_request()
+
+
 def serve(store, *, port: int | None = None, open_browser: bool = True, out=None) -> int:
-    """Run the page until Ctrl-C: print its address (with the token), open the browser unless asked
-    not to, and serve. Returns the exit code (0).
+    """Run the page until Ctrl-C (SIGINT) or SIGTERM: print its address (with the token), open the
+    browser unless asked not to, and serve. Call it from the main thread (signal handlers). On a
+    stop signal the server stops accepting, waits briefly for the request using the store, and
+    returns the exit code (0); the caller then closes the store.
 
     Raises:
         InvalidInputError: the asked port is taken.
     """
     out = out or sys.stdout
     server = make_server(store, port)
-    out.write(f"supermemory ui: {server.url}\n(the address holds this run's token; Ctrl-C stops the page)\n")
-    out.flush()
-    if open_browser:
-        import webbrowser
-
-        webbrowser.open(server.url)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        out.write("\nsupermemory ui: stopped\n")
+        with _StopSignals() as stop:     # before the address is printed: whoever read it can stop us
+            out.write(f"supermemory ui: {server.url}\n(the address holds this run's token; Ctrl-C stops the page)\n")
+            out.flush()
+            if open_browser:
+                import webbrowser
+
+                webbrowser.open(server.url)
+            _serve_until_stopped(server, stop)
     finally:
         server.server_close()
+        if not server.finish_store_calls():
+            logger.warning("a request still used the store %.0f s after the stop signal; closing it anyway",
+                           STOP_GRACE_S)
+    out.write("\nsupermemory ui: stopped\n")
+    out.flush()
     return 0
