@@ -101,6 +101,7 @@ def gathered(name: str, data: Path, cache: Path, *, refresh: bool = False) -> li
             ranked_docs = {c.id: mem_to_doc.get(f"M{c.id}") for c in found.candidates}
             out.append({"query": q, "candidates": found.candidates, "docs": ranked_docs,
                         "context": store.query_context(q["query"], found.doc_freq),
+                        "pooled_coverage": found.pooled_coverage,
                         "has_vectors": found.query_vec is not None})
     finally:
         store.close()

@@ -54,7 +54,9 @@ def matrices(name: str, rows: list[dict]):
         cands = row["candidates"]
         ctx = row["context"]
         relevant = set(row["query"].get("relevant") or [])
-        ev = relevance.evidence(cands, cjk=ctx.get("cjk_share", 0.0), unknown_name=bool(ctx.get("unknown_names")))
+        ev = relevance.evidence(cands, cjk=ctx.get("cjk_share", 0.0) if row.get("has_vectors", True) else 1.0,
+                                unknown_name=bool(ctx.get("unknown_names")),
+                                pooled_coverage=row.get("pooled_coverage", 0.0))
         X = np.array([[relevance.features(c, ev)[f] for f in relevance.FEATURES] for c in cands], dtype=float) \
             if cands else np.zeros((0, len(relevance.FEATURES)))
         docs = [row["docs"].get(c.id) for c in cands]
@@ -78,21 +80,11 @@ def cached_matrices(name: str, data: Path, cache: Path):
     return pickle.loads(path.read_bytes())
 
 
-QUERY_LEVEL = ("best_coverage", "top_margin", "unknown_name")   # equal for every candidate of a query
-
-
-def fit(sets: dict, *, l2: float = 1.0, iters: int = 30):
-    """Two steps, one linear model. (1) The candidate-level weights by a listwise objective: the softmax
-    over each query's candidates should put its mass on the relevant ones (what ordering needs), each
-    set weight 1 and each query 1/queries in its set. (2) Calibration by weighted logistic regression on
-    [that score, the query-level features], so the probability means "relevant" (what abstention needs).
-    The result folds back into one intercept and one weight per feature."""
+def _listwise(chosen: dict, cand_idx: list, *, steps: int = 1500):
+    """Candidate weights by a listwise objective: the softmax over each query's candidates should put its
+    mass on the relevant ones (what ordering needs); each set weight 1, each query 1/queries in its set."""
     import numpy as np
 
-    names = relevance.FEATURES
-    cand_idx = [i for i, f in enumerate(names) if f not in QUERY_LEVEL]
-    query_idx = [i for i, f in enumerate(names) if f in QUERY_LEVEL]
-    chosen = {name: [q for q in queries if q["half"] == "fit" and len(q["y"])] for name, queries in sets.items()}
     width = max(len(q["y"]) for qs in chosen.values() for q in qs)
     X3, M, Y, W = [], [], [], []
     for name, qs in chosen.items():
@@ -109,7 +101,7 @@ def fit(sets: dict, *, l2: float = 1.0, iters: int = 30):
     X3, M, Y, W = map(np.array, (X3, M, Y, W))
     w = np.zeros(len(cand_idx))
     m1, v1 = np.zeros_like(w), np.zeros_like(w)
-    for t in range(1, 1201):          # Adam on the listwise log-likelihood
+    for t in range(1, steps + 1):          # Adam on the listwise log-likelihood
         z = np.where(M > 0, X3 @ w, -1e9)
         z -= z.max(1, keepdims=True)
         e = np.exp(z) * M
@@ -119,29 +111,58 @@ def fit(sets: dict, *, l2: float = 1.0, iters: int = 30):
         g = g.sum((0, 1)) + 1e-3 * w
         m1, v1 = 0.9 * m1 + 0.1 * g, 0.999 * v1 + 0.001 * g * g
         w -= 0.05 * (m1 / (1 - 0.9 ** t)) / (np.sqrt(v1 / (1 - 0.999 ** t)) + 1e-8)
-    # Step 2: calibrate.
-    Xs, ys, ws = [], [], []
-    for name, qs in chosen.items():
-        for q in qs:
-            score = q["X"][:, cand_idx] @ w
-            Xs.append(np.column_stack([score, q["X"][:, query_idx]]))
-            ys.append(q["y"])
-            ws.append(np.full(len(q["y"]), 1.0 / (len(qs) * len(q["y"]))))
-    X = np.vstack(Xs)
-    y = np.concatenate(ys)
-    sw = np.concatenate(ws) * len(chosen) * 1000
-    X1 = np.hstack([np.ones((len(X), 1)), X])
-    beta = np.zeros(X1.shape[1])
-    reg = np.full(X1.shape[1], l2)
+    return w
+
+
+def _logistic(X, y, sw, *, l2: float, iters: int = 50):
+    """Weighted, L2-regularised logistic regression by Newton steps; column 0 of X is the intercept."""
+    import numpy as np
+
+    beta = np.zeros(X.shape[1])
+    reg = np.full(X.shape[1], l2)
     reg[0] = 0.0
     for _ in range(iters):
-        p = 1 / (1 + np.exp(-np.clip(X1 @ beta, -30, 30)))
-        grad = X1.T @ (sw * (p - y)) + reg * beta
-        H = (X1 * (sw * p * (1 - p))[:, None]).T @ X1 + np.diag(reg)
+        p = 1 / (1 + np.exp(-np.clip(X @ beta, -30, 30)))
+        grad = X.T @ (sw * (p - y)) + reg * beta
+        H = (X * (sw * p * (1 - p))[:, None]).T @ X + np.diag(reg)
         step = np.linalg.solve(H, grad)
         beta -= step
         if np.abs(step).max() < 1e-8:
             break
+    return beta
+
+
+def fit(sets: dict, *, l2: float = 1.0):
+    """Two steps, one linear model. (1) The candidate-level weights by a listwise objective (`_listwise`).
+    (2) Calibration, on each query's best candidate: P(the query has its answer in the top 5) from [that
+    candidate's score, the query-level features], positive queries whose answer the order finds against the
+    negatives (cases negatives and cross-scope questions), each set weight 1. So the best hit's
+    probability is what the nothing-relevant threshold reads. The result folds back into one intercept and
+    one weight per feature; the query-level features never change the order."""
+    import numpy as np
+
+    names = relevance.FEATURES
+    cand_idx = [names.index(f) for f in relevance.CANDIDATE_FEATURES]
+    query_idx = [names.index(f) for f in relevance.QUERY_FEATURES]
+    chosen = {name: [q for q in queries if q["half"] == "fit" and len(q["y"])] for name, queries in sets.items()}
+    w = _listwise(chosen, cand_idx)
+    rows, ys, ws = [], [], []
+    for name, qs in chosen.items():
+        answered, negatives = [], []
+        for q in qs:
+            score = q["X"][:, cand_idx] @ w
+            order_ = np.argsort(-score, kind="stable")
+            row = [score[order_[0]], *q["X"][order_[0], query_idx]]
+            if q["negative"]:
+                negatives.append(row)
+            elif q["y"][order_[:5]].any():
+                answered.append(row)
+        for group, label in ((answered, 1.0), (negatives, 0.0)):
+            rows += group
+            ys += [label] * len(group)
+            ws += [1.0 / max(1, len(answered) + len(negatives))] * len(group)
+    X = np.hstack([np.ones((len(rows), 1)), np.array(rows)])
+    beta = _logistic(X, np.array(ys), np.array(ws) * 1000, l2=l2)
     weights = {names[i]: float(beta[1] * w[k]) for k, i in enumerate(cand_idx)}
     weights.update({names[i]: float(beta[2 + k]) for k, i in enumerate(query_idx)})
     return float(beta[0]), weights

@@ -33,7 +33,8 @@ def score(rows: list[dict], settings: dict, limit: int = 10) -> dict:
     fields = ranking.RankConfig.__dataclass_fields__
     for row in rows:
         context = {k: v for k, v in row["context"].items() if k in fields}
-        cfg = ranking.RankConfig.from_settings(settings, **context, use_cosine=row["has_vectors"])
+        cfg = ranking.RankConfig.from_settings(settings, **context, use_cosine=row["has_vectors"],
+                                               pooled_coverage=row.get("pooled_coverage", 0.0))
         selected, _ = ranking.rank(row["candidates"], cfg, limit=limit, cosine_fn=dot)
         ranked = [row["docs"].get(r.candidate.id) for r in selected]
         relevant = set(row["query"].get("relevant") or [])

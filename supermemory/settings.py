@@ -60,6 +60,8 @@ DEFAULTS: dict[str, Any] = {
         "min_overlap": 0.2,           # either way the new text repeats at least this share of the old words
         "overlap_cjk": 0.35,          # mostly-CJK text or no vectors: the words decide alone
         "max_links": 2,               # older memories one new memory may supersede
+        "max_terms": 40,              # a revision restates a fact in a sentence or two: a text with more distinct
+                                      # content words (a document, a passage, code) mentions a change, not one
     },
     "store": {
         "chunk_max_tokens": 260,
@@ -140,6 +142,7 @@ RULES: dict[str, Rule] = {
     "supersession.min_overlap": _SHARE,
     "supersession.overlap_cjk": _SHARE,
     "supersession.max_links": Rule(1, 100),
+    "supersession.max_terms": Rule(1, 100_000),
     "store.chunk_max_tokens": Rule(16, 100_000),
     "store.chunk_overlap_tokens": _COUNT,
     "store.max_content_chars": _AT_LEAST_ONE,

@@ -327,3 +327,55 @@ def test_broad_file_is_well_formed():
     assert len(chinese) >= len(queries) // 4
     cases_ids = {q["id"] for q in load_cases(ROOT / "bench" / "cases.jsonl")[1]}
     assert not cases_ids & {q["id"] for q in queries}     # a relabelled case lives in one file only
+
+
+def _bench_script(name: str):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "bench"
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(folder))
+    return module
+
+
+def test_the_relevance_fit_orders_by_candidate_evidence_and_calibrates_abstention_on_query_evidence():
+    """On synthetic queries where the answer has the higher cosine_z and unanswerable queries a lower top
+    cosine, the fit must weight cosine_z up and give the best hit of a positive query a higher relevance
+    than the best hit of a negative one."""
+    import numpy as np
+
+    from supermemory.retrieval import relevance
+
+    fit_relevance = _bench_script("fit_relevance")
+    rng = np.random.default_rng(3)
+    col = {name: i for i, name in enumerate(relevance.FEATURES)}
+
+    def query(positive: bool):
+        X = rng.normal(0.0, 0.1, (8, len(relevance.FEATURES)))
+        y = np.zeros(8)
+        X[:, col["top_cosine"]] = 0.8 if positive else 0.55
+        if positive:
+            X[3, col["cosine_z"]] += 1.0
+            y[3] = 1.0
+        return {"X": X, "y": y, "half": "fit", "negative": not positive}
+
+    sets = {"a": [query(True) for _ in range(40)] + [query(False) for _ in range(40)],
+            "b": [query(True) for _ in range(40)]}
+    intercept, weights = fit_relevance.fit(sets, l2=0.1)
+    assert set(weights) == set(relevance.FEATURES)
+    assert weights["cosine_z"] > 0 and weights["cosine_z"] == max(weights[f] for f in relevance.CANDIDATE_FEATURES)
+    model = relevance.Model(intercept=intercept, weights=weights, threshold=0.5)
+
+    def best(q):
+        return max(relevance.probability(model.logit(dict(zip(relevance.FEATURES, row)))) for row in q["X"])
+
+    positives = [best(q) for q in sets["a"] if not q["negative"]]
+    negatives = [best(q) for q in sets["a"] if q["negative"]]
+    assert min(positives) > 0.5 > max(negatives)

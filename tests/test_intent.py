@@ -92,6 +92,15 @@ def test_every_lexicon_row_parses_and_has_a_provenance():
         assert set(row.kinds) <= {"task", "decision", "gotcha", "preference", "note", "fact"}
 
 
+@pytest.mark.parametrize("query, topic", [
+    ("gotchas with redis", "with redis"),
+    ("decisions about the database this week", "about the database"),
+    ("数据库相关的决定", "数据库相关的"),
+])
+def test_the_topic_is_the_query_without_the_words_a_filter_stands_for(query, topic):
+    assert intent.parse(query, NOW).topic == topic
+
+
 def test_describe_names_the_applied_facets():
     got = intent.parse("open tasks this week", NOW)
     assert got.describe().startswith("kind=task status=open since=")
@@ -197,6 +206,14 @@ def test_a_topic_with_intent_words_filters_by_kind(scenario):
     result = s.recall("decisions about postgres", explain=True)
     assert result_ids(result) == [ids["decision"]] and result["intent"]["applied"] == "filter"
     assert result["note"] == "intent filter: kind=decision"
+
+
+def test_the_filtered_recall_ranks_by_the_topic_and_is_not_silenced_by_the_query_gate(scenario):
+    s, ids = scenario
+    s.config.settings["ranking"]["relevance_threshold"] = 0.999     # plain recall would find nothing relevant
+    assert s.recall("postgres ledger", intent=False)["results"] == []
+    result = s.recall("decisions about postgres", explain=True)
+    assert result_ids(result) == [ids["decision"]] and result["query"] == "decisions about postgres"
 
 
 def test_a_topic_whose_filtered_recall_is_empty_falls_back_to_plain_recall(scenario):

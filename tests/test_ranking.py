@@ -41,7 +41,7 @@ def test_mmr_keeps_five_rephrasings_from_filling_the_top_five():
         cands.append(Candidate(id=i, cosine=0.9 - 0.001 * i, vector=v, coverage=1.0, bm25=-5.0))
     for j in range(5, 10):  # distinct memories, a little less relevant
         v = unit(np.eye(8)[j - 5] * 3 + 0.1)
-        cands.append(Candidate(id=j, cosine=0.8 - 0.001 * j, vector=v, coverage=0.8, bm25=-4.0))
+        cands.append(Candidate(id=j, cosine=0.895 - 0.001 * j, vector=v, coverage=1.0, bm25=-5.0))
     cfg = RankConfig(vector_floor=0.5, relative_cutoff=0.0, mmr_lambda=0.5)
     selected, _ = ranking.rank(cands, cfg, limit=5, cosine_fn=lambda a, b: float(np.dot(a, b)))
     top_ids = [r.candidate.id for r in selected]
@@ -58,20 +58,25 @@ def test_relative_cutoff_trims_weak_tail_but_exact_error_code_survives():
         Candidate(id=3, bm25=None, coverage=0.0, cosine=0.60),
         Candidate(id=4, bm25=None, coverage=0.0, cosine=0.605),
     ]
-    cfg = RankConfig(vector_floor=0.6, relative_cutoff=0.2, temperature=0.1, mmr_lambda=0.0)
+    cfg = RankConfig(vector_floor=0.6, relative_cutoff=0.2, temperature=0.1, mmr_lambda=0.0, threshold=0.0)
     selected, dropped = ranking.rank(cands, cfg, limit=10)
     assert [r.candidate.id for r in selected] == [1]
     assert all(r.gated for r in dropped)
-    off, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.0, mmr_lambda=0.0, relevance_floor=0.0), limit=10)
+    off, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.0, mmr_lambda=0.0, relevance_floor=0.0, threshold=0.0),
+                          limit=10)
     assert len(off) == 4
 
 
-def test_cjk_queries_ignore_meaningless_cosines():
+@pytest.mark.parametrize("cfg", [RankConfig(relative_cutoff=0.0, cjk_share=1.0),                # a Chinese query
+                                 RankConfig(relative_cutoff=0.0, use_cosine=False)])           # a hash embedder
+def test_where_cosines_mean_nothing_a_hit_needs_a_word_of_the_query(cfg):
     cands = [Candidate(id=1, cosine=0.95), Candidate(id=2, bm25=-3.0, coverage=0.9, cosine=0.3)]
-    selected, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.0, cjk_share=1.0, relevance_floor=0.0), limit=10)
-    assert selected[0].candidate.id == 2
-    assert selected[-1].features["relevance"] < RankConfig().relevance_floor < selected[0].features["relevance"]
-    assert [r.candidate.id for r in ranking.rank(cands, RankConfig(cjk_share=1.0), limit=10)[0]] == [2]
+    selected, dropped = ranking.rank(cands, cfg, limit=10)
+    assert [r.candidate.id for r in selected] == [2]
+    assert [r.candidate.id for r in dropped] == [1] and "no word of the query" in dropped[0].gated
+    half, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.0, cjk_share=0.5, threshold=0.0, relevance_floor=0.0),
+                           limit=10)
+    assert {r.candidate.id for r in half} == {1, 2}    # half-read: its cosine still counts for something
 
 
 def test_token_budget_keeps_first_and_stops_when_spent():
@@ -85,7 +90,7 @@ def test_token_budget_keeps_first_and_stops_when_spent():
 def test_scores_are_finite_and_attention_sums_to_one():
     cands = [Candidate(id=i, bm25=-float(i + 1), coverage=0.5, cosine=0.7, importance=0.9, pinned=i == 0,
                        age_days=i * 10, recall_count=i) for i in range(5)]
-    selected, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.0, mmr_lambda=0.0), limit=5)
+    selected, _ = ranking.rank(cands, RankConfig(relative_cutoff=0.0, mmr_lambda=0.0, threshold=0.0), limit=5)
     assert all(math.isfinite(r.score) for r in selected)
     assert sum(r.attention for r in selected) == pytest.approx(1.0)
 
@@ -197,3 +202,61 @@ def test_the_shipped_coefficients_cover_every_feature_and_came_from_the_fit_scri
     data = json.loads(relevance.COEFFICIENTS.read_text())
     assert data["fitted_by"] == "bench/fit_relevance.py" and set(data["weights"]) == set(relevance.FEATURES)
     assert 0 < data["threshold"] < 1
+
+
+def _evidence(cands, **kwargs):
+    from supermemory.retrieval import relevance
+
+    return relevance.evidence(cands, **{"cjk": 0.0, **kwargs})
+
+
+def test_a_channel_whose_best_hit_stands_out_reads_louder_than_a_flat_one():
+    from supermemory.retrieval import relevance
+
+    peaked = [Candidate(id=0, cosine=0.90)] + [Candidate(id=i, cosine=0.50 + 0.001 * i) for i in range(1, 20)]
+    flat = [Candidate(id=i, cosine=0.60 - 0.005 * i) for i in range(20)]    # evenly spread, nothing stands out
+    z_peaked = relevance.features(peaked[0], _evidence(peaked))["cosine_z"]
+    z_flat = relevance.features(flat[0], _evidence(flat))["cosine_z"]
+    cosines = [c.cosine for c in peaked]
+    mean = sum(cosines) / 20
+    sd = math.sqrt(sum((c - mean) ** 2 for c in cosines) / 20)
+    assert z_peaked == pytest.approx((0.90 - mean) / sd / 3)        # deviations above the mean, scaled by 1/3
+    assert z_peaked > 2 * z_flat > 0
+    assert relevance.zscore(10.0, (0.0, 1.0)) == 2.0 and relevance.zscore(-10.0, (0.0, 1.0)) == -1.0   # bounded
+    lexical = [Candidate(id=0, bm25=-12.0, coverage=1.0)] + [Candidate(id=i, bm25=-2.0, coverage=0.3) for i in range(1, 9)]
+    ev = _evidence(lexical)
+    assert relevance.features(lexical[0], ev)["lexical_z"] > 0 > relevance.features(lexical[1], ev)["lexical_z"]
+    assert relevance.features(Candidate(id=99, cosine=0.5), ev)["lexical_z"] == 0.0    # no lexical hit, no evidence
+
+
+@pytest.mark.parametrize("blind, english, words_only", [(0.0, 1.0, 0.0), (1.0, 0.0, 1.0), (0.25, 0.75, 0.25)])
+def test_words_carry_weights_of_their_own_where_the_embedder_cannot_read(blind, english, words_only):
+    from supermemory.retrieval import relevance
+
+    cands = [Candidate(id=1, bm25=-4.0, coverage=0.8, cosine=0.7), Candidate(id=2, bm25=-2.0, coverage=0.4, cosine=0.6)]
+    x = relevance.features(cands[0], _evidence(cands, cjk=blind))
+    assert x["coverage"] == pytest.approx(0.8 * english) and x["blind_coverage"] == pytest.approx(0.8 * words_only)
+    assert x["lexical"] == pytest.approx(english) and x["blind_lexical"] == pytest.approx(words_only)
+    assert x["lexical_rank"] == pytest.approx(english) and x["blind_rank"] == pytest.approx(words_only)
+    assert x["blind"] == blind
+
+
+def test_pooled_coverage_is_never_below_the_best_single_hit():
+    cands = [Candidate(id=1, bm25=-4.0, coverage=0.7)]
+    assert _evidence(cands, pooled_coverage=0.2).pooled_coverage == 0.7
+    assert _evidence(cands, pooled_coverage=0.9).pooled_coverage == 0.9
+
+
+def test_query_level_evidence_moves_every_relevance_together_and_never_the_order():
+    cands = [Candidate(id=i, bm25=-5.0 + i, coverage=0.6 - 0.1 * i, cosine=0.8 - 0.03 * i) for i in range(6)]
+
+    def run(**per_query):
+        cfg = RankConfig(relative_cutoff=0.0, mmr_lambda=0.0, relevance_floor=0.0, threshold=0.0, **per_query)
+        selected, _ = ranking.rank(cands, cfg, limit=10)
+        return [r.candidate.id for r in selected], [r.features["relevance"] for r in selected]
+
+    order_low, rel_low = run(pooled_coverage=0.0)
+    order_high, rel_high = run(pooled_coverage=1.0)
+    assert order_low == order_high
+    shifts = {round(math.log(h / (1 - h)) - math.log(lo / (1 - lo)), 6) for h, lo in zip(rel_high, rel_low)}
+    assert len(shifts) == 1 and shifts != {0.0}    # one shift in log-odds for every candidate

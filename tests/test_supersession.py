@@ -38,6 +38,19 @@ def test_no_link_without_both_a_change_marker_and_a_close_older_memory(store, ne
     assert store.remember(newer, kind="decision")["supersedes"] == []
 
 
+def test_a_long_text_that_mentions_a_change_is_a_document_not_the_revision_of_one_fact(db_path, config):
+    """An abstract, a code file or a long chat turn that says "no longer" does not supersede a close memory."""
+    tools = ("ruff mypy pytest hypothesis coverage bandit safety pip-audit docker buildx trivy grype syft cosign "
+             "helm kubectl kustomize argocd terraform tflint checkov packer ansible vault consul nomad grafana loki "
+             "tempo prometheus alertmanager sentry datadog pagerduty opsgenie statuspage slack jira linear notion")
+    passage = NEW + " The pipeline also runs " + ", ".join(tools.split()) + "."
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj") as s:
+        s.remember(OLD, kind="decision")
+        assert s.remember(passage, kind="decision")["supersedes"] == []
+        config.settings["supersession"]["max_terms"] = 1000     # the cap is a setting
+        assert s.remember(passage + " Again.", kind="decision")["supersedes"] != []
+
+
 def test_the_rule_can_be_switched_off(db_path, config):
     config.settings["supersession"]["enabled"] = False
     with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj") as s:

@@ -36,8 +36,8 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
            plain: Callable[..., dict]) -> dict | None:
     """The answer to a broad query, or None when the query names no kind, status or time.
 
-    :param plain: the normal recall of `text`, taking extra read filters (`kinds`, `status`,
-        `since`, `until`) as keywords.
+    :param plain: the normal recall, of `text` or of the query given first, taking extra read filters
+        (`kinds`, `status`, `since`, `until`) as keywords.
     :param namespaces: what `namespace` resolved to (for the page and the search log).
     """
     found = intent_.parse(text, now)
@@ -46,9 +46,13 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
     if found.only:
         return listing(ctx, text, found, namespace=namespace, namespaces=namespaces, limit=limit,
                        max_tokens=max_tokens, explain=explain, touch=touch, origin=origin, started=started)
-    result = plain(kinds=list(found.kinds) or None, status=found.status, since=found.since, until=found.until)
+    # The filter stands for the intent words: the filtered recall ranks the memories of that kind, status
+    # or period by the topic alone, best first, without the nothing-relevant gate (the query asked for them).
+    result = plain(found.topic or text, kinds=list(found.kinds) or None, status=found.status, since=found.since,
+                   until=found.until, relevance_threshold=0)
     applied = bool(result["results"])
     if applied:
+        result["query"] = text
         result["note"] = "intent filter: " + found.describe()
     else:
         result = plain()

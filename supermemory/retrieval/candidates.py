@@ -24,6 +24,7 @@ class Gathered:
     query_vec: Any = None
     vector_error: str | None = None
     doc_freq: dict | None = None
+    pooled_coverage: float = 0.0     # the query's IDF mass found anywhere among the candidates' tokens
 
 
 def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where: str, params: list, *,
@@ -85,6 +86,7 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
             if cand.cosine is None or cos > cand.cosine:
                 cand.cosine = cos
                 vectors[memory_id] = vec
+    pooled = query.coverage(idf, frozenset().union(*(term_sets.get(i, ()) for i in records)))
     successors = supersession.successors(ctx, list(records))   # live `supersedes` links (demoted, not hidden)
     final = []
     for memory_id, rec in records.items():
@@ -102,4 +104,4 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         cand.terms = frozenset(tset)
         cand.superseded_by = successors.get(memory_id)
         final.append(cand)
-    return Gathered(final, records, query_vec, vector_error, doc_freq)
+    return Gathered(final, records, query_vec, vector_error, doc_freq, pooled)

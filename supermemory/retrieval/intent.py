@@ -37,7 +37,9 @@ class Intent:
 
     `kinds`, `status`, `since` and `until` are what applies; `only` is True when the query holds
     nothing but intent words (list, newest first); `soft_since` marks a window from "recently"
-    that may be widened when nothing falls in it; `words` are the phrases found, in query order.
+    that may be widened when nothing falls in it; `words` are the phrases found, in query order;
+    `topic` is the query without the phrases whose facets apply (what a filtered recall ranks by: the
+    filter stands for the rest).
     """
 
     kinds: tuple[str, ...] = ()
@@ -47,6 +49,7 @@ class Intent:
     soft_since: bool = False
     only: bool = False
     words: tuple[str, ...] = field(default_factory=tuple)
+    topic: str = ""
 
     @property
     def active(self) -> bool:
@@ -169,10 +172,12 @@ def parse(text: str, now: float) -> Intent:
     last time word win.
     """
     found: list[Entry] = []
+    spans: list[tuple[int, int]] = []
     pieces: list[str] = []
     last = 0
     for match in _pattern().finditer(text):
         found.append(_by_phrase()[re.sub(r"\s+", " ", match.group(0).lower())])
+        spans.append(match.span())
         pieces.append(text[last:match.start()])
         last = match.end()
     pieces.append(text[last:])
@@ -180,6 +185,12 @@ def parse(text: str, now: float) -> Intent:
         return Intent()
     only = not _has_content(" ".join(pieces))
     used = [e for e in found if only or not e.alone]
+    kept, last = [], 0
+    for entry, (start, end) in zip(found, spans):
+        if only or not entry.alone:
+            kept.append(text[last:start])
+            last = end
+    topic = " ".join(" ".join(kept + [text[last:]]).split())
     kinds: list[str] = []
     status = time = None
     for entry in used:
@@ -194,4 +205,4 @@ def parse(text: str, now: float) -> Intent:
     if not (kinds or status or time):
         return Intent(words=tuple(e.phrase for e in found))
     return Intent(kinds=tuple(kinds), status=status, since=since, until=until, soft_since=time == "recent",
-                  only=only, words=tuple(e.phrase for e in found))
+                  only=only, words=tuple(e.phrase for e in found), topic=topic)

@@ -45,14 +45,15 @@ def query_context(ctx: StoreContext, query: Query, doc_freq: dict | None = None)
 
 def rank_config(ctx: StoreContext, query: Query, *, min_similarity: float | None = None,
                 relative_cutoff: float | None = None, has_vectors: bool = True, doc_freq: dict | None = None,
-                gates: bool = True, threshold: float | None = None) -> ranking.RankConfig:
+                gates: bool = True, threshold: float | None = None, pooled_coverage: float = 0.0) -> ranking.RankConfig:
     """The ranker settings for one query: config file values plus per-call overrides.
 
     The relevance model was fitted on bge-small's cosines: with another embedder (or none) only the
     lexical evidence counts, as for a Chinese query.
     """
     settings = ctx.config.section("ranking")
-    extra: dict = {"use_cosine": has_vectors and embedding.provider_id(ctx) == "onnx"}
+    extra: dict = {"use_cosine": has_vectors and embedding.provider_id(ctx) == "onnx",
+                   "pooled_coverage": pooled_coverage}
     if min_similarity is not None:
         extra["vector_floor"] = min_similarity
     if threshold is not None:
@@ -108,8 +109,8 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
     namespaces = nsm.for_read(ctx, namespace, must_exist=True)
     # --- broad questions (issue #16 item 3): kind / status / time words, answered in retrieval/broad.py ---
     if broad.enabled(ctx, intent) and not (kinds or tags or since or until or platform or status):
-        def plain(**filters) -> dict:
-            return recall(ctx, text, limit=limit, namespace=namespace, max_tokens=max_tokens, explain=explain,
+        def plain(query: str = text, **filters) -> dict:
+            return recall(ctx, query, limit=limit, namespace=namespace, max_tokens=max_tokens, explain=explain,
                           explain_all=explain_all, min_similarity=min_similarity, relative_cutoff=relative_cutoff,
                           gates=gates, touch=touch, lexical_only=lexical_only, origin=origin, channels=channels,
                           intent=False, **filters)
@@ -129,7 +130,7 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
     if found.candidates:
         cfg = rank_config(ctx, query, min_similarity=min_similarity, relative_cutoff=relative_cutoff,
                           has_vectors=found.query_vec is not None, doc_freq=found.doc_freq, gates=gates,
-                          threshold=relevance_threshold)
+                          threshold=relevance_threshold, pooled_coverage=found.pooled_coverage)
         selected, dropped = ranking.rank(found.candidates, cfg, limit=limit, max_tokens=max_tokens,
                                          cosine_fn=dot if found.query_vec is not None else None)
     return _page(ctx, text, namespaces, found, selected, dropped, started=started, touch=touch,

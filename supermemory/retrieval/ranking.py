@@ -3,11 +3,11 @@
 The caller (retrieval/pipeline.py) fetches candidates and passes `now`; everything here is deterministic.
 
 How the channels are weighted: not by fixed weights but by the relevance model (`relevance.py`), a
-logistic regression over each candidate's lexical and dense evidence and what the whole candidate set
-shows about the query (how much of it the best lexical match covers, how far the best cosine stands
-above the query's background, how Chinese it is), fitted on six dev sets by bench/fit_relevance.py.
+logistic regression over each candidate's lexical and dense evidence, read on the query's own scale, and
+what the whole candidate set shows about the query, fitted on six dev sets by bench/fit_relevance.py.
 Its probability is `relevance` in every explanation; a query whose best candidate stays below the
-calibrated threshold gets nothing. Importance, recency, recall count, pinned and stale (a live
+calibrated threshold gets nothing, and where cosines mean nothing (Chinese, no embedder) a hit needs a
+word of the query. Importance, recency, recall count, pinned and stale (a live
 `supersedes` link targets it, written by `remember`: `store/supersession.py`) are small priors added
 to the log-odds; a successor among the candidates is lifted just above what it supersedes.
 """
@@ -68,6 +68,7 @@ class RankConfig:
     use_cosine: bool = True            # False: the embedder's cosines carry no meaning (hash provider)
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
     unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
+    pooled_coverage: float = 0.0       # the query's IDF mass found anywhere among the candidates (per query)
     query_gate: bool = True            # False: no nothing-relevant gate at all (recall(gates=False))
     model: relevance.Model | None = None   # None: the shipped coefficients
     baseline: str = ""                 # "lexical" / "vector": order by bm25 or cosine alone (bench --mode)
@@ -117,12 +118,14 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
     """
     model = cfg.model or relevance.shipped()
     ev = relevance.evidence(cands, cjk=cfg.cjk_share if cfg.use_cosine else 1.0,
-                            unknown_name=bool(cfg.unknown_names), prior=cfg.background_prior)
+                            unknown_name=bool(cfg.unknown_names), prior=cfg.background_prior,
+                            pooled_coverage=cfg.pooled_coverage)
     priors = cfg.weights
     out = []
     for cand in cands:
         x = relevance.features(cand, ev)
-        logit = model.logit(x)
+        shares = model.contributions(x)
+        logit = model.intercept + sum(shares.values())
         features = {
             **x,
             "importance": max(0.0, min(1.0, cand.importance)) * max(0.0, min(1.0, cand.confidence)) - 0.5,
@@ -131,13 +134,13 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
             "pinned": 1.0 if cand.pinned else 0.0,
             "superseded": 0.0,
         }
-        contributions = {"intercept": model.intercept, **model.contributions(x)}   # each feature's share of the log-odds
+        contributions = {"intercept": model.intercept, **shares}   # each feature's share of the log-odds
         contributions.update({name: priors.get(name, 0.0) * features[name] for name in PRIORS})
         if cfg.baseline:   # one channel alone, as it ranks by itself
             own = x["lexical"] if cfg.baseline == "lexical" else (cand.cosine if cand.cosine is not None else -1.0)
             contributions = {cfg.baseline: own}
         features["relevance"] = relevance.probability(logit)
-        features["cosine_raw"] = cand.cosine
+        features["cosine"] = cand.cosine    # the raw cosine, for reading (the model reads it through the features above)
         features["background"] = ev.background
         out.append(Ranked(cand, features, contributions, sum(contributions.values())))
     stale = {c.id: c.superseded_by for c in cands if c.superseded_by is not None}
@@ -195,7 +198,9 @@ def gate(ranked: list[Ranked], cfg: RankConfig) -> None:
         return
     for item in ranked:
         p = item.features["relevance"]
-        if p < cfg.relevance_floor and item.features.get("supersedes") is None:
+        if cfg.relevance_floor > 0 and item.features["blind"] >= 1.0 and item.candidate.bm25 is None:
+            item.gated = "no evidence: no word of the query, and its cosine means nothing here (Chinese or no embedder)"
+        elif p < cfg.relevance_floor and item.features.get("supersedes") is None:
             item.gated = f"below the relevance floor: {p:.4f} < {cfg.relevance_floor}"
     if cfg.vector_floor <= 0 or not cfg.use_cosine:
         return

@@ -1,12 +1,18 @@
 """The calibrated relevance model: per-candidate evidence features and one logistic regression over them.
 
-One small readable model replaces hand-set channel weights and word-list gates. Its inputs are what the
-query itself shows about each channel: how much of the query the best lexical match covers, how far the
-best cosine stands above this query's background, how Chinese the query is (bge-small reads Chinese as
-unknown tokens). Its output is the probability that a candidate answers the query: the ranker orders by
-its log-odds and returns nothing when no candidate reaches the threshold. The coefficients are data
-(`relevance.json`), written by `bench/fit_relevance.py` from the six dev sets; pure functions, no I/O
-beyond reading that file once.
+One small readable model replaces hand-set channel weights and word-list gates. Its candidate inputs say
+how strongly each channel points at this memory, on the query's own scale (bm25 share of the best hit,
+cosine above the query's background, and each channel's z-score among the candidates, so a channel whose
+best hit stands out speaks louder than a flat one); its query inputs say how answerable the query looks
+(how much of it the best lexical hit and all candidates together cover, how high the best cosine sits and
+how far above the background, how much of it the embedder cannot read, a name no memory mentions). The
+background's own level is left out on purpose: it says what kind of text the store holds (code and
+science sit high for bge-small), not whether this query has an answer, and a small store or a filtered
+recall pads it with a prior. The ranker orders by
+the log-odds; the best hit's probability is the chance the query has its answer in the top five, and a
+query whose best hit stays below the threshold gets nothing. The coefficients are data (`relevance.json`),
+written by `bench/fit_relevance.py` from the six dev sets; pure functions, no I/O beyond reading that file
+once.
 """
 from __future__ import annotations
 
@@ -20,10 +26,17 @@ from typing import Sequence
 COEFFICIENTS = Path(__file__).with_name("relevance.json")
 
 # The model's inputs, in the order of the coefficient vector. Candidate-level features order the results of
-# one query; query-level ones (best_coverage, top_margin, unknown_name) only move every candidate's
-# probability together, which is what abstention needs.
-FEATURES = ("coverage", "lexical", "lexical_rank", "cosine", "cosine_margin", "cosine_gap", "vector_rank",
-            "lexical_evidence", "vector_evidence", "best_coverage", "top_margin", "cjk", "unknown_name")
+# one query. Each channel is read on two scales: against the best hit (bm25 share, cosine above background)
+# and against the query's own spread (z-score within the candidates: a channel whose best hit stands far
+# above the rest speaks loudly, a flat one barely). The lexical features come twice, for the part of the
+# query the embedder can read and for the part it cannot (Chinese, or any query when cosines carry no
+# meaning): then words are the only evidence and need weights of their own. Query-level features move every
+# candidate's probability together, which is what abstention needs; they never change the order.
+CANDIDATE_FEATURES = ("coverage", "lexical", "lexical_rank", "lexical_z", "lexical_evidence",
+                      "cosine_margin", "cosine_z", "vector_rank", "vector_evidence",
+                      "blind_coverage", "blind_lexical", "blind_rank")
+QUERY_FEATURES = ("best_coverage", "pooled_coverage", "top_margin", "top_cosine", "blind", "unknown_name")
+FEATURES = CANDIDATE_FEATURES + QUERY_FEATURES
 
 
 @dataclass(frozen=True)
@@ -33,11 +46,14 @@ class QueryEvidence:
     background: float         # mean cosine at ranks 6–15: what "unrelated" scores for this query
     top_cosine: float | None
     best_coverage: float      # the best lexical hit's share of the query's IDF mass
+    pooled_coverage: float    # share of the query's IDF mass found anywhere among the candidates
     best_bm25: float          # the best (most negative) bm25, for normalising
-    cjk: float                # share of CJK in the query: its cosines carry no meaning
+    blind: float              # share of the query the embedder cannot read: its cosines carry no meaning
     unknown_name: bool        # the query names something no memory mentions
     lexical_rank: dict        # candidate id → rank among lexical hits (0 = best)
     vector_rank: dict         # candidate id → rank by cosine
+    lexical_spread: tuple     # (mean, standard deviation) of -bm25 over the lexical hits
+    cosine_spread: tuple      # (mean, standard deviation) of the cosines
 
 
 def background(cosines: Sequence[float | None], prior: float) -> float:
@@ -52,19 +68,49 @@ def background(cosines: Sequence[float | None], prior: float) -> float:
     return (sum(tail) + prior * missing) / 10
 
 
-def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: float = 0.5) -> QueryEvidence:
-    """Query-level evidence from the candidates (objects with id, bm25, cosine, coverage)."""
+def spread(values: Sequence[float], pad: float, *, at_least: int = 10) -> tuple:
+    """(mean, standard deviation) of a channel's scores, padded with `pad` up to `at_least` values.
+
+    A small store has few candidates: their spread alone would make a 0.01 difference in cosine look
+    like several deviations. The padding stands in for the unrelated memories a larger store would add
+    (as the background prior does for the background), and is too small to matter once there are enough.
+    """
+    padded = list(values) + [pad] * max(0, at_least - len(values))
+    mean = sum(padded) / len(padded)
+    return (mean, math.sqrt(sum((v - mean) ** 2 for v in padded) / len(padded)))
+
+
+def zscore(value: float, spread_: tuple) -> float:
+    """How many deviations `value` stands above its channel's mean, bounded to [-3, 6] and scaled by 1/3."""
+    mean, sd = spread_
+    if sd <= 0:
+        return 0.0
+    return max(-3.0, min(6.0, (value - mean) / sd)) / 3.0
+
+
+def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: float = 0.5,
+             pooled_coverage: float = 0.0) -> QueryEvidence:
+    """Query-level evidence from the candidates (objects with id, bm25, cosine, coverage).
+
+    :param cjk: share of the query the embedder cannot read (1.0 when the cosines mean nothing).
+    :param pooled_coverage: the query's IDF mass found in the union of the candidates' tokens (never less
+        than the best single candidate's).
+    """
     cosines = [c.cosine for c in cands]
     lexical = sorted((c for c in cands if c.bm25 is not None), key=lambda c: c.bm25)
     vector = sorted((c for c in cands if c.cosine is not None), key=lambda c: -c.cosine)
+    best_coverage = max((c.coverage for c in lexical), default=0.0)
     return QueryEvidence(
         background=background(cosines, prior),
         top_cosine=vector[0].cosine if vector else None,
-        best_coverage=max((c.coverage for c in lexical), default=0.0),
+        best_coverage=best_coverage,
+        pooled_coverage=max(best_coverage, pooled_coverage),
         best_bm25=lexical[0].bm25 if lexical else 0.0,
-        cjk=max(0.0, min(1.0, cjk)), unknown_name=unknown_name,
+        blind=max(0.0, min(1.0, cjk)), unknown_name=unknown_name,
         lexical_rank=_ranks(lexical, [c.bm25 for c in lexical]),
-        vector_rank=_ranks(vector, [-c.cosine for c in vector]))
+        vector_rank=_ranks(vector, [-c.cosine for c in vector]),
+        lexical_spread=spread([-c.bm25 for c in lexical], 0.0),     # no match: bm25 0
+        cosine_spread=spread([c.cosine for c in vector], prior))
 
 
 def _ranks(ordered: Sequence, keys: Sequence[float]) -> dict:
@@ -79,27 +125,34 @@ def _ranks(ordered: Sequence, keys: Sequence[float]) -> dict:
 
 def features(cand, ev: QueryEvidence) -> dict:
     """The model's inputs for one candidate (every value bounded, 0 when the channel has nothing)."""
-    sees = 1.0 - ev.cjk                      # how much the cosines mean for this query
-    lexical = (cand.bm25 / ev.best_bm25) if cand.bm25 is not None and ev.best_bm25 < 0 else (
-        1.0 if cand.bm25 is not None else 0.0)
+    sees, blind = 1.0 - ev.blind, ev.blind
+    hit = cand.bm25 is not None
+    lexical = (cand.bm25 / ev.best_bm25) if hit and ev.best_bm25 < 0 else (1.0 if hit else 0.0)
+    coverage = cand.coverage if hit else 0.0
     lex_rank = ev.lexical_rank.get(cand.id)
+    lex_rank = 1.0 / (1.0 + lex_rank) if lex_rank is not None else 0.0
     vec_rank = ev.vector_rank.get(cand.id)
     has_cos = cand.cosine is not None and ev.top_cosine is not None
     margin = (cand.cosine - ev.background) if has_cos else 0.0
     top_margin = (ev.top_cosine - ev.background) if ev.top_cosine is not None else 0.0
     return {
-        "coverage": cand.coverage if cand.bm25 is not None else 0.0,
-        "lexical": lexical,
-        "lexical_rank": 1.0 / (1.0 + lex_rank) if lex_rank is not None else 0.0,
-        "cosine": (cand.cosine if has_cos else 0.0) * sees,
+        "coverage": coverage * sees,
+        "lexical": lexical * sees,
+        "lexical_rank": lex_rank * sees,
+        "lexical_z": zscore(-cand.bm25, ev.lexical_spread) * sees if hit else 0.0,
+        "lexical_evidence": lexical * ev.best_coverage * sees,
         "cosine_margin": margin * sees,
-        "cosine_gap": ((cand.cosine - ev.top_cosine) if has_cos else -0.5) * sees,
+        "cosine_z": zscore(cand.cosine, ev.cosine_spread) * sees if has_cos else 0.0,
         "vector_rank": (1.0 / (1.0 + vec_rank) if vec_rank is not None else 0.0) * sees,
-        "lexical_evidence": lexical * ev.best_coverage,
         "vector_evidence": margin * top_margin * sees * 10.0,
+        "blind_coverage": coverage * blind,
+        "blind_lexical": lexical * blind,
+        "blind_rank": lex_rank * blind,
         "best_coverage": ev.best_coverage,
+        "pooled_coverage": ev.pooled_coverage,
         "top_margin": top_margin * sees,
-        "cjk": ev.cjk if cand.bm25 is not None else 0.0,   # its words are then the only evidence
+        "top_cosine": (ev.top_cosine or 0.0) * sees,
+        "blind": blind,
         "unknown_name": 1.0 if ev.unknown_name else 0.0,
     }
 
@@ -112,11 +165,17 @@ class Model:
     weights: dict
     threshold: float
 
+    @functools.cached_property
+    def _active(self) -> tuple:
+        """(feature, weight) of every feature with a weight: the only ones a score needs."""
+        return tuple((name, self.weights[name]) for name in FEATURES if self.weights.get(name))
+
     def logit(self, x: dict) -> float:
-        return self.intercept + sum(self.weights.get(name, 0.0) * x.get(name, 0.0) for name in FEATURES)
+        return self.intercept + sum(weight * x[name] for name, weight in self._active)
 
     def contributions(self, x: dict) -> dict:
-        return {name: self.weights.get(name, 0.0) * x.get(name, 0.0) for name in FEATURES if self.weights.get(name)}
+        """Each weighted feature's share of the log-odds (the intercept aside): they add up to `logit - intercept`."""
+        return {name: weight * x[name] for name, weight in self._active}
 
 
 def probability(logit: float) -> float:

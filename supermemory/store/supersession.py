@@ -5,7 +5,8 @@ new → old that recall demotes by, never hides by.
 
 The rule (`supersession.*` settings, fitted on `bench/revision_pairs.jsonl` by `bench/revisions.py`):
 the new text carries a change marker (`text.has_revision_marker`: "no longer", "moved from … to",
-"now uses", 改用 …), and an older memory of the same namespace is close to it: the best cosine between
+"now uses", 改用 …) in a text short enough to restate one fact (at most `max_terms` distinct content words:
+scientific abstracts, code and long chat turns mention changes without revising a memory), and an older memory of the same namespace is close to it: the best cosine between
 their chunk vectors (the new ones are already computed, so no extra embedding) reaches `cosine`, or
 `cosine_with_overlap` while the new text repeats `overlap` of the old one's content words, and in
 either case at least `min_overlap` of them. Where
@@ -38,7 +39,7 @@ def content_terms(tokens) -> frozenset:
 def _settings(ctx: StoreContext) -> dict:
     return {key: ctx.config.get(f"supersession.{key}")
             for key in ("enabled", "cosine", "cosine_with_overlap", "overlap", "min_overlap", "overlap_cjk",
-                        "max_links")}
+                        "max_links", "max_terms")}
 
 
 def judge(cosine: float | None, overlap: float, cjk: bool, cfg: dict) -> bool:
@@ -62,6 +63,8 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     if not cfg["enabled"] or not has_revision_marker(text):
         return []
     own = content_terms(tokenize(text))
+    if len(own) > cfg["max_terms"]:     # a long text that mentions a change is not the revision of one fact
+        return []
     found: set[int] = set()
     if vectors is not None:
         for vector in vectors:
