@@ -735,3 +735,12 @@ def test_the_relevance_threshold_has_an_off_switch_per_call_and_in_the_settings(
     assert ids(store.recall(query, touch=False)) == [memory["id"]]
     with pytest.raises(InvalidInputError):
         store.recall(query, relevance_threshold=2)
+
+
+def test_a_query_word_no_candidate_holds_lowers_the_pooled_coverage(store):
+    store.remember("ledgerly deploys to ECS Fargate; a deploy registers a new task definition.")
+    store.remember("Staging deploys automatically on every merge to main.")
+    known = store.recall("deploy staging fargate", explain=True, gates=False, touch=False)["results"][0]["features"]
+    unknown = store.recall("deploy staging zanzibar", explain=True, gates=False, touch=False)["results"][0]["features"]
+    assert known["pooled_coverage"] == pytest.approx(1.0)
+    assert 0 < unknown["pooled_coverage"] < 1.0 and unknown["pooled_coverage"] >= unknown["best_coverage"]

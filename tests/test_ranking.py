@@ -260,3 +260,15 @@ def test_query_level_evidence_moves_every_relevance_together_and_never_the_order
     assert order_low == order_high
     shifts = {round(math.log(h / (1 - h)) - math.log(lo / (1 - lo)), 6) for h, lo in zip(rel_high, rel_low)}
     assert len(shifts) == 1 and shifts != {0.0}    # one shift in log-odds for every candidate
+
+
+@pytest.mark.parametrize("use_cosine", [True, False])   # lexical mode gathers no query vector: the query is blind
+def test_the_lexical_baseline_orders_by_bm25_alone_whether_or_not_cosines_count(use_cosine):
+    cands = [Candidate(id=1, bm25=-2.0, coverage=0.5, cosine=0.9), Candidate(id=2, bm25=-9.0, coverage=0.4, cosine=0.1),
+             Candidate(id=3, bm25=-5.0, coverage=1.0, cosine=0.5)]
+    cfg = RankConfig(baseline="lexical", use_cosine=use_cosine, threshold=0.0, relevance_floor=0.0,
+                     relative_cutoff=0.0, mmr_lambda=0.0, weights={})
+    assert [r.candidate.id for r in ranking.rank(cands, cfg, limit=10)[0]] == [2, 3, 1]
+    vector = RankConfig(baseline="vector", threshold=0.0, relevance_floor=0.0, relative_cutoff=0.0, mmr_lambda=0.0,
+                        weights={})
+    assert [r.candidate.id for r in ranking.rank(cands, vector, limit=10)[0]] == [1, 3, 2]

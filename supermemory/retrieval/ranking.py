@@ -137,7 +137,8 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
         contributions = {"intercept": model.intercept, **shares}   # each feature's share of the log-odds
         contributions.update({name: priors.get(name, 0.0) * features[name] for name in PRIORS})
         if cfg.baseline:   # one channel alone, as it ranks by itself
-            own = x["lexical"] if cfg.baseline == "lexical" else (cand.cosine if cand.cosine is not None else -1.0)
+            own = (x["lexical"] + x["blind_lexical"] if cfg.baseline == "lexical"      # the bm25 share, read or not
+                   else cand.cosine if cand.cosine is not None else -1.0)
             contributions = {cfg.baseline: own}
         features["relevance"] = relevance.probability(logit)
         features["cosine"] = cand.cosine    # the raw cosine, for reading (the model reads it through the features above)
