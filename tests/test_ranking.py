@@ -223,7 +223,8 @@ def test_a_channel_whose_best_hit_stands_out_reads_louder_than_a_flat_one():
     assert z_peaked == pytest.approx((0.90 - mean) / sd / 3)        # deviations above the mean, scaled by 1/3
     assert z_peaked > 2 * z_flat > 0
     assert relevance.zscore(10.0, (0.0, 1.0)) == 2.0 and relevance.zscore(-10.0, (0.0, 1.0)) == -1.0   # bounded
-    lexical = [Candidate(id=0, bm25=-12.0, coverage=1.0)] + [Candidate(id=i, bm25=-2.0, coverage=0.3) for i in range(1, 9)]
+    lexical = [Candidate(id=0, bm25=-12.0, coverage=1.0)]
+    lexical += [Candidate(id=i, bm25=-2.0, coverage=0.3) for i in range(1, 9)]
     ev = _evidence(lexical)
     assert relevance.features(lexical[0], ev)["lexical_z"] > 0 > relevance.features(lexical[1], ev)["lexical_z"]
     assert relevance.features(Candidate(id=99, cosine=0.5), ev)["lexical_z"] == 0.0    # no lexical hit, no evidence

@@ -45,7 +45,8 @@ def query_context(ctx: StoreContext, query: Query, doc_freq: dict | None = None)
 
 def rank_config(ctx: StoreContext, query: Query, *, min_similarity: float | None = None,
                 relative_cutoff: float | None = None, has_vectors: bool = True, doc_freq: dict | None = None,
-                gates: bool = True, threshold: float | None = None, pooled_coverage: float = 0.0) -> ranking.RankConfig:
+                gates: bool = True, threshold: float | None = None,
+                pooled_coverage: float = 0.0) -> ranking.RankConfig:
     """The ranker settings for one query: config file values plus per-call overrides.
 
     The relevance model was fitted on bge-small's cosines: with another embedder (or none) only the

@@ -141,7 +141,7 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
                    else cand.cosine if cand.cosine is not None else -1.0)
             contributions = {cfg.baseline: own}
         features["relevance"] = relevance.probability(logit)
-        features["cosine"] = cand.cosine    # the raw cosine, for reading (the model reads it through the features above)
+        features["cosine"] = cand.cosine    # the raw cosine, for reading (the model reads it through the above)
         features["background"] = ev.background
         out.append(Ranked(cand, features, contributions, sum(contributions.values())))
     stale = {c.id: c.superseded_by for c in cands if c.superseded_by is not None}

@@ -5,13 +5,13 @@ new → old that recall demotes by, never hides by.
 
 The rule (`supersession.*` settings, fitted on `bench/revision_pairs.jsonl` by `bench/revisions.py`):
 the new text carries a change marker (`text.has_revision_marker`: "no longer", "moved from … to",
-"now uses", 改用 …) in a text short enough to restate one fact (at most `max_terms` distinct content words:
-scientific abstracts, code and long chat turns mention changes without revising a memory), and an older memory of the same namespace is close to it: the best cosine between
-their chunk vectors (the new ones are already computed, so no extra embedding) reaches `cosine`, or
-`cosine_with_overlap` while the new text repeats `overlap` of the old one's content words, and in
-either case at least `min_overlap` of them. Where
-cosines carry no meaning (mostly-CJK text: bge-small has no CJK vocabulary; or no vectors at all) the
-words decide alone (`overlap_cjk`). Links are ordinary `links` rows: `unlink … --relation supersedes`
+"now uses", 改用 …) in a text short enough to restate one fact (at most `max_terms` distinct content
+words: scientific abstracts, code and long chat turns mention changes without revising a memory), and an
+older memory of the same namespace is close to it: the best cosine between their chunk vectors (the new
+ones are already computed, so no extra embedding) reaches `cosine`, or `cosine_with_overlap` while the new
+text repeats `overlap` of the old one's content words, and in either case at least `min_overlap` of them.
+Where cosines carry no meaning (mostly-CJK text: bge-small has no CJK vocabulary; or no vectors at all)
+the words decide alone (`overlap_cjk`). Links are ordinary `links` rows: `unlink … --relation supersedes`
 undoes one, and stores written before the rule get theirs once (`backfill`, from maintenance).
 """
 from __future__ import annotations
