@@ -24,6 +24,7 @@ SHARED = ("locomo-dev", "longmemeval-dev", "scifact-train", "codesearch-dev", "c
 SETS = ("cases",) + SHARED
 GATHER_LIMIT = {"cmrc2018": 1000}   # of 4221 questions: enough to fit, a quarter of the memory
 CROSS_SCOPE = ("locomo-dev", "longmemeval-dev")   # sets whose scopes give cross-scope negatives
+GATHER_FORMAT = 2   # bump when a gathered row gains a field (2: pooled_coverage), so old caches are re-gathered
 
 
 def default_data() -> Path:
@@ -84,7 +85,7 @@ def gathered(name: str, data: Path, cache: Path, *, refresh: bool = False) -> li
     from supermemory.text import TOKENIZER_VERSION
 
     db, mem_to_doc = seeded(name, data, cache)
-    pick = cache / f"{name}.t{TOKENIZER_VERSION}.cands.pkl"
+    pick = cache / f"{name}.t{TOKENIZER_VERSION}.g{GATHER_FORMAT}.cands.pkl"
     if pick.exists() and not refresh:
         return pickle.loads(pick.read_bytes())
     _, queries = load(name, data)
