@@ -744,3 +744,16 @@ def test_a_query_word_no_candidate_holds_lowers_the_pooled_coverage(store):
     unknown = store.recall("deploy staging zanzibar", explain=True, gates=False, touch=False)["results"][0]["features"]
     assert known["pooled_coverage"] == pytest.approx(1.0)
     assert 0 < unknown["pooled_coverage"] < 1.0 and unknown["pooled_coverage"] >= unknown["best_coverage"]
+
+
+def test_only_a_meaningful_embedder_the_model_was_not_fitted_on_keeps_its_vector_only_hits(db_path, config):
+    from conftest import FakeEmbedder
+
+    class OtherSemanticEmbedder(FakeEmbedder):    # stands in for e.g. the openai provider
+        provider_id = "other"
+        semantic = True
+
+    for embedder, expected in ((FakeEmbedder(), False), (OtherSemanticEmbedder(), True)):
+        with MemoryStore(db_path, config=config, embedder=embedder, namespace="proj") as s:
+            assert s.rank_config("deploy", has_vectors=True).uncalibrated_cosines is expected
+            assert s.rank_config("deploy", has_vectors=False).uncalibrated_cosines is False

@@ -273,3 +273,11 @@ def test_the_lexical_baseline_orders_by_bm25_alone_whether_or_not_cosines_count(
     vector = RankConfig(baseline="vector", threshold=0.0, relevance_floor=0.0, relative_cutoff=0.0, mmr_lambda=0.0,
                         weights={})
     assert [r.candidate.id for r in ranking.rank(cands, vector, limit=10)[0]] == [1, 3, 2]
+
+
+def test_an_uncalibrated_embedder_s_vector_only_hits_are_kept_for_a_blind_query():
+    """With e.g. the openai embedder the model ignores cosines (fitted on bge-small), but they still mean
+    something: a paraphrase found by the vector channel alone is not turned away for want of a word."""
+    cands = [Candidate(id=1, cosine=0.95), Candidate(id=2, bm25=-3.0, coverage=0.9, cosine=0.3)]
+    cfg = RankConfig(relative_cutoff=0.0, use_cosine=False, uncalibrated_cosines=True, threshold=0.0)
+    assert {r.candidate.id for r in ranking.rank(cands, cfg, limit=10)[0]} == {1, 2}

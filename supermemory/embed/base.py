@@ -14,6 +14,7 @@ class EmbeddingProvider(ABC):
     """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
 
     provider_id: str = ""
+    semantic: bool = True        # False: cosines of its vectors carry words, not meaning (feature hashing)
     model_id: str = ""
     dimensions: int = 0
     batch_size: int = 32

@@ -15,6 +15,7 @@ class HashProvider(EmbeddingProvider):
     """Offline feature-hashed vectors over our tokens: deterministic, no model, weak semantics."""
 
     provider_id = "hash"
+    semantic = False
     # The vectors hash `text.tokenize` output, so they change with the tokenizer: the model id names
     # its version, and a database pinned under another one is refused until `supermemory reindex`.
     model_id = f"feature-hash-v1+tokenizer-{TOKENIZER_VERSION}"

@@ -50,11 +50,13 @@ def rank_config(ctx: StoreContext, query: Query, *, min_similarity: float | None
     """The ranker settings for one query: config file values plus per-call overrides.
 
     The relevance model was fitted on bge-small's cosines: with another embedder (or none) only the
-    lexical evidence counts, as for a Chinese query.
+    lexical evidence counts, as for a Chinese query; another embedder's cosines still mean something,
+    so its vector-only hits are not turned away for want of a word of the query.
     """
     settings = ctx.config.section("ranking")
-    extra: dict = {"use_cosine": has_vectors and embedding.provider_id(ctx) == "onnx",
-                   "pooled_coverage": pooled_coverage}
+    calibrated = embedding.provider_id(ctx) == "onnx"
+    extra: dict = {"use_cosine": has_vectors and calibrated, "pooled_coverage": pooled_coverage,
+                   "uncalibrated_cosines": has_vectors and not calibrated and embedding.semantic(ctx)}
     if min_similarity is not None:
         extra["vector_floor"] = min_similarity
     if threshold is not None:

@@ -69,6 +69,7 @@ class RankConfig:
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
     unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
     pooled_coverage: float = 0.0       # the query's IDF mass found anywhere among the candidates (per query)
+    uncalibrated_cosines: bool = False  # an embedder the model was not fitted on, whose cosines mean something
     query_gate: bool = True            # False: no nothing-relevant gate at all (recall(gates=False))
     model: relevance.Model | None = None   # None: the shipped coefficients
     baseline: str = ""                 # "lexical" / "vector": order by bm25 or cosine alone (bench --mode)
@@ -199,7 +200,8 @@ def gate(ranked: list[Ranked], cfg: RankConfig) -> None:
         return
     for item in ranked:
         p = item.features["relevance"]
-        if cfg.relevance_floor > 0 and item.features["blind"] >= 1.0 and item.candidate.bm25 is None:
+        if (cfg.relevance_floor > 0 and item.features["blind"] >= 1.0 and item.candidate.bm25 is None
+                and not cfg.uncalibrated_cosines):
             item.gated = "no evidence: no word of the query, and its cosine means nothing here (Chinese or no embedder)"
         elif p < cfg.relevance_floor and item.features.get("supersedes") is None:
             item.gated = f"below the relevance floor: {p:.4f} < {cfg.relevance_floor}"

@@ -43,6 +43,11 @@ def provider_id(ctx: StoreContext) -> str:
     return getattr(ctx.embedder, "provider_id", "onnx")
 
 
+def semantic(ctx: StoreContext) -> bool:
+    """Whether the resolved provider's cosines carry meaning (not feature hashing), without resolving it."""
+    return bool(getattr(ctx.embedder, "semantic", True))
+
+
 def _resolve(ctx: StoreContext):
     """The configured provider; the `hash` fallback only for a database already pinned to it.
 
