@@ -171,7 +171,7 @@ class Model:
         return tuple((name, self.weights[name]) for name in FEATURES if self.weights.get(name))
 
     def logit(self, x: dict) -> float:
-        return self.intercept + sum(weight * x[name] for name, weight in self._active)
+        return self.intercept + sum(self.contributions(x).values())
 
     def contributions(self, x: dict) -> dict:
         """Each weighted feature's share of the log-odds (the intercept aside): they add up to `logit - intercept`."""
