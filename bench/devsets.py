@@ -24,7 +24,7 @@ SHARED = ("locomo-dev", "longmemeval-dev", "scifact-train", "codesearch-dev", "c
 SETS = ("cases",) + SHARED
 GATHER_LIMIT = {"cmrc2018": 1000}   # of 4221 questions: enough to fit, a quarter of the memory
 CROSS_SCOPE = ("locomo-dev", "longmemeval-dev")   # sets whose scopes give cross-scope negatives
-GATHER_FORMAT = 2   # bump when a gathered row gains a field (2: pooled_coverage), so old caches are re-gathered
+GATHER_FORMAT = 3   # bump when a gathered row gains a field (2: pooled_coverage, 3: code share), so old caches are re-gathered
 
 
 def default_data() -> Path:

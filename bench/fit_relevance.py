@@ -80,12 +80,18 @@ def cached_matrices(name: str, data: Path, cache: Path):
     return pickle.loads(path.read_bytes())
 
 
-def _listwise(chosen: dict, cand_idx: list, *, steps: int = 1500):
-    """Candidate weights by a listwise objective: the softmax over each query's candidates should put its
-    mass on the relevant ones (what ordering needs); each set weight 1, each query 1/queries in its set."""
+COMPETITORS = 20   # irrelevant candidates each query's softmax holds: the strongest, re-chosen every step
+
+
+def _listwise(chosen: dict, cand_idx: list, *, steps: int = 1500, competitors: int = COMPETITORS):
+    """Candidate weights by a listwise objective: the softmax over each query's relevant candidates and its
+    `competitors` highest-scoring irrelevant ones should put its mass on the relevant ones. Only the
+    contest at the top of the list counts (a result list is read from the top): the weak tail of sixty
+    candidates no longer pulls the weights. Each set weight 1, each query 1/queries in its set."""
     import numpy as np
 
     width = max(len(q["y"]) for qs in chosen.values() for q in qs)
+    competitors = max(1, min(competitors, width))
     X3, M, Y, W = [], [], [], []
     for name, qs in chosen.items():
         pos = [q for q in qs if q["y"].sum() > 0]
@@ -103,8 +109,12 @@ def _listwise(chosen: dict, cand_idx: list, *, steps: int = 1500):
     m1, v1 = np.zeros_like(w), np.zeros_like(w)
     for t in range(1, steps + 1):          # Adam on the listwise log-likelihood
         z = np.where(M > 0, X3 @ w, -1e9)
+        rivals = np.where(Y > 0, -1e9, z)
+        kth = -np.sort(-rivals, axis=1)[:, competitors - 1:competitors]
+        live = M * ((Y > 0) | (rivals >= kth))       # the relevant ones and the strongest rivals
+        z = np.where(live > 0, z, -1e9)
         z -= z.max(1, keepdims=True)
-        e = np.exp(z) * M
+        e = np.exp(z) * live
         p_all = e / e.sum(1, keepdims=True)
         p_rel = e * Y / (e * Y).sum(1, keepdims=True)
         g = ((p_all - p_rel) * W[:, None])[:, :, None] * X3

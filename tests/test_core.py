@@ -224,6 +224,15 @@ def test_explain_reports_features_contributions_and_dropped(store):
     assert "dropped" in out
 
 
+def test_recall_reads_how_much_each_memory_is_source_code(store):
+    code = store.remember("def retry(request, attempts=3):\n    for _ in range(attempts):\n"
+                          "        resp = request.send()\n        if resp.ok:\n            return resp")
+    prose = store.remember("Retry a failed request three times before giving up on the upstream.")
+    _, found = store.candidates("retry the request", namespace="proj", n_cand=10)
+    share = {f"M{c.id}": c.code for c in found.candidates}
+    assert share[code["id"]] > 0.5 and share[prose["id"]] == 0.0
+
+
 def test_recall_puts_a_revision_above_the_fact_it_supersedes(store):
     old = store.remember("The local dev reverse proxy is nginx; its config is infra/dev/nginx.conf.")
     new = store.remember("nginx was replaced by Caddy for the local dev reverse proxy; infra/dev/nginx.conf "

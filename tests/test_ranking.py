@@ -281,3 +281,38 @@ def test_an_uncalibrated_embedder_s_vector_only_hits_are_kept_for_a_blind_query(
     cands = [Candidate(id=1, cosine=0.95), Candidate(id=2, bm25=-3.0, coverage=0.9, cosine=0.3)]
     cfg = RankConfig(relative_cutoff=0.0, use_cosine=False, uncalibrated_cosines=True, threshold=0.0)
     assert {r.candidate.id for r in ranking.rank(cands, cfg, limit=10)[0]} == {1, 2}
+
+
+@pytest.mark.parametrize("code", [0.0, 0.5, 1.0])
+def test_a_code_memory_reads_the_main_channels_through_features_of_its_own(code):
+    from supermemory.retrieval import relevance
+
+    cands = [Candidate(id=1, bm25=-6.0, coverage=0.9, cosine=0.8, code=code)]
+    cands += [Candidate(id=i, bm25=-2.0, coverage=0.3, cosine=0.5 + 0.01 * i) for i in range(2, 12)]
+    x = relevance.features(cands[0], _evidence(cands))
+    assert x["code"] == code
+    assert x["code_coverage"] == pytest.approx(x["coverage"] * code)
+    assert x["code_lexical_z"] == pytest.approx(x["lexical_z"] * code) and x["lexical_z"] > 0
+    assert x["code_cosine_z"] == pytest.approx(x["cosine_z"] * code) and x["cosine_z"] > 0
+    blind = relevance.features(cands[0], _evidence(cands, cjk=1.0))   # the embedder cannot read the query
+    assert blind["code"] == blind["code_coverage"] == blind["code_cosine_z"] == 0.0
+
+
+def test_the_shipped_model_trusts_words_less_and_meaning_more_in_code_than_in_prose():
+    """What the fit found on the dev sets: in code a question's words reach many functions through shared
+    identifiers, so the lexical evidence counts less and the dense evidence more than in prose."""
+    from supermemory.retrieval import relevance
+
+    w = relevance.shipped().weights
+    assert w["code_coverage"] + w["code_lexical_z"] < 0 < w["code_cosine_z"]
+    cands = [Candidate(id=1, bm25=-9.0, coverage=1.0, cosine=0.70),     # the words' favourite
+             Candidate(id=2, bm25=-3.0, coverage=0.4, cosine=0.78)]     # the meaning's favourite
+    cands += [Candidate(id=i, bm25=-2.0, coverage=0.3, cosine=0.6 + 0.003 * i) for i in range(3, 20)]
+
+    def meaning_over_words(code: float) -> float:
+        for cand in cands[:2]:
+            cand.code = code
+        scored = {r.candidate.id: r.score for r in ranking.score_candidates(cands, RankConfig())}
+        return scored[2] - scored[1]
+
+    assert meaning_over_words(1.0) > meaning_over_words(0.0) + 0.5

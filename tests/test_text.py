@@ -194,3 +194,36 @@ def test_word_list_constants_load_on_first_access():
     with pytest.raises(AttributeError):
         text.NO_SUCH_LIST    # noqa: B018
     assert "STOPWORDS" in dir(text) and lexicons.word_set("stopwords") <= text.STOPWORDS
+
+
+@pytest.mark.parametrize("text", [
+    "def retry(request, attempts=3):\n    for _ in range(attempts):\n        resp = request.send()\n"
+    "        if resp.ok:\n            return resp\n    raise TimeoutError(request.url)",
+    "const cfg = {port: 8080, hosts: ['a', 'b']};\nserver.listen(cfg.port);",
+    "fn main() {\n    let args: Vec<String> = env::args().collect();\n    run(&args[1..]);\n}",
+])
+def test_source_code_reads_as_code(text):
+    from supermemory.text import code_share
+
+    assert code_share(text) > 0.75
+
+
+@pytest.mark.parametrize("text", [
+    "We moved CI from Jenkins to GitHub Actions last spring because the runners were flaky.",
+    "[1:56 pm on 8 May, 2023] Caroline: Hey Mel! Good to see you!",   # a bracket or two in a short line
+    "Use snake_case for module names (see PEP 8).",
+    "用 pytest 跑测试，不要用 unittest。",
+    "",
+])
+def test_prose_with_a_stray_mark_reads_as_prose(text):
+    from supermemory.text import code_share
+
+    assert code_share(text) < 0.2
+
+
+def test_code_share_grows_with_the_marks_and_reads_a_bounded_sample():
+    from supermemory.text import code_share
+
+    prose = "the deploy job builds every night and pushes the image to the registry. " * 3
+    assert code_share(prose) < code_share(prose + "x = f(a[0]); y = g(b_c);") < code_share("x = f(a[0]); y = g(b_c);")
+    assert code_share("prose words only " * 2000 + "f(x); " * 5000) == 0.0    # only the head is read

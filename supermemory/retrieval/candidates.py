@@ -10,7 +10,7 @@ from supermemory.retrieval import ranking
 from supermemory.retrieval.query import Query, lookup_tokens, match_terms
 from supermemory.store import embedding, reads, search_index, supersession
 from supermemory.store.context import StoreContext
-from supermemory.text import estimate_tokens, fts_match
+from supermemory.text import code_share, estimate_tokens, fts_match
 
 logger = logging.getLogger(__name__)
 
@@ -103,5 +103,6 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         cand.vector = vectors.get(memory_id)
         cand.terms = frozenset(tset)
         cand.superseded_by = successors.get(memory_id)
+        cand.code = code_share(rec["body"])
         final.append(cand)
     return Gathered(final, records, query_vec, vector_error, doc_freq, pooled)

@@ -41,6 +41,7 @@ class Candidate:
     vector: object | None = None       # the memory's own vector, for MMR similarity
     terms: frozenset = frozenset()     # token set, MMR similarity when vectors are missing
     superseded_by: int | None = None   # the live memory whose `supersedes` link targets this one (from store/)
+    code: float = 0.0                  # how much the memory reads as source code (text.code_share: 0 prose, 1 code)
 
 
 _R = DEFAULTS["ranking"]          # the shipped settings: RankConfig() is what users run

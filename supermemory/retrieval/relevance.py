@@ -30,11 +30,15 @@ COEFFICIENTS = Path(__file__).with_name("relevance.json")
 # and against the query's own spread (z-score within the candidates: a channel whose best hit stands far
 # above the rest speaks loudly, a flat one barely). The lexical features come twice, for the part of the
 # query the embedder can read and for the part it cannot (Chinese, or any query when cosines carry no
-# meaning): then words are the only evidence and need weights of their own. Query-level features move every
+# meaning): then words are the only evidence and need weights of their own. A memory that reads as source
+# code (`text.code_share`) gets its own say in the main channels (`code_*`): a question's words reach code
+# through identifiers and boilerplate many functions share, so there the words mean less and the meaning
+# more than in prose, and one set of weights for both served neither. Query-level features move every
 # candidate's probability together, which is what abstention needs; they never change the order.
 CANDIDATE_FEATURES = ("coverage", "lexical", "lexical_rank", "lexical_z", "lexical_evidence",
                       "cosine_margin", "cosine_z", "vector_rank", "vector_evidence",
-                      "blind_coverage", "blind_lexical", "blind_rank")
+                      "blind_coverage", "blind_lexical", "blind_rank",
+                      "code", "code_coverage", "code_lexical_z", "code_cosine_z")
 QUERY_FEATURES = ("best_coverage", "pooled_coverage", "top_margin", "top_cosine", "blind", "unknown_name")
 FEATURES = CANDIDATE_FEATURES + QUERY_FEATURES
 
@@ -124,7 +128,8 @@ def _ranks(ordered: Sequence, keys: Sequence[float]) -> dict:
 
 
 def features(cand, ev: QueryEvidence) -> dict:
-    """The model's inputs for one candidate (every value bounded, 0 when the channel has nothing)."""
+    """The model's inputs for one candidate (every value bounded, 0 when the channel has nothing);
+    `cand` has id, bm25, cosine, coverage and optionally code (how much it reads as source code)."""
     sees, blind = 1.0 - ev.blind, ev.blind
     hit = cand.bm25 is not None
     lexical = (cand.bm25 / ev.best_bm25) if hit and ev.best_bm25 < 0 else (1.0 if hit else 0.0)
@@ -135,19 +140,26 @@ def features(cand, ev: QueryEvidence) -> dict:
     has_cos = cand.cosine is not None and ev.top_cosine is not None
     margin = (cand.cosine - ev.background) if has_cos else 0.0
     top_margin = (ev.top_cosine - ev.background) if ev.top_cosine is not None else 0.0
+    lexical_z = zscore(-cand.bm25, ev.lexical_spread) * sees if hit else 0.0
+    cosine_z = zscore(cand.cosine, ev.cosine_spread) * sees if has_cos else 0.0
+    code = max(0.0, min(1.0, getattr(cand, "code", 0.0)))
     return {
         "coverage": coverage * sees,
         "lexical": lexical * sees,
         "lexical_rank": lex_rank * sees,
-        "lexical_z": zscore(-cand.bm25, ev.lexical_spread) * sees if hit else 0.0,
+        "lexical_z": lexical_z,
         "lexical_evidence": lexical * ev.best_coverage * sees,
         "cosine_margin": margin * sees,
-        "cosine_z": zscore(cand.cosine, ev.cosine_spread) * sees if has_cos else 0.0,
+        "cosine_z": cosine_z,
         "vector_rank": (1.0 / (1.0 + vec_rank) if vec_rank is not None else 0.0) * sees,
         "vector_evidence": margin * top_margin * sees * 10.0,
         "blind_coverage": coverage * blind,
         "blind_lexical": lexical * blind,
         "blind_rank": lex_rank * blind,
+        "code": code * sees,
+        "code_coverage": coverage * code * sees,
+        "code_lexical_z": lexical_z * code,
+        "code_cosine_z": cosine_z * code,
         "best_coverage": ev.best_coverage,
         "pooled_coverage": ev.pooled_coverage,
         "top_margin": top_margin * sees,
