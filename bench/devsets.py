@@ -79,13 +79,19 @@ def seeded(name: str, data: Path, cache: Path):
     return db, {v: k for k, v in mapping.items()}
 
 
+def gathered_path(name: str, cache: Path) -> Path:
+    """Where a set's gathered candidates are kept (per tokenizer version and gather format)."""
+    from supermemory.text import TOKENIZER_VERSION
+
+    return cache / f"{name}.t{TOKENIZER_VERSION}.g{GATHER_FORMAT}.cands.pkl"
+
+
 def gathered(name: str, data: Path, cache: Path, *, refresh: bool = False) -> list[dict]:
     """Per query: the query row, its analysed ranker context and its unranked candidates (cached)."""
     from supermemory.bench import scope_namespace
-    from supermemory.text import TOKENIZER_VERSION
 
     db, mem_to_doc = seeded(name, data, cache)
-    pick = cache / f"{name}.t{TOKENIZER_VERSION}.g{GATHER_FORMAT}.cands.pkl"
+    pick = gathered_path(name, cache)
     if pick.exists() and not refresh:
         return pickle.loads(pick.read_bytes())
     _, queries = load(name, data)

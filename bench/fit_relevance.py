@@ -68,15 +68,17 @@ def matrices(name: str, rows: list[dict]):
 
 
 def cached_matrices(name: str, data: Path, cache: Path):
-    """`matrices` of a set, cached per tokenizer version and relevance.py source."""
+    """`matrices` of a set, cached per relevance.py source and per gathered candidates (a re-gather, e.g. after
+    a change to how a candidate's inputs are read, makes new matrices)."""
     import pickle
 
-    from supermemory.text import TOKENIZER_VERSION
-
-    key = hashlib.sha256(Path(relevance.__file__).read_bytes()).hexdigest()[:10]
-    path = cache / f"{name}.t{TOKENIZER_VERSION}.{key}.mat.pkl"
+    rows = devsets.gathered(name, data, cache)     # gathers first if needed, so its file exists below
+    gathered = devsets.gathered_path(name, cache).stat()
+    key = hashlib.sha256(Path(relevance.__file__).read_bytes()
+                         + f"{gathered.st_mtime_ns}:{gathered.st_size}".encode()).hexdigest()[:10]
+    path = cache / f"{name}.{key}.mat.pkl"
     if not path.exists():
-        path.write_bytes(pickle.dumps(matrices(name, devsets.gathered(name, data, cache))))
+        path.write_bytes(pickle.dumps(matrices(name, rows)))
     return pickle.loads(path.read_bytes())
 
 

@@ -103,6 +103,6 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         cand.vector = vectors.get(memory_id)
         cand.terms = frozenset(tset)
         cand.superseded_by = successors.get(memory_id)
-        cand.code = code_share(rec["body"])
+        cand.code = code_share(rec["body"]) if query_vec is not None else 0.0   # read only beside cosines
         final.append(cand)
     return Gathered(final, records, query_vec, vector_error, doc_freq, pooled)

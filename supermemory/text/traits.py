@@ -46,9 +46,8 @@ def negates(text: str) -> bool:
     return bool(text) and _NEGATION.search(text) is not None
 
 
-# Marks of source code: brackets, braces, `=`, `;`, `_`, and a dot joined to a word (`a.b`, `.get`).
+# Marks of source code: brackets, braces, `=`, `;`, `_`, and a dot that does not end a sentence (`a.b`, `.get`).
 _CODE_CHARS = str.maketrans("", "", "(){}[]<>=;_")
-_JOINED_DOT = re.compile(r"\.(?=\w)")
 _PROSE_LEVEL, _CODE_LEVEL = 0.03, 0.10   # marks per visible character: prose sits below, code above
 _CODE_SAMPLE = 2000                       # characters read: enough to tell, cheap for every candidate of a recall
 _CODE_PSEUDO = 40                         # unmarked characters assumed besides: a few marks in a short line are not code
@@ -60,13 +59,16 @@ def code_share(text: str) -> float:
     Code memories match a question's words through identifiers and boilerplate shared by many functions,
     so lexical evidence means less there than in prose; the relevance model reads this to weigh its channels
     per memory (`retrieval/relevance.py`). Measured as code marks per visible character (plus a pseudo-count,
-    so a bracket or two in a short line stays prose): prose and chat turns sit under 0.03, functions at 0.08–0.2.
+    so a bracket or two in a short line stays prose): prose and chat turns sit under 0.03, functions at
+    0.08–0.2. String methods only (no regex): it runs for every candidate of every recall.
     """
     sample = text[:_CODE_SAMPLE]
-    visible = len("".join(sample.split()))
-    if not visible:
+    blanks = sample.count(" ") + sample.count("\n") + sample.count("\t")
+    visible = len(sample) - blanks
+    if visible <= 0:
         return 0.0
-    marks = len(sample) - len(sample.translate(_CODE_CHARS)) + len(_JOINED_DOT.findall(sample))
+    dots = sample.count(".") - sample.count(". ") - sample.count(".\n") - sample.endswith(".")
+    marks = len(sample) - len(sample.translate(_CODE_CHARS)) + max(0, dots)
     density = marks / (visible + _CODE_PSEUDO)
     return max(0.0, min(1.0, (density - _PROSE_LEVEL) / (_CODE_LEVEL - _PROSE_LEVEL)))
 
