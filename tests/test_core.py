@@ -233,6 +233,22 @@ def test_recall_reads_how_much_each_memory_is_source_code(store):
     assert share[code["id"]] > 0.5 and share[prose["id"]] == 0.0
 
 
+def test_each_text_s_code_share_is_read_once_per_process(store, monkeypatch):
+    from supermemory.retrieval import candidates
+
+    reads = []
+    monkeypatch.setattr(candidates, "_CODE_SHARES", {})
+    monkeypatch.setattr(candidates, "code_share", lambda body: reads.append(body) or 0.0)
+    store.remember("the deploy job builds every night")
+    store.remember("the nightly build deploys to staging")
+    store.candidates("nightly deploy build", namespace="proj", n_cand=10)
+    store.candidates("deploy build at night", namespace="proj", n_cand=10)
+    assert sorted(reads) == ["the deploy job builds every night", "the nightly build deploys to staging"]
+    edited = store.remember("the deploy job builds every night at 2am")   # another text: read anew
+    store.candidates("nightly deploy build", namespace="proj", n_cand=10)
+    assert reads.count("the deploy job builds every night at 2am") == 1 and edited
+
+
 def test_recall_puts_a_revision_above_the_fact_it_supersedes(store):
     old = store.remember("The local dev reverse proxy is nginx; its config is infra/dev/nginx.conf.")
     new = store.remember("nginx was replaced by Caddy for the local dev reverse proxy; infra/dev/nginx.conf "

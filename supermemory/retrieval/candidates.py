@@ -14,6 +14,20 @@ from supermemory.text import code_share, estimate_tokens, fts_match
 
 logger = logging.getLogger(__name__)
 
+_CODE_SHARES: dict[str, float] = {}   # content hash → text.code_share: a long-lived server reads each text once
+_CODE_SHARES_MAX = 200_000
+
+
+def memory_code_share(rec: dict) -> float:
+    """How much a memory's body reads as code (`text.code_share`), remembered by content hash."""
+    key = rec["content_hash"]
+    share = _CODE_SHARES.get(key)
+    if share is None:
+        if len(_CODE_SHARES) >= _CODE_SHARES_MAX:
+            _CODE_SHARES.clear()
+        share = _CODE_SHARES[key] = code_share(rec["body"])
+    return share
+
 
 @dataclass
 class Gathered:
@@ -103,6 +117,6 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         cand.vector = vectors.get(memory_id)
         cand.terms = frozenset(tset)
         cand.superseded_by = successors.get(memory_id)
-        cand.code = code_share(rec["body"]) if query_vec is not None else 0.0   # read only beside cosines
+        cand.code = memory_code_share(rec) if query_vec is not None else 0.0   # read only beside cosines
         final.append(cand)
     return Gathered(final, records, query_vec, vector_error, doc_freq, pooled)
