@@ -95,6 +95,37 @@ def main() -> int:
             return subprocess.run(args, cwd=ROOT).returncode
         os.chdir(ROOT)
         os.execv(python, args)
+    return cli(sys.argv[1:])
+
+
+# Imports the CLI cannot work without (onnxruntime and tokenizers only degrade recall to words, with a warning).
+REQUIRED = (("numpy", "numpy"), ("Stemmer", "PyStemmer"))
+
+
+def cli(args: list) -> int:
+    """The CLI, in the checkout's `.venv` when `run.py test` made one; else in this Python if it has the
+    runtime dependencies, and otherwise a clear word on how to get them (never a traceback)."""
+    import importlib.util
+
+    in_venv = os.path.realpath(sys.prefix) == os.path.realpath(VENV)
+    if not in_venv and os.path.exists(STAMP) and _venv_works():
+        command = [_venv_python(), os.path.abspath(__file__), *args]
+        if os.name == "nt":
+            return subprocess.run(command).returncode
+        os.execv(command[0], command)
+    def importable(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            return False
+
+    missing = [package for module, package in REQUIRED if not importable(module)]
+    if missing:
+        sys.stderr.write(
+            f"run.py: this Python ({sys.executable}) lacks supermemory's dependencies: {', '.join(missing)}.\n"
+            "Run `python3 run.py test` once (it builds .venv/ in this checkout, which run.py then uses), "
+            "or `python3 install.py` (then use the `supermemory` command).\n")
+        return 1
     sys.path.insert(0, ROOT)
     from supermemory.cli import main as cli_main
 

@@ -54,6 +54,43 @@ def test_a_python_without_venv_gets_the_exact_debian_package_to_install(tmp_path
     assert not (checkout / ".venv").exists()
 
 
+def test_a_cli_command_in_a_python_without_the_dependencies_says_how_to_get_them(tmp_path):
+    """A new user's first `python3 run.py remember …` before any setup: a clear word, never a traceback."""
+    blocker = tmp_path / "site"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(
+        "import sys\nclass _Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'Stemmer':\n            raise ImportError('No module named Stemmer')\n"
+        "sys.meta_path.insert(0, _Block())\n", encoding="utf-8")
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "supermemory", checkout / "supermemory", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "run.py", checkout / "run.py")
+    env = dict(os.environ, PYTHONPATH=str(blocker), HOME=str(tmp_path / "home"),
+               SUPERMEMORY_HOME=str(tmp_path / "smhome"))
+    done = subprocess.run([sys.executable, str(checkout / "run.py"), "remember", "CI runs on Jenkins"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "PyStemmer" in done.stderr and "python3 run.py test" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "smhome").exists()     # nothing half-written
+
+
+def test_a_cli_command_runs_in_the_checkout_venv_that_run_py_test_made():
+    venv_python = ROOT / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not (ROOT / ".venv" / ".supermemory-dev-install").exists() or not venv_python.exists():
+        pytest.skip("no .venv made by `python3 run.py test` in this checkout")
+    outside = shutil.which("python3")
+    if outside is None or Path(outside).resolve() == venv_python.resolve():
+        pytest.skip("no python3 outside the venv")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if ".venv" not in p)
+    done = subprocess.run([outside, str(ROOT / "run.py"), "-h"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "usage: supermemory" in done.stdout
+
+
 @pytest.mark.slow
 def test_run_py_test_from_a_fresh_copy_builds_its_venv_and_runs_pytest(tmp_path, request):
     """The whole path a new user takes (pip from the package index: slow, so a heavy variant)."""
