@@ -379,3 +379,23 @@ def test_the_relevance_fit_orders_by_candidate_evidence_and_calibrates_abstentio
     positives = [best(q) for q in sets["a"] if not q["negative"]]
     negatives = [best(q) for q in sets["a"] if q["negative"]]
     assert min(positives) > 0.5 > max(negatives)
+
+
+def test_the_fit_s_matrix_cache_follows_a_re_gather_of_the_candidates(tmp_path, monkeypatch):
+    """A re-gather (e.g. after a change to how a candidate's inputs are read) must not reuse old matrices."""
+    import os
+
+    fit_relevance = _bench_script("fit_relevance")
+    gathered = tmp_path / "set.cands.pkl"
+    gathered.write_bytes(b"first")
+    built = []
+    monkeypatch.setattr(fit_relevance.devsets, "gathered", lambda name, data, cache: [gathered.read_bytes()])
+    monkeypatch.setattr(fit_relevance.devsets, "gathered_path", lambda name, cache: gathered)
+    monkeypatch.setattr(fit_relevance, "matrices", lambda name, rows: built.append(rows[0]) or rows[0])
+    assert fit_relevance.cached_matrices("set", tmp_path, tmp_path) == b"first"
+    assert fit_relevance.cached_matrices("set", tmp_path, tmp_path) == b"first"
+    assert built == [b"first"]                      # the second read came from the cache
+    gathered.write_bytes(b"second, re-gathered")
+    os.utime(gathered, ns=(gathered.stat().st_atime_ns, gathered.stat().st_mtime_ns + 1_000_000))
+    assert fit_relevance.cached_matrices("set", tmp_path, tmp_path) == b"second, re-gathered"
+    assert built == [b"first", b"second, re-gathered"]
