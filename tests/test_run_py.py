@@ -32,15 +32,21 @@ def test_documented_commands_use_python3_never_a_bare_python():
             assert not re.search(r"(^|[`\s(])python (-m|run\.py|install\.py)", line), f"{name}: {line}"
 
 
-def test_a_python_without_venv_gets_the_exact_debian_package_to_install(tmp_path):
-    """Debian's python3 without python3-venv lacks ensurepip: simulate that and read the advice."""
+def _blocking(tmp_path: Path, module: str) -> Path:
+    """A folder for PYTHONPATH whose sitecustomize makes `module` unimportable (as if not installed)."""
     blocker = tmp_path / "site"
     blocker.mkdir()
     (blocker / "sitecustomize.py").write_text(
         "import sys\nclass _Block:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'ensurepip':\n            raise ImportError('No module named ensurepip')\n"
+        f"        if name == {module!r}:\n            raise ImportError('No module named {module}')\n"
         "sys.meta_path.insert(0, _Block())\n", encoding="utf-8")
+    return blocker
+
+
+def test_a_python_without_venv_gets_the_exact_debian_package_to_install(tmp_path):
+    """Debian's python3 without python3-venv lacks ensurepip: simulate that and read the advice."""
+    blocker = _blocking(tmp_path, "ensurepip")
     checkout = tmp_path / "checkout"
     checkout.mkdir()
     shutil.copy(ROOT / "run.py", checkout / "run.py")
@@ -56,13 +62,7 @@ def test_a_python_without_venv_gets_the_exact_debian_package_to_install(tmp_path
 
 def test_a_cli_command_in_a_python_without_the_dependencies_says_how_to_get_them(tmp_path):
     """A new user's first `python3 run.py remember …` before any setup: a clear word, never a traceback."""
-    blocker = tmp_path / "site"
-    blocker.mkdir()
-    (blocker / "sitecustomize.py").write_text(
-        "import sys\nclass _Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'Stemmer':\n            raise ImportError('No module named Stemmer')\n"
-        "sys.meta_path.insert(0, _Block())\n", encoding="utf-8")
+    blocker = _blocking(tmp_path, "Stemmer")
     checkout = tmp_path / "checkout"
     shutil.copytree(ROOT / "supermemory", checkout / "supermemory", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "run.py", checkout / "run.py")
