@@ -79,6 +79,19 @@ def seeded(name: str, data: Path, cache: Path):
     return db, {v: k for k, v in mapping.items()}
 
 
+def rank_config(row: dict, settings: dict | None = None):
+    """The ranker's config for one gathered query, as recall builds it (`ranking` settings, default the
+    shipped ones, plus the query's own context)."""
+    from supermemory.retrieval import ranking
+    from supermemory.settings import DEFAULTS
+
+    fields = ranking.RankConfig.__dataclass_fields__
+    context = {k: v for k, v in row["context"].items() if k in fields}
+    return ranking.RankConfig.from_settings(DEFAULTS["ranking"] if settings is None else settings, **context,
+                                            use_cosine=row["has_vectors"],
+                                            pooled_coverage=row.get("pooled_coverage", 0.0))
+
+
 def gathered_path(name: str, cache: Path) -> Path:
     """Where a set's gathered candidates are kept (per tokenizer version and gather format)."""
     from supermemory.text import TOKENIZER_VERSION

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import devsets  # noqa: E402
 
 from supermemory.bench.metrics import query_metrics  # noqa: E402
-from supermemory.retrieval import relevance  # noqa: E402
+from supermemory.retrieval import ranking, relevance  # noqa: E402
 
 KEY = {"scifact-train": "ndcg@10"}      # the set's headline metric beside R@5 (MRR@10 elsewhere)
 
@@ -52,12 +52,10 @@ def matrices(name: str, rows: list[dict]):
     out = []
     for row in rows:
         cands = row["candidates"]
-        ctx = row["context"]
         relevant = set(row["query"].get("relevant") or [])
-        ev = relevance.evidence(cands, cjk=ctx.get("cjk_share", 0.0) if row.get("has_vectors", True) else 1.0,
-                                unknown_name=bool(ctx.get("unknown_names")),
-                                pooled_coverage=row.get("pooled_coverage", 0.0))
-        X = np.array([[relevance.features(c, ev)[f] for f in relevance.FEATURES] for c in cands], dtype=float) \
+        ev = ranking.query_evidence(cands, devsets.rank_config(row))     # as recall reads it
+        rows_x = (relevance.features(c, ev) for c in cands)
+        X = np.array([[x[f] for f in relevance.FEATURES] for x in rows_x], dtype=float) \
             if cands else np.zeros((0, len(relevance.FEATURES)))
         docs = [row["docs"].get(c.id) for c in cands]
         y = np.array([1.0 if d in relevant else 0.0 for d in docs])

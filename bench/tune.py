@@ -30,11 +30,8 @@ def score(rows: list[dict], settings: dict, limit: int = 10) -> dict:
     """R@5, MRR@10 and negatives empty of one set under `settings` (the `ranking` section)."""
     r5 = mrr = empty = 0.0
     positives = negatives = 0
-    fields = ranking.RankConfig.__dataclass_fields__
     for row in rows:
-        context = {k: v for k, v in row["context"].items() if k in fields}
-        cfg = ranking.RankConfig.from_settings(settings, **context, use_cosine=row["has_vectors"],
-                                               pooled_coverage=row.get("pooled_coverage", 0.0))
+        cfg = devsets.rank_config(row, settings)
         selected, _ = ranking.rank(row["candidates"], cfg, limit=limit, cosine_fn=dot)
         ranked = [row["docs"].get(r.candidate.id) for r in selected]
         relevant = set(row["query"].get("relevant") or [])

@@ -110,6 +110,14 @@ def reinforcement(recall_count: int) -> float:
 
 
 
+def query_evidence(cands: Sequence[Candidate], cfg: RankConfig) -> relevance.QueryEvidence:
+    """What the candidate set and the per-query inputs say about this query's channels (the one place the
+    ranker's settings become the relevance model's query evidence; bench/fit_relevance.py reads it too)."""
+    return relevance.evidence(cands, cjk=cfg.cjk_share if cfg.use_cosine else 1.0,
+                              unknown_name=bool(cfg.unknown_names), prior=cfg.background_prior,
+                              pooled_coverage=cfg.pooled_coverage)
+
+
 def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
                      cosine_fn: Callable | None = None) -> list[Ranked]:
     """Features, contributions and the score of every candidate (no gating).
@@ -119,9 +127,7 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
     is the model's probability before the priors.
     """
     model = cfg.model or relevance.shipped()
-    ev = relevance.evidence(cands, cjk=cfg.cjk_share if cfg.use_cosine else 1.0,
-                            unknown_name=bool(cfg.unknown_names), prior=cfg.background_prior,
-                            pooled_coverage=cfg.pooled_coverage)
+    ev = query_evidence(cands, cfg)
     priors = cfg.weights
     out = []
     for cand in cands:
