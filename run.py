@@ -102,24 +102,28 @@ def main() -> int:
 REQUIRED = (("numpy", "numpy"), ("Stemmer", "PyStemmer"))
 
 
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def cli(args: list) -> int:
     """The CLI, in the checkout's `.venv` when `run.py test` made one; else in this Python if it has the
     runtime dependencies, and otherwise a clear word on how to get them (never a traceback)."""
-    import importlib.util
-
     in_venv = os.path.realpath(sys.prefix) == os.path.realpath(VENV)
-    if not in_venv and os.path.exists(STAMP) and _venv_works():
+    if not in_venv and os.path.exists(STAMP) and os.path.exists(_venv_python()):
         command = [_venv_python(), os.path.abspath(__file__), *args]
-        if os.name == "nt":
-            return subprocess.run(command).returncode
-        os.execv(command[0], command)
-    def importable(module: str) -> bool:
         try:
-            return importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            return False
-
-    missing = [package for module, package in REQUIRED if not importable(module)]
+            if os.name == "nt":
+                return subprocess.run(command).returncode
+            os.execv(command[0], command)
+        except OSError:   # a broken venv (its python moved or deleted): fall through to this Python
+            pass
+    missing = [package for module, package in REQUIRED if not _importable(module)]
     if missing:
         sys.stderr.write(
             f"run.py: this Python ({sys.executable}) lacks supermemory's dependencies: {', '.join(missing)}.\n"

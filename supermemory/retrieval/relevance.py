@@ -129,7 +129,7 @@ def _ranks(ordered: Sequence, keys: Sequence[float]) -> dict:
 
 def features(cand, ev: QueryEvidence) -> dict:
     """The model's inputs for one candidate (every value bounded, 0 when the channel has nothing);
-    `cand` has id, bm25, cosine, coverage and optionally code (how much it reads as source code)."""
+    `cand` has id, bm25, cosine, coverage and code (how much it reads as source code)."""
     sees, blind = 1.0 - ev.blind, ev.blind
     hit = cand.bm25 is not None
     lexical = (cand.bm25 / ev.best_bm25) if hit and ev.best_bm25 < 0 else (1.0 if hit else 0.0)
@@ -142,7 +142,7 @@ def features(cand, ev: QueryEvidence) -> dict:
     top_margin = (ev.top_cosine - ev.background) if ev.top_cosine is not None else 0.0
     lexical_z = zscore(-cand.bm25, ev.lexical_spread) * sees if hit else 0.0
     cosine_z = zscore(cand.cosine, ev.cosine_spread) * sees if has_cos else 0.0
-    code = max(0.0, min(1.0, getattr(cand, "code", 0.0)))
+    code = cand.code                          # text.code_share: already in [0, 1]
     return {
         "coverage": coverage * sees,
         "lexical": lexical * sees,
