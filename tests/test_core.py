@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import stat
 
 import pytest
@@ -782,3 +783,60 @@ def test_only_a_meaningful_embedder_the_model_was_not_fitted_on_keeps_its_vector
         with MemoryStore(db_path, config=config, embedder=embedder, namespace="proj") as s:
             assert s.rank_config("deploy", has_vectors=True).uncalibrated_cosines is expected
             assert s.rank_config("deploy", has_vectors=False).uncalibrated_cosines is False
+
+
+def _recalled(store: MemoryStore, query: str, namespace: str) -> list:
+    page = store.recall(query, namespace=namespace, limit=8, explain=True, touch=False)
+    return [(r["id"], r["score"], r["relevance"], r["features"]) for r in page["results"]]
+
+
+def test_a_server_s_warm_recall_answers_exactly_as_a_cold_one(tmp_path):
+    """The server keeps live vectors in RAM and takes the candidates' vectors from there, not from the
+    BLOB table: same ids, same relevance, and a write by another process is seen on the next recall."""
+    home = tmp_path / "home"
+    db = home / "memory.db"
+    rng = random.Random(5)
+    words = ["cache", "deploy", "schema", "queue", "token", "index", "client", "retry", "backoff", "shard",
+             "lease", "vacuum", "cursor", "webhook", "quota", "replica"]
+    cold = MemoryStore(db, config=Config(home=home), embedder=HashProvider(), namespace="proj")
+    for n in range(60):
+        cold.remember(f"note {n}: " + " ".join(rng.sample(words, 5)), namespace="proj" if n % 3 else "other",
+                      create_namespace=True)
+    warm = MemoryStore(db, config=Config(home=home), embedder=HashProvider(), namespace="proj", cache_vectors=True)
+    queries = ["deploy retry backoff", "schema index", "token shard cache", "queue client"]
+    try:
+        for ns in ("proj", "other", "*"):
+            for q in queries:
+                assert _recalled(warm, q, ns) == _recalled(cold, q, ns)
+        assert warm.context.matrix_cache    # the RAM path was taken
+        writer = MemoryStore(db, config=Config(home=home), embedder=HashProvider(), namespace="proj")
+        new = writer.remember("deploy retry backoff shard: the one written by another process")["id"]
+        writer.close()
+        for q in queries:
+            assert _recalled(warm, q, "proj") == _recalled(cold, q, "proj")
+        assert new in [r[0] for r in _recalled(warm, "deploy retry backoff shard", "proj")]
+    finally:
+        warm.close()
+        cold.close()
+
+
+def test_another_namespace_s_matches_never_crowd_out_this_one_s(tmp_path):
+    """The lexical cut (`ranking.candidates` rows) is taken inside the asked namespaces when the store holds
+    others; it is only left out when the asked ones hold every live memory."""
+    from supermemory.store import search_index
+
+    home = tmp_path / "home"
+    store = MemoryStore(home / "memory.db", config=Config(home=home), embedder=HashProvider(), namespace="mine")
+    try:
+        for n in range(40):      # far better bm25 matches than the one memory of `mine`
+            store.remember(f"kubernetes kubernetes kubernetes rollout {n}", namespace="theirs", create_namespace=True)
+        mine = store.remember("a long note about many things: the kubernetes cluster, staging, billing, the "
+                              "release train, who is on call and where the dashboards live")["id"]
+        store.config.settings["ranking"]["candidates"] = 10
+        assert not search_index.covers_all(store.context, ["mine", "global"])
+        assert search_index.covers_all(store.context, ["mine", "theirs", "global"])
+        assert search_index.covers_all(store.context, None)
+        found = store.recall("kubernetes", limit=3, touch=False, channels=("lexical",))
+        assert [r["id"] for r in found["results"]] == [mine]
+    finally:
+        store.close()

@@ -57,7 +57,7 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
     term_sets: dict[int, set] = {}
     if query.terms and "lexical" in channels:
         ns_match = ""
-        if namespaces is not None:
+        if not search_index.covers_all(ctx, namespaces):   # else the condition costs a scan and drops nothing
             ns_match = "ns : (" + " OR ".join('"ns_' + n + '"' for n in namespaces) + ") AND "
         terms = match_terms(query, doc_freq, total, float(ctx.config.get("ranking.match_max_df")))
         match = ns_match + "tokens : (" + fts_match(terms) + ")"
@@ -94,7 +94,7 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
     if query_vec is not None:
         import numpy as np
 
-        for memory_id, vec in search_index.chunk_vectors(ctx, list(records)):
+        for memory_id, vec in search_index.live_chunk_vectors(ctx, list(records), namespaces):
             cos = float(np.dot(vec, query_vec))
             cand = cands[memory_id]
             if cand.cosine is None or cos > cand.cosine:

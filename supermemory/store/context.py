@@ -34,9 +34,9 @@ class StoreContext:
         self.embedder_checked = False
         self.embedder_warning: str | None = None
         self.cache_vectors = cache_vectors
-        self.matrix_cache: dict = {}          # namespaces → (data_version, ids, matrix)
+        self.matrix_cache: dict = {}          # namespaces → (data_version, ids, matrix, rows per memory id)
         self.generation = 0                   # our own commits do not change PRAGMA data_version
-        self.total_cache: tuple | None = None  # (data_version, generation) → live chunk count
+        self.total_cache: tuple | None = None  # ((data_version, generation), live chunks per namespace)
 
     def txn(self):
         """A `BEGIN IMMEDIATE` write transaction."""

@@ -110,14 +110,27 @@ def rebuild_search_index(ctx: StoreContext) -> dict:
 # --- lookups for recall -----------------------------------------------------------------------------
 
 def live_chunk_count(ctx: StoreContext) -> int:
-    """Live chunks (each has exactly one `ns_` token), cached until any connection writes."""
+    """Live chunks (each has exactly one `ns_` token)."""
+    return sum(namespace_chunk_counts(ctx).values())
+
+
+def namespace_chunk_counts(ctx: StoreContext) -> dict[str, int]:
+    """Live chunks per namespace, read from the FTS vocabulary and cached until any connection writes."""
     key = (ctx.conn.execute("PRAGMA data_version").fetchone()[0], ctx.generation)
     if ctx.total_cache and ctx.total_cache[0] == key:
         return ctx.total_cache[1]
-    total = ctx.q("SELECT coalesce(sum(doc), 0) FROM fts_vocab WHERE term >= 'ns_' AND term < 'ns`' "
-                  "AND col = 'ns'")[0][0]
-    ctx.total_cache = (key, total)
-    return total
+    counts = {term[3:]: doc for term, doc in ctx.q(
+        "SELECT term, doc FROM fts_vocab WHERE term >= 'ns_' AND term < 'ns`' AND col = 'ns'")}
+    ctx.total_cache = (key, counts)
+    return counts
+
+
+def covers_all(ctx: StoreContext, namespaces: list[str] | None) -> bool:
+    """Every live chunk is in `namespaces`: a namespace condition would select nothing less."""
+    if namespaces is None:
+        return True
+    wanted = set(namespaces)
+    return all(ns in wanted for ns in namespace_chunk_counts(ctx))
 
 
 def doc_frequencies(ctx: StoreContext, terms: Sequence[str]) -> dict[str, int]:
@@ -158,6 +171,17 @@ def chunk_vectors(ctx: StoreContext, memory_ids: Sequence[int]) -> list[tuple[in
     return [(memory_id, from_blob(blob)) for memory_id, blob in ctx.q(
         f"SELECT c.memory_id, v.embedding FROM chunks c CROSS JOIN vectors v ON v.chunk_id = c.id "
         f"WHERE c.memory_id IN ({marks})", list(memory_ids))]
+
+
+def live_chunk_vectors(ctx: StoreContext, memory_ids: Sequence[int],
+                       namespaces: list[str] | None) -> list[tuple[int, object]]:
+    """`chunk_vectors` of live memories in `namespaces`, taken from the matrix `vector_search` keeps in RAM
+    when it holds a current one (a server's warm recall), so recall reads each vector BLOB only once."""
+    cached = ctx.matrix_cache.get(tuple(namespaces) if namespaces is not None else None)
+    if not cached or cached[0] != ctx.conn.execute("PRAGMA data_version").fetchone()[0]:
+        return chunk_vectors(ctx, memory_ids)
+    _version, _ids, matrix, rows = cached
+    return [(memory_id, matrix[row]) for memory_id in memory_ids for row in rows.get(memory_id, ())]
 
 
 def vector_search(ctx: StoreContext, vector, namespaces: list[str] | None, k: int,
@@ -216,5 +240,8 @@ def _live_matrix(ctx: StoreContext, namespaces: list[str] | None):
     ids = np.array([r[0] for r in rows], dtype=np.int64)
     matrix = (np.vstack([from_blob(r[1]) for r in rows]) if rows
               else np.zeros((0, 1), dtype=np.float32))
-    ctx.matrix_cache[key] = (version, ids, matrix)
+    rows_of: dict[int, list[int]] = {}
+    for row, memory_id in enumerate(ids.tolist()):
+        rows_of.setdefault(memory_id, []).append(row)
+    ctx.matrix_cache[key] = (version, ids, matrix, rows_of)
     return ids, matrix
