@@ -10,8 +10,10 @@ settings, so they are gathered once per query and pickled next to the store.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import pickle
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -53,7 +55,9 @@ def open_store(db: Path, settings: dict | None = None):
     from supermemory.core import MemoryStore
 
     base = load_config()
-    config = Config(home=Path(tempfile.mkdtemp(prefix="sm-dev-")), settings=settings or base.settings,
+    home = tempfile.mkdtemp(prefix="sm-dev-")     # the config's home: nothing is kept there
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    config = Config(home=Path(home), settings=settings or base.settings,
                     model_dir_override=base.model_dir, explicit_namespace="bench")
     return MemoryStore(db, config=config, namespace="bench", cache_vectors=True)
 
