@@ -21,9 +21,9 @@ DEFAULTS: dict[str, Any] = {
         "openai_model": "text-embedding-3-small",
         "openai_dimensions": 0,       # 0 = whatever the endpoint returns
         "openai_api_key_env": "SUPERMEMORY_EMBED_API_KEY",
-        # bge's retrieval instruction is prepended to a query whose best lexical match covers less
-        # than this share of it (questions worded unlike their answer); 0 = never, above 1 = always.
-        "query_instruction_below": 0.3,
+        # bge's retrieval instruction is prepended to a query unless its best lexical matches read as
+        # source code at least this much (mean text.code_share of the top 5); 0 = never, above 1 = always.
+        "query_instruction_code_below": 0.5,
         "query_instruction": "Represent this sentence for searching relevant passages: ",
         "query_blend": False,         # embed the query with and without the instruction, average both
     },
@@ -118,7 +118,7 @@ RULES: dict[str, Rule] = {
     "embedder.threads": Rule(1, 256),
     "embedder.openai_base_url": Rule(prefixes=("http://", "https://")),
     "embedder.openai_dimensions": _COUNT,
-    "embedder.query_instruction_below": _COUNT,
+    "embedder.query_instruction_code_below": _COUNT,
     **{f"ranking.weights.{name}": Rule(-5, 5, real=True) for name in DEFAULTS["ranking"]["weights"]},
     "ranking.temperature": Rule(0, 10, above=True),
     "ranking.half_life_days": _COUNT,

@@ -645,7 +645,7 @@ def test_recall_crosses_between_chinese_and_english(store):
     assert 0 < alone < bridged
 
 
-def test_queries_worded_unlike_any_memory_are_embedded_with_the_retrieval_instruction(db_path, config):
+def test_queries_are_embedded_with_the_retrieval_instruction_unless_their_best_matches_are_code(db_path, config):
     asked = []
 
     class Recording(FakeEmbedder):
@@ -655,12 +655,16 @@ def test_queries_worded_unlike_any_memory_are_embedded_with_the_retrieval_instru
 
     s = MemoryStore(db_path, config=config, embedder=Recording(), namespace="p")
     s.remember("On-call rotates weekly with handover on Mondays at 10:00 CET.")
-    s.recall("on-call rotation handover", touch=False)            # most of it matches: plain
-    s.recall("when does the person carrying the pager change", touch=False)
-    assert asked == [False, True]
-    config.settings["embedder"]["query_instruction_below"] = 0.0  # never
-    s.recall("when does the person carrying the pager change", touch=False)
-    assert asked[-1] is False
+    s.remember("def pager_shift(schedule):\n    return [(day, schedule[day]) for day in sorted(schedule)]")
+    s.recall("when does the person on duty change", touch=False)             # no word matches: a question
+    s.recall("on-call rotation handover", touch=False)                         # prose matches best
+    s.recall("pager_shift schedule", touch=False)                              # only the function matches
+    assert asked == [True, True, False]
+    config.settings["embedder"]["query_instruction_code_below"] = 0.0          # never
+    s.recall("on-call rotation handover", touch=False)
+    config.settings["embedder"]["query_instruction_code_below"] = 1.01         # always
+    s.recall("pager_shift schedule", touch=False)
+    assert asked[-2:] == [False, True]
 
 
 def test_unlink_removes_one_relation_or_every_one_and_says_when_there_was_none(store):

@@ -242,7 +242,7 @@ def run(docs, queries, *, mode="full", limit=10, overrides=(), provider=None, de
         settings["ranking"].update({"relevance_threshold": 0, "relevance_floor": 0.0, "vector_floor": 0.0, "mmr_lambda": 0.0,
                                     "relative_cutoff": 0.0, "glossary": False,
                                     "baseline": mode})
-        settings["embedder"]["query_instruction_below"] = 0.0
+        settings["embedder"]["query_instruction_code_below"] = 0.0
     with tempfile.TemporaryDirectory(prefix="supermemory-bench-") as tmp:
         config = Config(home=Path(tmp), settings=settings, model_dir_override=base.model_dir,
                         explicit_namespace="bench")

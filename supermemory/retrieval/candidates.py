@@ -29,6 +29,19 @@ def memory_code_share(rec: dict) -> float:
     return share
 
 
+def instructed(ctx: StoreContext, cands: dict, records: dict) -> bool:
+    """Whether the query is embedded with bge's retrieval instruction: yes, unless its best lexical matches
+    read as source code (mean `text.code_share` of the top few at or above
+    `embedder.query_instruction_code_below`). The instruction was trained for questions against passages;
+    on the dev sets it lifts every prose kind and costs code search (bench/RESULTS.md)."""
+    best = sorted((c for c in cands.values() if c.id in records), key=lambda c: c.bm25)[:INSTRUCTION_SAMPLE]
+    share = sum(memory_code_share(records[c.id]) for c in best) / len(best) if best else 0.0
+    return share < float(ctx.config.get("embedder.query_instruction_code_below"))
+
+
+INSTRUCTION_SAMPLE = 5   # the best lexical matches `instructed` reads
+
+
 @dataclass
 class Gathered:
     """What the ranker and the result page need from the store, for one query."""
@@ -67,16 +80,13 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
             if cand is None or bm25 < (cand.bm25 or 0):
                 cands[memory_id] = ranking.Candidate(id=memory_id, bm25=bm25)
             term_sets.setdefault(memory_id, set()).update(tokens.split())
-    coverage: dict[int, float] = {}   # per memory, filled once: the lexical ones before embedding
+    records = reads.live_records(ctx, list(cands), namespaces, where, params)   # the lexical candidates
+    looked = set(cands)
     query_vec, vector_error = None, None
     if not lexical_only and "vector" in channels:
-        # A query its best lexical match covers poorly is worded unlike its answer: the case
-        # bge's retrieval instruction was trained for.
-        evidence = max((coverage.setdefault(memory_id, query.coverage(idf, tokens))
-                        for memory_id, tokens in term_sets.items()), default=0.0)
-        instructed = evidence < float(ctx.config.get("embedder.query_instruction_below"))
         try:
-            query_vec = embedding.embedder(ctx).embed_query(query.embedded, instructed=instructed)
+            query_vec = embedding.embedder(ctx).embed_query(query.embedded,
+                                                            instructed=instructed(ctx, cands, records))
         except (EmbeddingUnavailableError, ModelMismatchError) as exc:
             vector_error = str(exc)
             logger.warning("recall without vectors: %s", exc)
@@ -87,7 +97,10 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
             cands.setdefault(memory_id, ranking.Candidate(id=memory_id))
     if not cands:
         return Gathered([], {}, query_vec, vector_error, doc_freq)
-    records = reads.live_records(ctx, list(cands), namespaces, where, params)
+    found_by_vector = [i for i in cands if i not in looked]
+    if found_by_vector:
+        records.update(reads.live_records(ctx, found_by_vector, namespaces, where, params))
+        records = dict(sorted(records.items()))      # one order, however the candidates came
     for memory_id, tokens in search_index.chunk_tokens(ctx, [i for i in records if i not in term_sets]):
         term_sets.setdefault(memory_id, set()).update(tokens.split())
     vectors: dict[int, Any] = {}
@@ -106,7 +119,7 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
     for memory_id, rec in records.items():
         cand = cands[memory_id]
         tset = term_sets.get(memory_id, set())
-        cand.coverage = coverage[memory_id] if memory_id in coverage else query.coverage(idf, tset)
+        cand.coverage = query.coverage(idf, tset)
         cand.importance = rec["importance"]
         cand.confidence = rec["confidence"]
         cand.pinned = bool(rec["pinned"])
