@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from supermemory.errors import ConfigError, InvalidInputError
 from supermemory.settings import (DEFAULTS, SETTINGS, as_sentence, checked, coerce_value, deep_merge, sanitised, show_value,
-                                  unknown_setting, validate_settings)
+                                  unknown_setting, validate_settings, without_retired)
 
 GLOBAL_NAMESPACE = "global"
 ALL_NAMESPACES = "*"
@@ -121,6 +121,8 @@ def load_config(env: Mapping[str, str] | None = None, *, home: Path | None = Non
         if strict:
             raise
         user, notes = {}, [str(exc)]
+    user, retired = without_retired(user)
+    notes += [f"config file {path}: {note}" for note in retired]
     problems = validate_settings(user)
     if problems and strict:
         listed = (as_sentence(str(problems[0])) if len(problems) == 1 else f"{len(problems)} problems: "

@@ -269,10 +269,35 @@ def checked(key: str, value: Any) -> Any:
     return value
 
 
+# Settings that existed and were taken out: a config file that still sets one keeps working (the value is
+# ignored and `doctor` says so) instead of being refused. Key → what replaced it.
+RETIRED: dict[str, str] = {
+    "embedder.query_instruction_below": "the query instruction now follows whether the best lexical matches "
+                                        "read as code: embedder.query_instruction_code_below",
+}
+
+
+def without_retired(tree: Mapping) -> tuple[dict, list[str]]:
+    """The settings tree with retired keys taken out, and one note for each key taken out."""
+    tree = copy.deepcopy(dict(tree)) if isinstance(tree, Mapping) else tree
+    notes = []
+    for dotted, replacement in RETIRED.items():
+        *parents, leaf = dotted.split(".")
+        node = tree
+        for part in parents:
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if isinstance(node, dict) and leaf in node:
+            del node[leaf]
+            notes.append(f"setting {dotted!r} was retired and is ignored ({replacement}); remove it from the file")
+    return tree, notes
+
+
 def unknown_setting(dotted: str) -> str | None:
     """None for a known key (a setting or a section), else a message naming the nearest known keys."""
     if dotted in SETTINGS or dotted in SECTIONS:
         return None
+    if dotted in RETIRED:
+        return f"setting {dotted!r} was retired; {RETIRED[dotted]}"
     import difflib
 
     ancestors = {dotted.rsplit(".", n)[0] for n in range(1, dotted.count(".") + 1)}

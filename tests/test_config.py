@@ -301,3 +301,21 @@ def test_relevance_threshold_accepts_auto_or_a_share_and_names_both_when_wrong()
     assert validate_settings({"ranking": {"vector_floor": 0.5}}) == []
     problems = validate_settings({"ranking": {"relevance_threshold": "calibrated"}})
     assert len(problems) == 1 and 'a number from 0 to 1 or "auto"' in problems[0].message, problems
+
+
+def test_a_retired_setting_in_the_file_is_ignored_with_a_note_not_refused(tmp_path):
+    """A config file written for an older release keeps working: the retired key is dropped, doctor says so,
+    and `config --set` of that key explains what replaced it."""
+    from supermemory.settings import RETIRED
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.json").write_text(json.dumps(
+        {"embedder": {"query_instruction_below": 0.3}, "recall": {"default_limit": 7}}))
+    config = load_config(env={}, home=home)            # strict: the CLI's load
+    assert config.get("recall.default_limit") == 7
+    assert "query_instruction_below" not in config.settings["embedder"]
+    assert any("'embedder.query_instruction_below' was retired and is ignored" in note for note in config.problems)
+    with pytest.raises(ConfigError, match="retired; the query instruction now follows"):
+        set_setting(config, "embedder.query_instruction_below", "0.3")
+    assert all(key not in SETTINGS for key in RETIRED)    # a retired key is never also a live one
