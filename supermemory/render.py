@@ -138,6 +138,8 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
                 parts.append(f"supersedes {feats['supersedes']}")
             lines.append("    features: " + " · ".join(parts))
             lines.append("    contributions: " + " · ".join(f"{k} {v:+.3f}" for k, v in contrib.items()))
+    if explain and result.get("query_embedding"):
+        lines.append(f"  query embedded: {result['query_embedding']}")
     if explain and result.get("intent"):
         facets = result["intent"]
         lines.append(f"  intent: {', '.join(facets.get('words') or [])} → {facets.get('applied')}")

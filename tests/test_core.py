@@ -665,6 +665,18 @@ def test_queries_are_embedded_with_the_retrieval_instruction_unless_their_best_m
     config.settings["embedder"]["query_instruction_code_below"] = 1.01         # always
     s.recall("pager_shift schedule", touch=False)
     assert asked[-2:] == [False, True]
+    config.settings["embedder"]["query_instruction_code_below"] = 0.5
+    # --explain says which it was
+    assert s.recall("pager_shift schedule", explain=True, touch=False)["query_embedding"] == "plain"
+    assert s.recall("on-call rotation handover", explain=True,
+                    touch=False)["query_embedding"] == "with the retrieval instruction"
+    assert s.recall("on-call rotation", explain=True, touch=False,
+                    channels=("lexical",))["query_embedding"] == "none"
+    assert "query_embedding" not in s.recall("on-call rotation handover", touch=False)
+    from supermemory.render import render_recall
+
+    shown = render_recall(s.recall("pager_shift schedule", explain=True, touch=False), explain=True)
+    assert "query embedded: plain" in shown
 
 
 def test_unlink_removes_one_relation_or_every_one_and_says_when_there_was_none(store):

@@ -52,6 +52,7 @@ class Gathered:
     vector_error: str | None = None
     doc_freq: dict | None = None
     pooled_coverage: float = 0.0     # the query's IDF mass found anywhere among the candidates' tokens
+    instructed: bool | None = None   # the query was embedded with the retrieval instruction (None: not embedded)
 
 
 def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where: str, params: list, *,
@@ -82,11 +83,11 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
             term_sets.setdefault(memory_id, set()).update(tokens.split())
     records = reads.live_records(ctx, list(cands), namespaces, where, params)   # the lexical candidates
     looked = set(cands)
-    query_vec, vector_error = None, None
+    query_vec, vector_error, with_instruction = None, None, None
     if not lexical_only and "vector" in channels:
+        with_instruction = instructed(ctx, cands, records)
         try:
-            query_vec = embedding.embedder(ctx).embed_query(query.embedded,
-                                                            instructed=instructed(ctx, cands, records))
+            query_vec = embedding.embedder(ctx).embed_query(query.embedded, instructed=with_instruction)
         except (EmbeddingUnavailableError, ModelMismatchError) as exc:
             vector_error = str(exc)
             logger.warning("recall without vectors: %s", exc)
@@ -95,8 +96,10 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
     if query_vec is not None:
         for memory_id, _cos in search_index.vector_search(ctx, query_vec, namespaces, n_cand, live_chunks=total):
             cands.setdefault(memory_id, ranking.Candidate(id=memory_id))
+    if query_vec is None:
+        with_instruction = None
     if not cands:
-        return Gathered([], {}, query_vec, vector_error, doc_freq)
+        return Gathered([], {}, query_vec, vector_error, doc_freq, instructed=with_instruction)
     found_by_vector = [i for i in cands if i not in looked]
     if found_by_vector:
         records.update(reads.live_records(ctx, found_by_vector, namespaces, where, params))
@@ -132,4 +135,4 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         cand.superseded_by = successors.get(memory_id)
         cand.code = memory_code_share(rec) if query_vec is not None else 0.0   # read only beside cosines
         final.append(cand)
-    return Gathered(final, records, query_vec, vector_error, doc_freq, pooled)
+    return Gathered(final, records, query_vec, vector_error, doc_freq, pooled, with_instruction)

@@ -173,6 +173,9 @@ def _page(ctx: StoreContext, text: str, namespaces, found: Gathered, selected, d
     out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,
            "candidates": len(found.candidates), "latency_ms": round(latency, 2),
            "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"]) for r in results)}
+    if explain:
+        out["query_embedding"] = ("none" if found.instructed is None
+                                  else "with the retrieval instruction" if found.instructed else "plain")
     if found.vector_error:
         out["warning"] = "vector search unavailable: " + found.vector_error
     if not results and dropped and all(d.gated == dropped[0].gated for d in dropped):
