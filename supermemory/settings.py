@@ -279,14 +279,13 @@ RETIRED: dict[str, str] = {
 
 def without_retired(tree: Mapping) -> tuple[dict, list[str]]:
     """The settings tree with retired keys taken out, and one note for each key taken out."""
-    tree = copy.deepcopy(dict(tree)) if isinstance(tree, Mapping) else tree
-    notes = []
+    if not isinstance(tree, Mapping):
+        return tree, []
+    tree, notes = copy.deepcopy(dict(tree)), []
     for dotted, replacement in RETIRED.items():
-        *parents, leaf = dotted.split(".")
-        node = tree
-        for part in parents:
-            node = node.get(part) if isinstance(node, Mapping) else None
-        if isinstance(node, dict) and leaf in node:
+        parent, _, leaf = dotted.rpartition(".")
+        found, node = _lookup(tree, parent)
+        if found and isinstance(node, dict) and leaf in node:
             del node[leaf]
             notes.append(f"setting {dotted!r} was retired and is ignored ({replacement}); remove it from the file")
     return tree, notes

@@ -29,6 +29,9 @@ def memory_code_share(rec: dict) -> float:
     return share
 
 
+INSTRUCTION_SAMPLE = 5   # the best lexical matches `instructed` reads
+
+
 def instructed(ctx: StoreContext, cands: dict, records: dict) -> bool:
     """Whether the query is embedded with bge's retrieval instruction: yes, unless its best lexical matches
     read as source code (mean `text.code_share` of the top few at or above
@@ -37,9 +40,6 @@ def instructed(ctx: StoreContext, cands: dict, records: dict) -> bool:
     best = sorted((c for c in cands.values() if c.id in records), key=lambda c: c.bm25)[:INSTRUCTION_SAMPLE]
     share = sum(memory_code_share(records[c.id]) for c in best) / len(best) if best else 0.0
     return share < float(ctx.config.get("embedder.query_instruction_code_below"))
-
-
-INSTRUCTION_SAMPLE = 5   # the best lexical matches `instructed` reads
 
 
 @dataclass
