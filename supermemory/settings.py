@@ -33,7 +33,8 @@ DEFAULTS: dict[str, Any] = {
             "recency": 0.3,
             "reinforcement": 0.2,
             "pinned": 0.3,
-            "superseded": -1.0,       # a live `supersedes` link targets it: a newer memory says it changed
+            "superseded": -0.5,       # a live `supersedes` link targets it: a newer memory says it changed
+                                      # (its successor is lifted above it anyway; -1.0 cost chat sets R@5)
         },
         "temperature": 1.0,           # softmax over log-odds
         "half_life_days": 45.0,
