@@ -26,7 +26,7 @@ SHARED = ("locomo-dev", "longmemeval-dev", "scifact-train", "codesearch-dev", "c
 SETS = ("cases",) + SHARED
 GATHER_LIMIT = {"cmrc2018": 1000}   # of 4221 questions: enough to fit, a quarter of the memory
 CROSS_SCOPE = ("locomo-dev", "longmemeval-dev")   # sets whose scopes give cross-scope negatives
-GATHER_FORMAT = 3   # bump when a gathered row gains a field (2: pooled_coverage, 3: code share), so old caches are re-gathered
+GATHER_FORMAT = 4   # bump when a gathered row gains a field (2: pooled_coverage, 3: code share, 4: after_question), so old caches are re-gathered
 
 
 def default_data() -> Path:
@@ -49,8 +49,9 @@ def load(name: str, data: Path) -> tuple[list[dict], list[dict]]:
     return docs, queries
 
 
-def open_store(db: Path, settings: dict | None = None):
-    """A store over a cached dev DB with the user's config (model dir) and optional settings."""
+def open_store(db: Path, settings: dict | None = None, clock=None):
+    """A store over a cached dev DB with the user's config (model dir) and optional settings; `clock` is
+    the bench's (memories written at their `created_at`, queries asked at one "now"), as `supermemory bench`."""
     from supermemory.config import Config, load_config
     from supermemory.core import MemoryStore
 
@@ -59,12 +60,13 @@ def open_store(db: Path, settings: dict | None = None):
     atexit.register(shutil.rmtree, home, ignore_errors=True)
     config = Config(home=Path(home), settings=settings or base.settings,
                     model_dir_override=base.model_dir, explicit_namespace="bench")
-    return MemoryStore(db, config=config, namespace="bench", cache_vectors=True)
+    return MemoryStore(db, config=config, namespace="bench", cache_vectors=True, clock=clock)
 
 
 def seeded(name: str, data: Path, cache: Path):
     """The cached store of a set (seeded on first use) and {memory id: doc id}."""
     from supermemory.bench import seed
+    from supermemory.bench.runner import BenchClock
 
     cache.mkdir(parents=True, exist_ok=True)
     db = cache / f"{name}.db"
@@ -73,9 +75,10 @@ def seeded(name: str, data: Path, cache: Path):
         for stale in (db, Path(str(db) + "-wal"), Path(str(db) + "-shm")):
             stale.unlink(missing_ok=True)
         docs, _ = load(name, data)
-        store = open_store(db)
+        clock = BenchClock()
+        store = open_store(db, clock=clock)
         try:
-            mapping = seed(store, docs)
+            mapping = seed(store, docs, clock=clock)     # with their times, as `supermemory bench` seeds
         finally:
             store.close()
         mapping_file.write_text(json.dumps(mapping))
@@ -111,9 +114,13 @@ def gathered(name: str, data: Path, cache: Path, *, refresh: bool = False) -> li
     pick = gathered_path(name, cache)
     if pick.exists() and not refresh:
         return pickle.loads(pick.read_bytes())
-    _, queries = load(name, data)
+    from supermemory.bench.runner import BenchClock, query_now
+
+    docs, queries = load(name, data)
     queries = queries[:GATHER_LIMIT.get(name)]
-    store = open_store(db)
+    clock = BenchClock()
+    clock.at = query_now(docs, None)     # as `supermemory bench` asks: a day after the last memory, or now
+    store = open_store(db, clock=clock)
     out = []
     try:
         for q in queries:

@@ -234,6 +234,31 @@ def test_recall_reads_how_much_each_memory_is_source_code(store):
     assert share[code["id"]] > 0.5 and share[prose["id"]] == 0.0
 
 
+def test_an_answer_is_credited_with_the_query_words_of_the_question_written_just_before_it(db_path, config,
+                                                                                          onnx_embedder):
+    """Conversation structure (retrieval/candidates.after_question): the question just before an answer, in
+    the same hour, lends it the query words it lacks; a statement, a question, a later answer get nothing."""
+    now = [1_800_000_000.0]
+    s = MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="p", clock=lambda: now[0])
+    question = s.remember("Melanie: what have you been researching for the adoption plan?")["id"]
+    answer = s.remember("Caroline: agencies that take single parents, it has been a dream of mine")["id"]
+    after_statement = s.remember("Caroline: the agencies list is on my desk")["id"]
+    asked_again = s.remember("Melanie: did you finish researching the adoption plan?")["id"]
+    question_after_question = s.remember("Caroline: which agencies do you mean, for the adoption?")["id"]
+    s.remember("Melanie: did you call about the adoption research?")
+    now[0] += 2 * 3600
+    too_late = s.remember("Caroline: agencies, yes, all of them")["id"]     # two hours after that question
+    _, found = s.candidates("adoption research agencies", namespace="p", n_cand=20)
+    gain = {f"M{c.id}": c.after_question for c in found.candidates}
+    assert gain[answer] > 0.3                  # "adoption" and "research" come from the question before it
+    for other in (question, after_statement, asked_again, question_after_question, too_late):
+        assert gain[other] == 0.0, other
+    out = s.recall("adoption research agencies", explain=True, gates=False, touch=False)
+    by_id = {h["id"]: h for h in out["results"]}
+    assert by_id[answer]["features"]["after_question"] == pytest.approx(gain[answer], abs=1e-3)   # explained
+    assert ids(out).index(answer) < ids(out).index(after_statement)
+
+
 def test_each_text_s_code_share_is_read_once_per_process(store, monkeypatch):
     from supermemory.retrieval import candidates
 

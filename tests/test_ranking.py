@@ -298,6 +298,18 @@ def test_a_code_memory_reads_the_main_channels_through_features_of_its_own(code)
     assert blind["code"] == blind["code_coverage"] == blind["code_cosine_z"] == 0.0
 
 
+@pytest.mark.parametrize("code", [0.0, 0.5, 1.0])
+def test_what_the_question_before_an_answer_adds_counts_in_prose_only_and_where_the_embedder_reads(code):
+    from supermemory.retrieval import relevance
+
+    cands = [Candidate(id=1, bm25=-3.0, coverage=0.4, cosine=0.7, code=code, after_question=0.5)]
+    cands += [Candidate(id=i, bm25=-2.0, coverage=0.3, cosine=0.5 + 0.01 * i) for i in range(2, 12)]
+    assert relevance.features(cands[0], _evidence(cands))["after_question"] == pytest.approx(0.5 * (1 - code))
+    assert relevance.features(cands[0], _evidence(cands, cjk=1.0))["after_question"] == 0.0
+    assert relevance.features(cands[1], _evidence(cands))["after_question"] == 0.0
+    assert relevance.shipped().weights["after_question"] > 0     # the fit found it helps: an answer is lifted
+
+
 def test_the_shipped_model_trusts_words_less_and_meaning_more_in_code_than_in_prose():
     """What the fit found on the dev sets: in code a question's words reach many functions through shared
     identifiers, so the lexical evidence counts less and the dense evidence more than in prose."""

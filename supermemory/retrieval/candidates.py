@@ -42,6 +42,36 @@ def instructed(ctx: StoreContext, cands: dict, records: dict) -> bool:
     return share < float(ctx.config.get("embedder.query_instruction_code_below"))
 
 
+SESSION_SECONDS = 3600   # two memories written this close together, one right after the other, share a context
+
+
+def is_question(body: str) -> bool:
+    """A memory that asks something (a question mark, ASCII or full-width)."""
+    return "?" in body or "？" in body
+
+
+def after_question(query, idf: dict, records: dict, term_sets: dict, coverage: dict) -> dict[int, float]:
+    """Per candidate: the query IDF mass that the memory written just before it adds to its own coverage, when
+    that memory asks a question and this one does not (an answer to it), both written within SESSION_SECONDS.
+
+    In a conversation the answer ("Adoption agencies, it's been a dream of mine") often names little of what
+    a later query asks ("what did Caroline research?"); the question it answers ("what have you been
+    researching?") names the rest. Only candidates count as that previous memory: their tokens are at hand.
+    """
+    at = {(rec["root_id"] or memory_id): memory_id for memory_id, rec in records.items()}
+    out = {}
+    for memory_id, rec in records.items():
+        before = at.get((rec["root_id"] or memory_id) - 1)
+        if before is None or abs(records[before]["created_at"] - rec["created_at"]) > SESSION_SECONDS:
+            continue
+        if not is_question(records[before]["body"]) or is_question(rec["body"]):
+            continue
+        gain = query.coverage(idf, term_sets.get(memory_id, set()) | term_sets.get(before, set())) - coverage[memory_id]
+        if gain > 0:
+            out[memory_id] = gain
+    return out
+
+
 @dataclass
 class Gathered:
     """What the ranker and the result page need from the store, for one query."""
@@ -118,11 +148,14 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
                 vectors[memory_id] = vec
     pooled = query.coverage(idf, frozenset().union(*(term_sets.get(i, ()) for i in records)))
     successors = supersession.successors(ctx, list(records))   # live `supersedes` links (demoted, not hidden)
+    coverage = {memory_id: query.coverage(idf, term_sets.get(memory_id, set())) for memory_id in records}
+    answers = after_question(query, idf, records, term_sets, coverage)
     final = []
     for memory_id, rec in records.items():
         cand = cands[memory_id]
         tset = term_sets.get(memory_id, set())
-        cand.coverage = query.coverage(idf, tset)
+        cand.coverage = coverage[memory_id]
+        cand.after_question = answers.get(memory_id, 0.0)
         cand.importance = rec["importance"]
         cand.confidence = rec["confidence"]
         cand.pinned = bool(rec["pinned"])

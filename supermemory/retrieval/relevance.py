@@ -33,12 +33,14 @@ COEFFICIENTS = Path(__file__).with_name("relevance.json")
 # meaning): then words are the only evidence and need weights of their own. A memory that reads as source
 # code (`text.code_share`) gets its own say in the main channels (`code_*`): a question's words reach code
 # through identifiers and boilerplate many functions share, so there the words mean less and the meaning
-# more than in prose, and one set of weights for both served neither. Query-level features move every
-# candidate's probability together, which is what abstention needs; they never change the order.
+# more than in prose, and one set of weights for both served neither. `after_question` reads conversation
+# structure: the query words an answer lacks may sit in the question written just before it (prose only).
+# Query-level features move every candidate's probability together, which is what abstention needs; they
+# never change the order.
 CANDIDATE_FEATURES = ("coverage", "lexical", "lexical_rank", "lexical_z", "lexical_evidence",
                       "cosine_margin", "cosine_z", "vector_rank", "vector_evidence",
                       "blind_coverage", "blind_lexical", "blind_rank",
-                      "code", "code_coverage", "code_lexical_z", "code_cosine_z")
+                      "code", "code_coverage", "code_lexical_z", "code_cosine_z", "after_question")
 QUERY_FEATURES = ("best_coverage", "pooled_coverage", "top_margin", "top_cosine", "blind", "unknown_name")
 FEATURES = CANDIDATE_FEATURES + QUERY_FEATURES
 
@@ -160,6 +162,7 @@ def features(cand, ev: QueryEvidence) -> dict:
         "code_coverage": coverage * code * sees,
         "code_lexical_z": lexical_z * code,
         "code_cosine_z": cosine_z * code,
+        "after_question": cand.after_question * (1.0 - code) * sees,
         "best_coverage": ev.best_coverage,
         "pooled_coverage": ev.pooled_coverage,
         "top_margin": top_margin * sees,
