@@ -257,6 +257,9 @@ def test_an_answer_is_credited_with_the_query_words_of_the_question_written_just
     by_id = {h["id"]: h for h in out["results"]}
     assert by_id[answer]["features"]["after_question"] == pytest.approx(gain[answer], abs=1e-3)   # explained
     assert ids(out).index(answer) < ids(out).index(after_statement)
+    edited = s.update(answer, content="Caroline: agencies that take single parents; I called two of them")["id"]
+    _, found = s.candidates("adoption research agencies", namespace="p", n_cand=20)
+    assert {f"M{c.id}": c.after_question for c in found.candidates}[edited] > 0.3   # an edit keeps its place
 
 
 def test_each_text_s_code_share_is_read_once_per_process(store, monkeypatch):

@@ -50,7 +50,8 @@ def is_question(body: str) -> bool:
     return "?" in body or "？" in body
 
 
-def after_question(query, idf: dict, records: dict, term_sets: dict, coverage: dict) -> dict[int, float]:
+def after_question(query: Query, idf: dict, records: dict, term_sets: dict,
+                   coverage: dict) -> dict[int, float]:
     """Per candidate: the query IDF mass that the memory written just before it adds to its own coverage, when
     that memory asks a question and this one does not (an answer to it), both written within SESSION_SECONDS.
 
@@ -66,7 +67,8 @@ def after_question(query, idf: dict, records: dict, term_sets: dict, coverage: d
             continue
         if not is_question(records[before]["body"]) or is_question(rec["body"]):
             continue
-        gain = query.coverage(idf, term_sets.get(memory_id, set()) | term_sets.get(before, set())) - coverage[memory_id]
+        both = term_sets.get(memory_id, set()) | term_sets.get(before, set())
+        gain = query.coverage(idf, both) - coverage[memory_id]
         if gain > 0:
             out[memory_id] = gain
     return out
