@@ -10,7 +10,7 @@ from supermemory.retrieval import ranking
 from supermemory.retrieval.query import Query, lookup_tokens, match_terms
 from supermemory.store import embedding, reads, search_index, supersession
 from supermemory.store.context import StoreContext
-from supermemory.text import code_share, estimate_tokens, fts_match
+from supermemory.text import asks, code_share, estimate_tokens, fts_match
 
 logger = logging.getLogger(__name__)
 
@@ -45,19 +45,15 @@ def instructed(ctx: StoreContext, cands: dict, records: dict) -> bool:
 SESSION_SECONDS = 3600   # two memories written this close together, one right after the other, share a context
 
 
-def is_question(body: str) -> bool:
-    """A memory that asks something (a question mark, ASCII or full-width)."""
-    return "?" in body or "？" in body
-
-
 def after_question(query: Query, idf: dict, records: dict, term_sets: dict,
                    coverage: dict) -> dict[int, float]:
     """Per candidate: the query IDF mass that the memory written just before it adds to its own coverage, when
     that memory asks a question and this one does not (an answer to it), both written within SESSION_SECONDS.
 
-    In a conversation the answer ("Adoption agencies, it's been a dream of mine") often names little of what
-    a later query asks ("what did Caroline research?"); the question it answers ("what have you been
-    researching?") names the rest. Only candidates count as that previous memory: their tokens are at hand.
+    In a conversation an answer ("the staging one, since Tuesday") often names little of what a later query
+    asks about it ("which database did the billing service move to?"); the question it answers ("which
+    database is billing on now?") names the rest. Only candidates count as that previous memory: their
+    tokens are at hand.
     """
     at = {(rec["root_id"] or memory_id): memory_id for memory_id, rec in records.items()}
     out = {}
@@ -65,7 +61,7 @@ def after_question(query: Query, idf: dict, records: dict, term_sets: dict,
         before = at.get((rec["root_id"] or memory_id) - 1)
         if before is None or abs(records[before]["created_at"] - rec["created_at"]) > SESSION_SECONDS:
             continue
-        if not is_question(records[before]["body"]) or is_question(rec["body"]):
+        if not asks(records[before]["body"]) or asks(rec["body"]):
             continue
         both = term_sets.get(memory_id, set()) | term_sets.get(before, set())
         gain = query.coverage(idf, both) - coverage[memory_id]

@@ -1,4 +1,4 @@
-"""What wording says beyond its words: names a query spells, change markers, whether a text is code.
+"""What wording says beyond its words: names a query spells, change markers, a question, whether a text is code.
 
 The word lists behind these traits (dates, change markers) live in `lexicons/`.
 """
@@ -44,6 +44,11 @@ _NEGATION = re.compile(r"(?i)\b(?:not|never|no|nor|don't|dont|doesn't|do not|doe
 def negates(text: str) -> bool:
     """Does the text say not to (or no longer) do something? "Never use npm" vs "Use npm"."""
     return bool(text) and _NEGATION.search(text) is not None
+
+
+def asks(text: str) -> bool:
+    """Does the text ask something (a question mark, ASCII or full-width)?"""
+    return "?" in text or "？" in text
 
 
 # Marks of source code: brackets, braces, `=`, `;`, `_`, and a dot that does not end a sentence (`a.b`, `.get`).
