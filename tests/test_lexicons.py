@@ -9,7 +9,7 @@ from supermemory.text import lexicons
 
 NAMES = lexicons.names()
 TABLES = ("glossary", "irregular_forms")
-PATTERNS = ("revision_markers",)
+PATTERNS = ("revision_markers", "weak_revision_markers")
 
 
 def test_the_package_ships_every_lexicon_the_code_reads():

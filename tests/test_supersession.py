@@ -118,6 +118,37 @@ def test_the_briefing_shows_only_the_new_ci_decision_with_the_real_model(db_path
         assert text.count("CI runs on Jenkins") == 1
 
 
+def test_everyday_change_words_need_the_newer_text_to_restate_the_older_one():
+    """A bare "now" or "went … to" is everyday talk as often as a change (in conversation it wrote most links,
+    between turns that revise nothing): close in meaning is not enough, the words must be restated too."""
+    from supermemory.settings import DEFAULTS
+    from supermemory.store.supersession import judge
+
+    cfg = DEFAULTS["supersession"]
+    assert judge(0.86, 0.3, False, cfg)                     # "no longer", "moved from … to": meaning suffices
+    assert not judge(0.86, 0.3, False, cfg, weak=True)      # "now …": close, but about something else
+    assert judge(0.70, 0.6, False, cfg, weak=True)          # "… now listens on 9000" restates "listens on 8080"
+    assert judge(None, 0.4, True, cfg) and not judge(None, 0.4, True, cfg, weak=True)   # words alone: same bar
+    assert judge(None, 0.5, True, cfg, weak=True)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("older, newer, linked", [
+    ("Caroline: my friends have supported me through everything since I moved here four years ago.",
+     "Caroline: a few friends could not handle it, but the ones who stayed support me, and now those "
+     "friendships feel more genuine.", False),
+    ("Melanie: I took the kids to a pottery workshop last Friday; they loved making bowls.",
+     "Melanie: we went to the beach with the kids yesterday and they loved making sand castles.", False),
+    ("Tests run against SQLite in CI.", "Tests now run against a real Postgres in CI.", True),
+    ("The API listens on port 8080.", "The API now listens on port 9000 because 8080 clashes with the proxy.", True),
+])
+def test_a_conversation_turn_saying_now_supersedes_nothing_unless_it_restates_an_older_one(
+        db_path, config, onnx_embedder, older, newer, linked):
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="chat") as s:
+        old = s.remember(older)["id"]
+        assert s.remember(newer)["supersedes"] == ([old] if linked else [])
+
+
 @pytest.mark.model
 @pytest.mark.slow
 def test_the_rule_on_the_labelled_pairs_keeps_precision_and_gains_recall(model_dir, tmp_path):

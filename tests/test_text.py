@@ -117,6 +117,16 @@ def test_plain_statements_are_not_revisions(text):
     assert not has_revision_marker(text)
 
 
+@pytest.mark.parametrize("text, weak", [
+    ("Tests now run against a real Postgres.", True), ("We went to the beach with the kids.", True),
+    ("The API now listens on 9000; port 8080 was removed.", False), ("We no longer sign JWTs with HS256.", False),
+    ("JWT access tokens are signed with HS256.", False), ("", False)])
+def test_change_words_of_everyday_talk_are_told_apart(text, weak):
+    from supermemory.text import has_revision_marker, only_weak_revision_marker
+    assert only_weak_revision_marker(text) is weak
+    assert has_revision_marker(text) is (weak or "no longer" in text or "removed" in text)
+
+
 @pytest.mark.parametrize("forms", [
     ("make", "making", "makes"), ("movie", "movies"), ("party", "parties"), ("inspire", "inspired", "inspiring"),
     ("game", "games", "gaming"), ("write", "writes", "writing"), ("plan", "planned", "plans"), ("use", "uses"),

@@ -5,11 +5,14 @@ new → old that recall demotes by, never hides by.
 
 The rule (`supersession.*` settings, fitted on `bench/revision_pairs.jsonl` by `bench/revisions.py`):
 the new text carries a change marker (`text.has_revision_marker`: "no longer", "moved from … to",
-"now uses", 改用 …) in a text short enough to restate one fact (at most `max_terms` distinct content
+改用 …) in a text short enough to restate one fact (at most `max_terms` distinct content
 words: scientific abstracts, code and long chat turns mention changes without revising a memory), and an
 older memory of the same namespace is close to it: the best cosine between their chunk vectors (the new
 ones are already computed, so no extra embedding) reaches `cosine`, or `cosine_with_overlap` while the new
 text repeats `overlap` of the old one's content words, and in either case at least `min_overlap` of them.
+When the only change wording is of the kind everyday talk uses too (a bare "now", "went … to":
+`text.only_weak_revision_marker`), the new text must restate the old one: `cosine_with_overlap` and
+`overlap` both (in conversation these words wrote most links, between turns that revise nothing).
 Where cosines carry no meaning (mostly-CJK text: bge-small has no CJK vocabulary; or no vectors at all)
 the words decide alone (`overlap_cjk`). Links are ordinary `links` rows: `unlink … --relation supersedes`
 undoes one, and stores written before the rule get theirs once (`backfill`, from maintenance).
@@ -22,7 +25,8 @@ from supermemory.store import db as dbm
 from supermemory.store import embedding, search_index
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
-from supermemory.text import cjk_share, date_words, fts_match, has_revision_marker, stopwords, tokenize
+from supermemory.text import (cjk_share, date_words, fts_match, has_revision_marker, only_weak_revision_marker,
+                              stopwords, tokenize)
 
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
@@ -42,13 +46,17 @@ def _settings(ctx: StoreContext) -> dict:
                         "max_links", "max_terms")}
 
 
-def judge(cosine: float | None, overlap: float, cjk: bool, cfg: dict) -> bool:
-    """Is an older memory close enough to a change-announcing one to be superseded by it?"""
+def judge(cosine: float | None, overlap: float, cjk: bool, cfg: dict, *, weak: bool = False) -> bool:
+    """Is an older memory close enough to a change-announcing one to be superseded by it?
+
+    :param weak: the only change wording is everyday talk ("now"): the new text must also restate the old.
+    """
     if cjk or cosine is None:
-        return overlap >= cfg["overlap_cjk"]
+        return overlap >= max(cfg["overlap_cjk"], cfg["overlap"] if weak else 0.0)
     if overlap < cfg.get("min_overlap", 0.0):   # close in meaning but about other things ("list endpoints …")
         return False
-    return cosine >= cfg["cosine"] or (cosine >= cfg["cosine_with_overlap"] and overlap >= cfg["overlap"])
+    restates = cosine >= cfg["cosine_with_overlap"] and overlap >= cfg["overlap"]
+    return restates or (not weak and cosine >= cfg["cosine"])
 
 
 def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_than: tuple[float, int] | None = None,
@@ -95,6 +103,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     for mid, tokens in search_index.chunk_tokens(ctx, list(older)):
         terms.setdefault(mid, set()).update(tokens.split())
     text_cjk = cjk_share(text) >= CJK_TEXT
+    weak = only_weak_revision_marker(text)
     out = []
     for mid in older:
         theirs = content_terms(terms.get(mid, ()))
@@ -103,7 +112,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         overlap = len(theirs & own) / len(theirs)
         cjk = text_cjk or sum(1 for t in theirs if not t.isascii()) * 2 > len(theirs)
         cosine = cosines.get(mid)
-        if judge(cosine, overlap, cjk, cfg):
+        if judge(cosine, overlap, cjk, cfg, weak=weak):
             out.append({"id": mid, "cosine": None if cosine is None else round(cosine, 4),
                         "overlap": round(overlap, 3)})
     out.sort(key=lambda d: (-(d["cosine"] if d["cosine"] is not None else d["overlap"]), -d["id"]))

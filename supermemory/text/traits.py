@@ -18,6 +18,11 @@ def _revision() -> re.Pattern:
     return lexicons.marker_pattern("revision_markers")
 
 
+def _weak_revision() -> re.Pattern:
+    """Change wording that is also everyday talk: a bare "now", "went … to"."""
+    return lexicons.marker_pattern("weak_revision_markers")
+
+
 @functools.cache
 def date_words() -> frozenset:
     """Dates say when, not what: not names, and not what makes two notes about the same thing (plus their
@@ -34,7 +39,13 @@ __getattr__ = lexicons.lazy_constants(__name__, _LAZY)
 
 def has_revision_marker(text: str) -> bool:
     """Does this text announce that something changed (so an older, similar memory is stale)?"""
-    return bool(text) and _revision().search(text) is not None
+    return bool(text) and (_revision().search(text) is not None or _weak_revision().search(text) is not None)
+
+
+def only_weak_revision_marker(text: str) -> bool:
+    """Is this text's only change wording of the kind everyday talk uses too ("now", "went to")? Then it
+    revises an older memory only if it also restates it (store/supersession.py)."""
+    return bool(text) and _revision().search(text) is None and _weak_revision().search(text) is not None
 
 
 _NEGATION = re.compile(r"(?i)\b(?:not|never|no|nor|don't|dont|doesn't|do not|does not|cannot|can't|won't|"
