@@ -673,6 +673,30 @@ def test_recall_crosses_between_chinese_and_english(store):
     assert 0 < alone < bridged
 
 
+def test_a_short_function_that_reads_only_a_little_as_code_still_gets_a_plain_query(db_path, config):
+    """Short functions read as code less than long ones (`text.code_share` 0.3–0.5); the instruction
+    costs code search there too, so the default line sits below them and above any prose."""
+    from supermemory.settings import DEFAULTS
+    from supermemory.text import code_share
+
+    asked = []
+
+    class Recording(FakeEmbedder):
+        def embed_query(self, text, *, instructed=False):
+            asked.append(instructed)
+            return super().embed_query(text, instructed=instructed)
+
+    function = "async def refresh(token):\n    return await client.refresh(token)"
+    assert 0.3 <= code_share(function) < 0.5
+    s = MemoryStore(db_path, config=config, embedder=Recording(), namespace="p")
+    s.remember(function)
+    s.remember("Tokens expire after an hour; the mobile app refreshes them in the background.")
+    s.recall("refresh the client token", touch=False)        # the function and the note match: prose on average
+    s.recall("async await client", touch=False)              # only the function matches
+    assert asked == [True, False]
+    assert DEFAULTS["embedder"]["query_instruction_code_below"] <= code_share(function)
+
+
 def test_queries_are_embedded_with_the_retrieval_instruction_unless_their_best_matches_are_code(db_path, config):
     asked = []
 
@@ -693,7 +717,7 @@ def test_queries_are_embedded_with_the_retrieval_instruction_unless_their_best_m
     config.settings["embedder"]["query_instruction_code_below"] = 1.01         # always
     s.recall("pager_shift schedule", touch=False)
     assert asked[-2:] == [False, True]
-    config.settings["embedder"]["query_instruction_code_below"] = 0.5
+    config.settings["embedder"]["query_instruction_code_below"] = 0.3
     # --explain says which it was
     assert s.recall("pager_shift schedule", explain=True, touch=False)["query_embedding"] == "plain"
     assert s.recall("on-call rotation handover", explain=True,
