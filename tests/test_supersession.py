@@ -132,6 +132,17 @@ def test_everyday_change_words_need_the_newer_text_to_restate_the_older_one():
     assert judge(None, 0.5, True, cfg, weak=True)
 
 
+def test_two_functions_do_not_supersede_each_other_through_their_identifiers(store):
+    older = ("def format_label(deprecated: bool | str) -> str:\n    label = _(\"deprecated\").upper()\n"
+             "    if isinstance(deprecated, str):\n        return f\"({label}: {deprecated})\"\n    return f\"({label})\"")
+    newer = ("def format_suffix(deprecated: bool | str) -> str:\n    if isinstance(deprecated, str):\n"
+             "        return f\" {deprecated}\"\n    return \"\"")
+    store.remember(older)
+    assert store.remember(newer)["supersedes"] == []
+    store.remember("The export job runs nightly from cron.")
+    assert store.remember("The export job now runs hourly from cron.")["supersedes"]   # prose still links
+
+
 @pytest.mark.model
 @pytest.mark.parametrize("older, newer, linked", [
     ("Caroline: my friends have supported me through everything since I moved here four years ago.",

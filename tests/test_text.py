@@ -117,6 +117,16 @@ def test_plain_statements_are_not_revisions(text):
     assert not has_revision_marker(text)
 
 
+@pytest.mark.parametrize("text, says", [
+    ("def label(deprecated: bool) -> str:\n    return f\" {deprecated}\" if isinstance(deprecated, str) else \"\"", False),
+    ("if self.deprecated:\n    warn()", False), ("row = {\"applied_at\": datetime.now(timezone.utc)}", False),
+    ("The /v1/users endpoint (deprecated) is kept for old clients.", True),
+    ("The --legacy flag is deprecated: pass --fast.", True), ("Builds now use uv.", True)])
+def test_change_words_inside_code_are_identifiers_not_an_announcement(text, says):
+    from supermemory.text import has_revision_marker
+    assert has_revision_marker(text) is says
+
+
 @pytest.mark.parametrize("text, weak", [
     ("Tests now run against a real Postgres.", True), ("We went to the beach with the kids.", True),
     ("The API now listens on 9000; port 8080 was removed.", False), ("We no longer sign JWTs with HS256.", False),

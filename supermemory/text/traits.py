@@ -37,15 +37,32 @@ _LAZY = {"DATE_WORDS": date_words}
 __getattr__ = lexicons.lazy_constants(__name__, _LAZY)
 
 
+_CODE_BEFORE, _CODE_AFTER = frozenset(".([{\"'"), frozenset(".(,:)}]\"'=")
+
+
+def _in_code(text: str, start: int, end: int) -> bool:
+    """Is `text[start:end]` an identifier rather than a word of a sentence? Glued to code punctuation on both
+    sides it is (`self.deprecated:`, `datetime.now(`, `{deprecated}`); a word in parentheses is still prose."""
+    if start == 0 or end >= len(text):
+        return False
+    before, after = text[start - 1], text[end]
+    return before in _CODE_BEFORE and after in _CODE_AFTER and (before, after) != ("(", ")")
+
+
+def _says(pattern: re.Pattern, text: str) -> bool:
+    """Does the text use this wording as words (not only inside code)?"""
+    return any(not _in_code(text, m.start(), m.end()) for m in pattern.finditer(text))
+
+
 def has_revision_marker(text: str) -> bool:
     """Does this text announce that something changed (so an older, similar memory is stale)?"""
-    return bool(text) and (_revision().search(text) is not None or _weak_revision().search(text) is not None)
+    return bool(text) and (_says(_revision(), text) or _says(_weak_revision(), text))
 
 
 def only_weak_revision_marker(text: str) -> bool:
     """Is this text's only change wording of the kind everyday talk uses too ("now", "went to")? Then it
     revises an older memory only if it also restates it (store/supersession.py)."""
-    return bool(text) and _revision().search(text) is None and _weak_revision().search(text) is not None
+    return bool(text) and not _says(_revision(), text) and _says(_weak_revision(), text)
 
 
 _NEGATION = re.compile(r"(?i)\b(?:not|never|no|nor|don't|dont|doesn't|do not|does not|cannot|can't|won't|"
