@@ -132,8 +132,8 @@ def test_change_words_inside_code_are_identifiers_not_an_announcement(text, says
     ("The API now listens on 9000; port 8080 was removed.", False), ("We no longer sign JWTs with HS256.", False),
     ("JWT access tokens are signed with HS256.", False), ("", False)])
 def test_change_words_of_everyday_talk_are_told_apart(text, weak):
-    from supermemory.text import has_revision_marker, only_weak_revision_marker
-    assert only_weak_revision_marker(text) is weak
+    from supermemory.text import has_revision_marker, revision_marker
+    assert (revision_marker(text) == "weak") is weak
     assert has_revision_marker(text) is (weak or "no longer" in text or "removed" in text)
 
 

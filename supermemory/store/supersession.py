@@ -4,14 +4,14 @@ A memory that announces a change and is close in meaning to an older live one su
 new → old that recall demotes by, never hides by.
 
 The rule (`supersession.*` settings, fitted on `bench/revision_pairs.jsonl` by `bench/revisions.py`):
-the new text carries a change marker (`text.has_revision_marker`: "no longer", "moved from … to",
+the new text carries a change marker (`text.revision_marker`: "no longer", "moved from … to",
 改用 …) in a text short enough to restate one fact (at most `max_terms` distinct content
 words: scientific abstracts, code and long chat turns mention changes without revising a memory), and an
 older memory of the same namespace is close to it: the best cosine between their chunk vectors (the new
 ones are already computed, so no extra embedding) reaches `cosine`, or `cosine_with_overlap` while the new
 text repeats `overlap` of the old one's content words, and in either case at least `min_overlap` of them.
 When the only change wording is of the kind everyday talk uses too (a bare "now", "went … to":
-`text.only_weak_revision_marker`), the new text must restate the old one: `cosine_with_overlap` and
+`text.revision_marker` says "weak"), the new text must restate the old one: `cosine_with_overlap` and
 `overlap` both (in conversation these words wrote most links, between turns that revise nothing).
 Where cosines carry no meaning (mostly-CJK text: bge-small has no CJK vocabulary; or no vectors at all)
 the words decide alone (`overlap_cjk`). Links are ordinary `links` rows: `unlink … --relation supersedes`
@@ -25,8 +25,8 @@ from supermemory.store import db as dbm
 from supermemory.store import embedding, search_index
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
-from supermemory.text import (cjk_share, date_words, fts_match, has_revision_marker, only_weak_revision_marker,
-                              stopwords, tokenize)
+from supermemory.text import (cjk_share, date_words, fts_match, has_revision_marker, revision_marker, stopwords,
+                              tokenize)
 
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
@@ -68,7 +68,8 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     :returns: [{"id": int, "cosine": float | None, "overlap": float}], closest first, at most `max_links`.
     """
     cfg = _settings(ctx)
-    if not cfg["enabled"] or not has_revision_marker(text):
+    marker = revision_marker(text)
+    if not cfg["enabled"] or marker is None:
         return []
     own = content_terms(tokenize(text))
     if len(own) > cfg["max_terms"]:     # a long text that mentions a change is not the revision of one fact
@@ -103,7 +104,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     for mid, tokens in search_index.chunk_tokens(ctx, list(older)):
         terms.setdefault(mid, set()).update(tokens.split())
     text_cjk = cjk_share(text) >= CJK_TEXT
-    weak = only_weak_revision_marker(text)
+    weak = marker == "weak"
     out = []
     for mid in older:
         theirs = content_terms(terms.get(mid, ()))

@@ -14,7 +14,7 @@ from supermemory.text.summary import estimate_tokens, summarize
 from supermemory.text.tokenizer import (FTS_TOKENIZE, TOKENIZER_VERSION, cjk_share, fts_match, index_text, is_cjk,
                                         normalize, query_terms, stopwords, tokenize)
 from supermemory.text.traits import (asks, code_share, date_words, has_revision_marker, leading_word, name_forms,
-                                     named_terms, only_weak_revision_marker)
+                                     named_terms, revision_marker)
 
 # Word-list constants, each read from its lexicon on first access: name → the module that defines it.
 _LAZY = {
@@ -26,7 +26,7 @@ __all__ = [
     "FTS_TOKENIZE", "TOKENIZER_VERSION", "asks", "chunk", "cjk_share", "code_share", "cross_terms", "date_words",
     "english_gloss", "estimate_tokens", "fts_match", "has_revision_marker",
     "index_text", "is_cjk", "leading_word", "lexicons", "name_forms", "named_terms", "normalize",
-    "only_weak_revision_marker", "query_terms",
+    "query_terms", "revision_marker",
     "stopwords", "summarize", "tokenize", *_LAZY,
 ]
 

@@ -54,15 +54,20 @@ def _says(pattern: re.Pattern, text: str) -> bool:
     return any(not _in_code(text, m.start(), m.end()) for m in pattern.finditer(text))
 
 
+def revision_marker(text: str) -> str | None:
+    """How this text announces that something changed: "strong" ("no longer", "was replaced by", 改用 …),
+    "weak" (only wording everyday talk uses too: a bare "now", "went … to"; such a text revises an older
+    memory only if it also restates it, store/supersession.py) or None."""
+    if not text:
+        return None
+    if _says(_revision(), text):
+        return "strong"
+    return "weak" if _says(_weak_revision(), text) else None
+
+
 def has_revision_marker(text: str) -> bool:
     """Does this text announce that something changed (so an older, similar memory is stale)?"""
-    return bool(text) and (_says(_revision(), text) or _says(_weak_revision(), text))
-
-
-def only_weak_revision_marker(text: str) -> bool:
-    """Is this text's only change wording of the kind everyday talk uses too ("now", "went to")? Then it
-    revises an older memory only if it also restates it (store/supersession.py)."""
-    return bool(text) and not _says(_revision(), text) and _says(_weak_revision(), text)
+    return revision_marker(text) is not None
 
 
 _NEGATION = re.compile(r"(?i)\b(?:not|never|no|nor|don't|dont|doesn't|do not|does not|cannot|can't|won't|"
