@@ -328,3 +328,38 @@ def test_the_shipped_model_trusts_words_less_and_meaning_more_in_code_than_in_pr
         return scored[2] - scored[1]
 
     assert meaning_over_words(1.0) > meaning_over_words(0.0) + 0.5
+
+
+@pytest.mark.parametrize("text, words", [
+    ("how do I deploy it", 1),                                # stop words are not content
+    ("where should the docs go", 2),
+    ("When did Dana move the build cache to S3?", 6),
+    ("后天会下雨吗", 4),                                        # the two-character terms, not each character
+    ("怎么设置 Grafana 的告警", 3),
+])
+def test_a_query_counts_its_content_words(text, words):
+    from supermemory.retrieval.query import Query
+
+    query = Query.analyse(text)
+    assert query.content_terms == words
+    assert query.ranker_context({}, lambda: set())["content_terms"] == words
+
+
+def test_a_short_query_needs_stronger_evidence_for_the_same_match():
+    """`few_terms`: a full match of one content word ("how do I deploy it") says less than a full match of
+    several; the query-level feature lowers every candidate's relevance alike, so the order never moves."""
+    from supermemory.retrieval import relevance
+
+    cands = [Candidate(id=1, bm25=-6.0, coverage=1.0, cosine=0.78)]
+    cands += [Candidate(id=i, bm25=-2.0, coverage=0.3, cosine=0.6 + 0.003 * i) for i in range(2, 14)]
+    feature = {n: relevance.features(cands[0], _evidence(cands, content_terms=n))["few_terms"] for n in (1, 2, 3, 8)}
+    assert feature[1] > feature[2] > feature[3] == feature[8] == 0.0
+    assert relevance.evidence(cands, cjk=0.0).content_terms == 3          # unknown: not short
+    assert relevance.shipped().weights["few_terms"] < 0                    # the fit found short queries weaker
+
+    def scored(n: int) -> dict:
+        return {r.candidate.id: r for r in ranking.score_candidates(cands, RankConfig(content_terms=n))}
+
+    one, many = scored(1), scored(4)
+    assert one[1].features["relevance"] < many[1].features["relevance"]
+    assert sorted(one, key=lambda i: -one[i].score) == sorted(many, key=lambda i: -many[i].score)

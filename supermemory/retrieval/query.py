@@ -38,6 +38,12 @@ class Query:
     def translated_tokens(self) -> set:
         return {tok for form in self.forms for tok in form}
 
+    @property
+    def content_terms(self) -> int:
+        """How many content words the query has: a Chinese run counts by its two-character terms (its single
+        characters are fallbacks for matching, not words of their own)."""
+        return sum(1 for t in self.terms if len(t) > 1 or t.isascii())
+
     def idf(self, doc_freq: dict[str, int], total: int) -> dict[str, float]:
         """IDF of each query term over `total` live chunks."""
         total = total or 1
@@ -53,13 +59,13 @@ class Query:
         return found / mass
 
     def ranker_context(self, doc_freq: dict[str, int], vocabulary: "callable") -> dict:
-        """Per-query ranker inputs: the CJK share, that it asks what is current, and its names when no
+        """Per-query ranker inputs: the CJK share, how many content words it has, and its names when no
         memory mentions any of them.
 
         :param doc_freq: document frequencies of the name forms (and any other tokens).
         :param vocabulary: `() -> set` of the model's everyday words, read only when needed.
         """
-        context: dict = {"cjk_share": cjk_share(self.embedded)}
+        context: dict = {"cjk_share": cjk_share(self.embedded), "content_terms": self.content_terms}
         names, lead = self.names, self.lead
         if not names and not lead:
             return context

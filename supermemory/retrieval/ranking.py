@@ -70,6 +70,7 @@ class RankConfig:
     use_cosine: bool = True            # False: the embedder's cosines carry no meaning (hash provider)
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
     unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
+    content_terms: int = 3             # how many content words the query has (per query; Query.content_terms)
     pooled_coverage: float = 0.0       # the query's IDF mass found anywhere among the candidates (per query)
     uncalibrated_cosines: bool = False  # an embedder the model was not fitted on, whose cosines mean something
     query_gate: bool = True            # False: no nothing-relevant gate at all (recall(gates=False))
@@ -116,7 +117,7 @@ def query_evidence(cands: Sequence[Candidate], cfg: RankConfig) -> relevance.Que
     ranker's settings become the relevance model's query evidence; bench/fit_relevance.py reads it too)."""
     return relevance.evidence(cands, cjk=cfg.cjk_share if cfg.use_cosine else 1.0,
                               unknown_name=bool(cfg.unknown_names), prior=cfg.background_prior,
-                              pooled_coverage=cfg.pooled_coverage)
+                              pooled_coverage=cfg.pooled_coverage, content_terms=cfg.content_terms)
 
 
 def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,

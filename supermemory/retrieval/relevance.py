@@ -5,7 +5,8 @@ how strongly each channel points at this memory, on the query's own scale (bm25 
 cosine above the query's background, and each channel's z-score among the candidates, so a channel whose
 best hit stands out speaks louder than a flat one); its query inputs say how answerable the query looks
 (how much of it the best lexical hit and all candidates together cover, how high the best cosine sits and
-how far above the background, how much of it the embedder cannot read, a name no memory mentions). The
+how far above the background, how much of it the embedder cannot read, a name no memory mentions, how few
+content words it has). The
 background's own level is left out on purpose: it says what kind of text the store holds (code and
 science sit high for bge-small), not whether this query has an answer, and a small store or a filtered
 recall pads it with a prior. The ranker orders by
@@ -36,13 +37,15 @@ COEFFICIENTS = Path(__file__).with_name("relevance.json")
 # more than in prose, and one set of weights for both served neither. `after_question` reads conversation
 # structure: the query words an answer lacks may sit in the question written just before it (prose only).
 # Query-level features move every candidate's probability together, which is what abstention needs; they
-# never change the order.
+# never change the order. `few_terms` reads the query's length: a match of one or two content words ("how does it
+# work") says little, whatever it covers, so such a query needs stronger evidence to get an answer.
 CANDIDATE_FEATURES = ("coverage", "lexical", "lexical_rank", "lexical_z", "lexical_evidence",
                       "cosine_margin", "cosine_z", "vector_rank", "vector_evidence",
                       "blind_coverage", "blind_lexical", "blind_rank",
                       "code", "code_coverage", "code_lexical_z", "code_cosine_z", "after_question")
-QUERY_FEATURES = ("best_coverage", "pooled_coverage", "top_margin", "top_cosine", "blind", "unknown_name")
+QUERY_FEATURES = ("best_coverage", "pooled_coverage", "top_margin", "top_cosine", "blind", "unknown_name", "few_terms")
 FEATURES = CANDIDATE_FEATURES + QUERY_FEATURES
+FEW_TERMS = 3   # a query of fewer content words than this is short: `few_terms` is 2/3 for one word, 1/3 for two
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class QueryEvidence:
     vector_rank: dict         # candidate id → rank by cosine
     lexical_spread: tuple     # (mean, standard deviation) of -bm25 over the lexical hits
     cosine_spread: tuple      # (mean, standard deviation) of the cosines
+    content_terms: int = 3    # how many content words the query has (`Query.content_terms`)
 
 
 def background(cosines: Sequence[float | None], prior: float) -> float:
@@ -95,12 +99,13 @@ def zscore(value: float, spread_: tuple) -> float:
 
 
 def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: float = 0.5,
-             pooled_coverage: float = 0.0) -> QueryEvidence:
+             pooled_coverage: float = 0.0, content_terms: int = 3) -> QueryEvidence:
     """Query-level evidence from the candidates (objects with id, bm25, cosine, coverage).
 
     :param cjk: share of the query the embedder cannot read (1.0 when the cosines mean nothing).
     :param pooled_coverage: the query's IDF mass found in the union of the candidates' tokens (never less
         than the best single candidate's).
+    :param content_terms: how many content words the query has (3, "not short", when unknown).
     """
     cosines = [c.cosine for c in cands]
     lexical = sorted((c for c in cands if c.bm25 is not None), key=lambda c: c.bm25)
@@ -116,7 +121,7 @@ def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: 
         lexical_rank=_ranks(lexical, [c.bm25 for c in lexical]),
         vector_rank=_ranks(vector, [-c.cosine for c in vector]),
         lexical_spread=spread([-c.bm25 for c in lexical], 0.0),     # no match: bm25 0
-        cosine_spread=spread([c.cosine for c in vector], prior))
+        cosine_spread=spread([c.cosine for c in vector], prior), content_terms=content_terms)
 
 
 def _ranks(ordered: Sequence, keys: Sequence[float]) -> dict:
@@ -169,6 +174,7 @@ def features(cand, ev: QueryEvidence) -> dict:
         "top_cosine": (ev.top_cosine or 0.0) * sees,
         "blind": blind,
         "unknown_name": 1.0 if ev.unknown_name else 0.0,
+        "few_terms": max(0, FEW_TERMS - ev.content_terms) / FEW_TERMS,
     }
 
 
