@@ -46,13 +46,17 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
     title = item.get("title") or ""
     stem = title.strip().rstrip("…").rstrip()
     if text and stem and text.strip().startswith(stem):
-        # The title repeats the text's start: show only the rest, cut exactly where the title was.
         rest = text.strip()[len(stem):]
-        cut_mid_text = title.strip().endswith("…")
-        text = rest.lstrip(" .:—-") if not cut_mid_text else ("…" + rest.lstrip() if rest.strip() else "")
+        if title.strip().endswith("…") and rest.strip():
+            # The title is the text cut short (often mid-word): show the text once, from its start.
+            title, text, max_chars = "", stem + rest, max_chars + len(stem)
+        else:   # a whole title that repeats the text's start: show only the rest
+            text = rest.lstrip(" .:—-")
     text = " ".join(text.split())
     if len(text) > max_chars:
         text = text[: max_chars - 1].rstrip() + "…"
+    if not title:
+        return f"- [{item['id']} {label}] {text}"
     line = f"- [{item['id']} {label}] {title}"
     if text:
         line += f" — {text}"

@@ -5,14 +5,17 @@ from supermemory.render import memory_line
 from supermemory.text import summarize
 
 
-def test_a_cut_title_is_followed_by_the_rest_of_the_text_without_losing_a_character():
+def test_a_title_cut_mid_word_is_shown_once_as_the_whole_text():
+    """An untitled memory's title is its first sentence cut at 80 characters, often mid-word: the line shows the
+    text once, from its start, instead of "…pushes the wheel to t… — …he internal index"."""
     text = "SQLite WAL mode with BEGIN IMMEDIATE keeps multi-row transactions safe across processes"
     title = summarize(text, max_chars=48)
     assert title.endswith("…")
     line = memory_line({"id": "M1", "kind": "fact", "title": title, "summary": text})
-    shown_title, shown_rest = line.split("] ", 1)[1].split(" — ", 1)
-    assert shown_rest.startswith("…")
-    assert shown_title.rstrip("…") + shown_rest.lstrip("…") == text
+    assert line == "- [M1 fact] " + text
+    short = memory_line({"id": "M1", "kind": "fact", "title": title, "summary": text}, max_chars=20)
+    assert short.startswith("- [M1 fact] " + title.rstrip("…")) and short.endswith("…")
+    assert len(short) < len(line)
 
 
 def test_a_whole_title_that_repeats_the_text_start_is_not_shown_twice():
