@@ -55,12 +55,7 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
     text = " ".join(text.split())
     if len(text) > max_chars:
         text = text[: max_chars - 1].rstrip() + "…"
-    if not title:
-        return f"- [{item['id']} {label}] {text}"
-    line = f"- [{item['id']} {label}] {title}"
-    if text:
-        line += f" — {text}"
-    return line
+    return f"- [{item['id']} {label}] " + " — ".join(part for part in (title, text) if part)
 
 
 def render_briefing(sections: dict, *, budget: int, namespace: str) -> tuple[str, int]:

@@ -70,7 +70,7 @@ class RankConfig:
     use_cosine: bool = True            # False: the embedder's cosines carry no meaning (hash provider)
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
     unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
-    content_terms: int = 3             # how many content words the query has (per query; Query.content_terms)
+    content_terms: int = relevance.FEW_TERMS   # how many content words the query has (per query; unknown: not short)
     pooled_coverage: float = 0.0       # the query's IDF mass found anywhere among the candidates (per query)
     uncalibrated_cosines: bool = False  # an embedder the model was not fitted on, whose cosines mean something
     query_gate: bool = True            # False: no nothing-relevant gate at all (recall(gates=False))

@@ -6,14 +6,12 @@ cosine above the query's background, and each channel's z-score among the candid
 best hit stands out speaks louder than a flat one); its query inputs say how answerable the query looks
 (how much of it the best lexical hit and all candidates together cover, how high the best cosine sits and
 how far above the background, how much of it the embedder cannot read, a name no memory mentions, how few
-content words it has). The
-background's own level is left out on purpose: it says what kind of text the store holds (code and
-science sit high for bge-small), not whether this query has an answer, and a small store or a filtered
-recall pads it with a prior. The ranker orders by
-the log-odds; the best hit's probability is the chance the query has its answer in the top five, and a
-query whose best hit stays below the threshold gets nothing. The coefficients are data (`relevance.json`),
-written by `bench/fit_relevance.py` from the six dev sets; pure functions, no I/O beyond reading that file
-once.
+content words it has). The background's own level is left out on purpose: it says what kind of text the
+store holds (code and science sit high for bge-small), not whether this query has an answer, and a small
+store or a filtered recall pads it with a prior. The ranker orders by the log-odds; the best hit's
+probability is the chance the query has its answer in the top five, and a query whose best hit stays below
+the threshold gets nothing. The coefficients are data (`relevance.json`), written by `bench/fit_relevance.py`
+from the six dev sets; pure functions, no I/O beyond reading that file once.
 """
 from __future__ import annotations
 
@@ -63,7 +61,7 @@ class QueryEvidence:
     vector_rank: dict         # candidate id → rank by cosine
     lexical_spread: tuple     # (mean, standard deviation) of -bm25 over the lexical hits
     cosine_spread: tuple      # (mean, standard deviation) of the cosines
-    content_terms: int = 3    # how many content words the query has (`Query.content_terms`)
+    content_terms: int = FEW_TERMS   # how many content words the query has (`Query.content_terms`)
 
 
 def background(cosines: Sequence[float | None], prior: float) -> float:
@@ -99,13 +97,13 @@ def zscore(value: float, spread_: tuple) -> float:
 
 
 def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: float = 0.5,
-             pooled_coverage: float = 0.0, content_terms: int = 3) -> QueryEvidence:
+             pooled_coverage: float = 0.0, content_terms: int = FEW_TERMS) -> QueryEvidence:
     """Query-level evidence from the candidates (objects with id, bm25, cosine, coverage).
 
     :param cjk: share of the query the embedder cannot read (1.0 when the cosines mean nothing).
     :param pooled_coverage: the query's IDF mass found in the union of the candidates' tokens (never less
         than the best single candidate's).
-    :param content_terms: how many content words the query has (3, "not short", when unknown).
+    :param content_terms: how many content words the query has (unknown: `FEW_TERMS`, "not short").
     """
     cosines = [c.cosine for c in cands]
     lexical = sorted((c for c in cands if c.bm25 is not None), key=lambda c: c.bm25)
