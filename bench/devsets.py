@@ -26,7 +26,9 @@ SHARED = ("locomo-dev", "longmemeval-dev", "scifact-train", "codesearch-dev", "c
 SETS = ("cases",) + SHARED
 GATHER_LIMIT = {"cmrc2018": 1000}   # of 4221 questions: enough to fit, a quarter of the memory
 CROSS_SCOPE = ("locomo-dev", "longmemeval-dev")   # sets whose scopes give cross-scope negatives
-GATHER_FORMAT = 5   # bump when a gathered row gains a field (2: pooled_coverage, 3: code share, 4: after_question, 5: content_terms), so old caches are re-gathered
+# Bump when a gathered row gains a field or a feature changes meaning, so old caches are re-gathered
+# (2: pooled_coverage, 3: code share, 4: after_question, 5: content_terms, 6: compounds covered by their parts).
+GATHER_FORMAT = 6
 
 
 def default_data() -> Path:

@@ -363,3 +363,27 @@ def test_a_short_query_needs_stronger_evidence_for_the_same_match():
     one, many = scored(1), scored(4)
     assert one[1].features["relevance"] < many[1].features["relevance"]
     assert sorted(one, key=lambda i: -one[i].score) == sorted(many, key=lambda i: -many[i].score)
+
+
+def test_a_compound_word_is_covered_by_its_parts():
+    """A query word like `store.recall` weighs its parts plus, once, its whole form: a memory that holds the
+    word whole has all of it, one that holds the parts apart has most of it. Its whole forms (`store.recall`,
+    `storerecall`, their stem) are spellings of one word, never three more words a memory must hold."""
+    from supermemory.retrieval.query import Query
+    from supermemory.text import index_text
+
+    query = Query.analyse("why does store.recall block")
+    idf = {t: 1.0 for t in query.terms}
+    have = lambda text: query.coverage(idf, set(index_text(text).split()))   # noqa: E731
+    assert have("store.recall blocks on the lock") == 1.0
+    assert have("the store's recall blocks") == 3 / 4
+    assert have("store blocks") == 2 / 4
+    assert have("recall") == 1 / 4
+    assert have("nothing of it") == 0.0
+    # The whole form weighs as much as its rarest spelling, once.
+    rare = dict(idf, **{"store.recall": 3.0})
+    assert query.coverage(rare, set(index_text("store recall blocks").split())) == 3 / 6
+    # Plain words keep their own weight: no compound, nothing changes.
+    plain = Query.analyse("why does recall block")
+    assert plain.compounds == {}
+    assert plain.coverage({t: 1.0 for t in plain.terms}, set(index_text("recall").split())) == 1 / 2

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from supermemory.text import cross_terms, english_gloss
-from supermemory.text import cjk_share, leading_word, name_forms, named_terms, query_terms
+from supermemory.text import cjk_share, compound_parts, leading_word, name_forms, named_terms, query_terms
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Query:
     names: list                      # capitalised names, as word forms
     lead: tuple | None               # a capitalised first word: (word, forms)
     name_lookup: list[str] = field(default_factory=list)   # index tokens whose document frequency names need
+    compounds: dict = field(default_factory=dict)   # a compound word's whole forms → its parts (see `coverage`)
 
     @classmethod
     def analyse(cls, text: str, *, glossary: bool = True) -> "Query":
@@ -32,7 +33,8 @@ class Query:
         forms = list(dict.fromkeys(form for t in terms for form in cross.get(t, ())))
         return cls(text=text, terms=terms, cross=cross, forms=forms,
                    embedded=english_gloss(text) if cross else text,
-                   names=named_terms(text), lead=leading_word(text), name_lookup=name_forms(text))
+                   names=named_terms(text), lead=leading_word(text), name_lookup=name_forms(text),
+                   compounds=compound_parts(text))
 
     @property
     def translated_tokens(self) -> set:
@@ -50,13 +52,31 @@ class Query:
         return {t: math.log(1 + (total - doc_freq.get(t, 0) + 0.5) / (doc_freq.get(t, 0) + 0.5)) for t in self.terms}
 
     def coverage(self, idf: dict, tokens: set) -> float:
-        """Share of the query's IDF mass found in these index tokens, a translation standing in for its word."""
-        mass = sum(idf[t] for t in self.terms)
-        if not mass:
-            return 0.0
-        found = sum(idf[t] for t in self.terms
-                    if t in tokens or any(all(x in tokens for x in form) for form in self.cross.get(t, ())))
-        return found / mass
+        """Share of the query's IDF mass found in these index tokens, a translation standing in for its word.
+
+        A compound word (`store.recall`) weighs its parts plus, once, its rarest whole form: a memory that
+        holds the parts apart has most of the word, one that holds it whole has all of it (its whole forms
+        are spellings of one word, not three more words a memory must hold)."""
+        found = {t for t in self.terms
+                 if t in tokens or any(all(x in tokens for x in form) for form in self.cross.get(t, ()))}
+        terms = set(self.terms)
+        wholes: dict[tuple, list[str]] = {}   # a compound's parts → its whole forms among the terms
+        for whole, parts in self.compounds.items():
+            if whole in terms and terms.intersection(parts):
+                wholes.setdefault(parts, []).append(whole)
+        mass = got = 0.0
+        for forms in wholes.values():
+            weight = max(idf[t] for t in forms)
+            mass += weight
+            if found.intersection(forms):
+                got += weight
+                found.update(self.compounds[forms[0]])
+        alternatives = {t for forms in wholes.values() for t in forms}
+        for t in self.terms:
+            if t not in alternatives:
+                mass += idf[t]
+                got += idf[t] if t in found else 0.0
+        return got / mass if mass else 0.0
 
     def ranker_context(self, doc_freq: dict[str, int], vocabulary: "callable") -> dict:
         """Per-query ranker inputs: the CJK share, how many content words it has, and its names when no

@@ -110,29 +110,35 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-def _word_tokens(raw: str, out: list[str]) -> None:
+def _word_units(raw: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """One white-space word's tokens as (whole forms, parts). A plain word is one whole form and no parts; a
+    compound (`store.recall`, `is_open`, `MemoryStore`, `self-care`) keeps its whole form, its joined
+    alphanumerics and their stem as whole forms, and each meaningful camelCase / snake_case / dotted part."""
     word = raw.strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP)
     if word.endswith(("'s", "’s")):
         word = word[:-2]
     if not word:
-        return
+        return (), ()
     folded = word.casefold()
     alnum_only = word.isalnum()
     parts = _CAMEL_PARTS.findall(word) if any(c.isalnum() for c in word) else []
     if alnum_only and len(parts) <= 1:
-        out.append(_stem(folded) if folded.isalpha() else folded)
-        return
-    # A compound: keep the whole form, the joined alphanumerics, and each meaningful part.
-    out.append(folded)
+        return (_stem(folded) if folded.isalpha() else folded,), ()
+    wholes = [folded]
     joined = "".join(_ALNUM_RUN.findall(folded))
     if joined and joined != folded:
-        out.append(joined)
+        wholes.append(joined)
     if joined.isalpha() and _stem(joined) not in (joined, folded):
-        out.append(_stem(joined))   # so the identifier typed as one plain word ("memorystore") finds it
-    for part in parts:
-        part = part.casefold()
-        if len(part) >= 2 or part.isdigit():
-            out.append(_stem(part) if part.isalpha() else part)
+        wholes.append(_stem(joined))   # so the identifier typed as one plain word ("memorystore") finds it
+    kept = tuple((_stem(p) if p.isalpha() else p) for p in (part.casefold() for part in parts)
+                 if len(p) >= 2 or p.isdigit())
+    return tuple(wholes), kept
+
+
+def _word_tokens(raw: str, out: list[str]) -> None:
+    wholes, parts = _word_units(raw)
+    out.extend(wholes)
+    out.extend(parts)
 
 
 def _cjk_tokens(run: str, out: list[str]) -> None:
@@ -182,6 +188,18 @@ def query_terms(query: str, *, max_terms: int = 64) -> list[str]:
         for tok in tokenize(query):
             seen.setdefault(tok, None)
     return list(seen)[:max_terms]
+
+
+def compound_parts(query: str) -> dict[str, tuple[str, ...]]:
+    """Each whole form of the query's compound words → that word's parts, so that coverage can read a
+    compound's spellings as one word (`Query.coverage`) and not as further words a memory lacks."""
+    out: dict[str, tuple[str, ...]] = {}
+    for match in _SEGMENT.finditer(unicodedata.normalize("NFKC", query or "")):
+        if match.group("word"):
+            wholes, parts = _word_units(match.group("word"))
+            for whole in wholes if parts else ():
+                out.setdefault(whole, parts)
+    return out
 
 
 def fts_match(terms: list[str]) -> str:
