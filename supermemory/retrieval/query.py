@@ -1,6 +1,7 @@
 """A recall query analysed once: terms, translations, what the embedder reads, language share, names, intent."""
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -59,24 +60,29 @@ class Query:
         are spellings of one word, not three more words a memory must hold)."""
         found = {t for t in self.terms
                  if t in tokens or any(all(x in tokens for x in form) for form in self.cross.get(t, ()))}
-        terms = set(self.terms)
-        wholes: dict[tuple, list[str]] = {}   # a compound's parts → its whole forms among the terms
-        for whole, parts in self.compounds.items():
-            if whole in terms and terms.intersection(parts):
-                wholes.setdefault(parts, []).append(whole)
         mass = got = 0.0
-        for forms in wholes.values():
+        for forms, parts in self.compound_spellings:
             weight = max(idf[t] for t in forms)
             mass += weight
             if found.intersection(forms):
                 got += weight
-                found.update(self.compounds[forms[0]])
-        alternatives = {t for forms in wholes.values() for t in forms}
+                found.update(parts)
+        spellings = {t for forms, _ in self.compound_spellings for t in forms}
         for t in self.terms:
-            if t not in alternatives:
+            if t not in spellings:
                 mass += idf[t]
                 got += idf[t] if t in found else 0.0
         return got / mass if mass else 0.0
+
+    @functools.cached_property
+    def compound_spellings(self) -> list[tuple[list[str], tuple[str, ...]]]:
+        """(the whole forms among the terms, the parts) of each compound word that has a part among the terms."""
+        terms = set(self.terms)
+        grouped: dict[tuple, list[str]] = {}
+        for whole, parts in self.compounds.items():
+            if whole in terms and terms.intersection(parts):
+                grouped.setdefault(parts, []).append(whole)
+        return [(forms, parts) for parts, forms in grouped.items()]
 
     def ranker_context(self, doc_freq: dict[str, int], vocabulary: "callable") -> dict:
         """Per-query ranker inputs: the CJK share, how many content words it has, and its names when no
