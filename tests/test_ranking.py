@@ -387,3 +387,33 @@ def test_a_compound_word_is_covered_by_its_parts():
     plain = Query.analyse("why does recall block")
     assert plain.compounds == {}
     assert plain.coverage({t: 1.0 for t in plain.terms}, set(index_text("recall").split())) == 1 / 2
+
+
+def test_coverage_is_a_share_and_the_query_text_itself_covers_it():
+    """For any query (identifiers, paths, roles, CJK, punctuation): coverage stays in [0, 1], a memory holding
+    the query's own text covers all of it, and one holding nothing covers none."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from supermemory.retrieval.query import Query
+    from supermemory.text import index_text
+
+    pieces = st.sampled_from(["store.recall", "MemoryStore", "is_open", "src/app/core.py", ":func:`echo`", "self-care",
+                              "v2.1", "c++", "recall", "lock", "配置", "缓存策略", "HTTPServer", "a", "::", "x_y_z"])
+
+    @settings(max_examples=200, deadline=None)
+    @given(words=st.lists(pieces | st.text(min_size=1, max_size=12), min_size=1, max_size=6),
+           weights=st.lists(st.floats(0.01, 9.0), min_size=64, max_size=64))
+    def check(words, weights):
+        text = " ".join(words)
+        query = Query.analyse(text)
+        idf = {t: weights[i % 64] for i, t in enumerate(query.terms)}
+        own = set(index_text(text).split())
+        if query.terms:
+            assert query.coverage(idf, own) == pytest.approx(1.0)
+        assert query.coverage(idf, set()) == 0.0
+        for k in range(len(words)):
+            share = query.coverage(idf, set(index_text(" ".join(words[:k])).split()))
+            assert -1e-12 <= share <= 1.0 + 1e-12
+
+    check()
