@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from supermemory.text import cross_terms, english_gloss
-from supermemory.text import cjk_share, compound_parts, leading_word, name_forms, named_terms, query_terms
+from supermemory.text import cjk_share, leading_word, name_forms, named_terms, query_terms
 
 
 @dataclass(frozen=True)
@@ -29,13 +29,14 @@ class Query:
 
     @classmethod
     def analyse(cls, text: str, *, glossary: bool = True) -> "Query":
-        terms = query_terms(text)
+        compounds: dict = {}
+        terms = query_terms(text, compounds=compounds)
         cross = cross_terms(text) if glossary else {}
         forms = list(dict.fromkeys(form for t in terms for form in cross.get(t, ())))
         return cls(text=text, terms=terms, cross=cross, forms=forms,
                    embedded=english_gloss(text) if cross else text,
                    names=named_terms(text), lead=leading_word(text), name_lookup=name_forms(text),
-                   compounds=compound_parts(text))
+                   compounds=compounds)
 
     @property
     def translated_tokens(self) -> set:

@@ -135,10 +135,13 @@ def _word_units(raw: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(wholes), kept
 
 
-def _word_tokens(raw: str, out: list[str]) -> None:
+def _word_tokens(raw: str, out: list[str], compounds: dict | None = None) -> None:
     wholes, parts = _word_units(raw)
     out.extend(wholes)
     out.extend(parts)
+    if compounds is not None and parts:
+        for whole in wholes:
+            compounds.setdefault(whole, parts)
 
 
 def _cjk_tokens(run: str, out: list[str]) -> None:
@@ -146,12 +149,13 @@ def _cjk_tokens(run: str, out: list[str]) -> None:
     out.extend(run[i:i + 2] for i in range(len(run) - 1))
 
 
-def tokenize(text: str, *, query: bool = False) -> list[str]:
+def tokenize(text: str, *, query: bool = False, compounds: dict | None = None) -> list[str]:
     """Tokens of `text` for indexing and querying alike (order kept, repeats kept).
 
     CJK runs give unigrams plus adjacent bigrams; identifiers give their whole form plus their
     camelCase / snake_case / kebab-case / dotted parts; plain words get their Snowball stem.
     With `query`, CJK runs are first cut at Chinese function words (see CJK_FUNCTION_CHARS).
+    With `compounds`, each whole form of a compound word is recorded there → that word's parts.
     """
     if not text:
         return []
@@ -163,7 +167,7 @@ def tokenize(text: str, *, query: bool = False) -> list[str]:
             for piece in (_split_query_cjk(cjk.casefold()) if query else [cjk.casefold()]):
                 _cjk_tokens(piece, out)
         else:
-            _word_tokens(match.group("word"), out)
+            _word_tokens(match.group("word"), out, compounds)
     return out
 
 
@@ -176,10 +180,14 @@ def index_text(*parts: str) -> str:
     return " ".join(tokens)
 
 
-def query_terms(query: str, *, max_terms: int = 64) -> list[str]:
-    """Distinct query tokens without stop words (all of them if only stop words remain)."""
+def query_terms(query: str, *, max_terms: int = 64, compounds: dict | None = None) -> list[str]:
+    """Distinct query tokens without stop words (all of them if only stop words remain).
+
+    :param compounds: filled, in the same pass, with each compound word's whole forms → its parts, so that
+        coverage can read a compound's spellings as one word (`Query.coverage`).
+    """
     stop, cjk_stop = stopwords(), lexicons.word_set("cjk_stop_unigrams")
-    tokens = tokenize(query, query=True)
+    tokens = tokenize(query, query=True, compounds=compounds)
     seen: dict[str, None] = {}
     for tok in tokens:
         if tok not in stop and tok not in cjk_stop:
@@ -188,18 +196,6 @@ def query_terms(query: str, *, max_terms: int = 64) -> list[str]:
         for tok in tokenize(query):
             seen.setdefault(tok, None)
     return list(seen)[:max_terms]
-
-
-def compound_parts(query: str) -> dict[str, tuple[str, ...]]:
-    """Each whole form of the query's compound words → that word's parts, so that coverage can read a
-    compound's spellings as one word (`Query.coverage`) and not as further words a memory lacks."""
-    out: dict[str, tuple[str, ...]] = {}
-    for match in _SEGMENT.finditer(unicodedata.normalize("NFKC", query or "")):
-        if match.group("word"):
-            wholes, parts = _word_units(match.group("word"))
-            for whole in wholes if parts else ():
-                out.setdefault(whole, parts)
-    return out
 
 
 def fts_match(terms: list[str]) -> str:
