@@ -36,9 +36,9 @@ def _text(value: str | None, field: str) -> str | None:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInputError(
-            f"{field} is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
-            "convert it first, e.g. `iconv -f latin1 -t utf-8`") from None
+        from supermemory.jsonl import not_utf8
+
+        raise InvalidInputError(f"{field} is {not_utf8(raw, exc)}") from None
 
 
 def _config(args):
@@ -142,21 +142,13 @@ def cmd_update(args) -> int:
 
 
 def cmd_forget(args) -> int:
-    from supermemory.render import CLI_COMMANDS, render_forget
+    from supermemory.render import CLI_COMMANDS, render_forget, render_sweep
 
     with _store(args) as store:
         if args.sweep:
             result = store.sweep(stale_days=args.stale_days, importance_floor=args.importance_floor,
                                  apply=args.apply, namespace=_ns(args))
-            if args.json:
-                _print_json(result)
-            else:
-                verb = "archived" if args.apply else "would archive (dry run; --apply to archive)"
-                print(f"{verb}: {result['matched']} memories")
-                for item in result["sample"]:
-                    print(f"  {item['id']} [{item['kind']}] {item['title']} (last used {item['last_used']})")
-                if result["truncated"]:
-                    print(f"  … and {result['matched'] - len(result['sample'])} more")
+            _print_json(result) if args.json else print(render_sweep(result, applied=args.apply))
             return 0
         if not args.ids:
             raise SupermemoryError("give memory ids to forget, or --sweep")
@@ -324,8 +316,13 @@ def cmd_import_rules(args) -> int:
 
     with _store(args) as store:
         result = store.import_rules(args.paths or None)
-    _print_json(result) if args.json else print(render_import_rules(result))
-    return 0
+    failed = [f["error"] for f in result["files"] if f.get("error")]
+    if args.json:
+        _print_json(result)
+    elif text := render_import_rules(result, errors=False):
+        print(text)
+    sys.stderr.writelines(f"error: {message}\n" for message in failed)   # each names its file
+    return 1 if failed else 0
 
 
 def cmd_backfill(args) -> int:
@@ -373,7 +370,9 @@ def cmd_index(args) -> int:
 
     result = render_index_md(result)
     if args.out:
-        Path(args.out).write_text(result["text"], encoding="utf-8")
+        from supermemory.jsonl import write_text
+
+        write_text(args.out, result["text"])
         print(f"wrote {result['lines']} lines to {args.out}")
     else:
         sys.stdout.write(result["text"])

@@ -270,6 +270,17 @@ def render_forget(result: dict, *, commands: Commands) -> str:
     return f"Forgotten (soft delete; {commands.restore} brings them back): {ids}."
 
 
+def render_sweep(result: dict, *, applied: bool) -> str:
+    """`supermemory forget --sweep`: how many memories are (or would be) archived, with a sample."""
+    verb = "archived" if applied else "would archive (dry run; --apply to archive)"
+    lines = [f"{verb}: {result['matched']} memories"]
+    lines += [f"  {item['id']} [{item['kind']}] {item['title']} (last used {item['last_used']})"
+              for item in result["sample"]]
+    if result["truncated"]:
+        lines.append(f"  … and {result['matched'] - len(result['sample'])} more")
+    return "\n".join(lines)
+
+
 def render_restore(result: dict) -> str:
     """A restore result: the ids brought back."""
     if not result.get("restored"):
@@ -478,16 +489,20 @@ def render_health(result: dict) -> str:
     return "\n".join(lines)
 
 
-def render_import_rules(result: dict) -> str:
-    """`supermemory import-rules` as text: per file its namespace and rules created / changed / unchanged / removed."""
+def render_import_rules(result: dict, *, errors: bool = True) -> str:
+    """`supermemory import-rules` as text: per file its namespace and rules created / changed / unchanged / removed.
+
+    :param errors: list the files that could not be read (the CLI reports them on stderr instead).
+    """
     lines = []
     for f in result["files"]:
         if f.get("error"):
-            lines.append(f"{f['path']}: {f['error']}")
+            if errors:
+                lines.append(f"error: {f['error']}")   # the message names the file
             continue
         long_note = f", {f['long_paragraphs']} long paragraphs left out" if f["long_paragraphs"] else ""
         lines.append(f"{f['path']} → {f['namespace']}: {f['rules']} rules ({f['created']} new, {f['changed']} changed, "
                      f"{f['unchanged']} unchanged, {f['removed']} removed{long_note})")
     for m in result.get("missing", []):
         lines.append(f"{m['path']}: {m['reason']}")
-    return "\n".join(lines) or "no CLAUDE.md or AGENTS.md found"
+    return "\n".join(lines) or ("" if result["files"] else "no CLAUDE.md or AGENTS.md found")

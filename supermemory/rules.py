@@ -19,6 +19,7 @@ from typing import Sequence
 from supermemory.config import GLOBAL_NAMESPACE, namespace_for_dir, project_root
 from supermemory.errors import InvalidInputError
 from supermemory.guide import BEGIN_MARK, END_MARK
+from supermemory.jsonl import read_text
 from supermemory.store import reads, versions, writes
 from supermemory.store.context import StoreContext
 from supermemory.store.records import format_id
@@ -184,10 +185,9 @@ def _import_file(ctx: StoreContext, path: str) -> dict:
     out = {"path": path, "namespace": ns, "file": label, "rules": 0, "created": 0, "changed": 0, "unchanged": 0,
            "removed": 0, "long_paragraphs": 0}
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError as exc:
-        out["error"] = f"unreadable: {exc.strerror or exc}"
+        text = read_text(path)
+    except InvalidInputError as exc:   # unreadable or not UTF-8: reported with the file, the others go on
+        out["error"] = str(exc)
         return out
     rules, out["long_paragraphs"] = parse_rules(text)
     out["rules"] = len(rules)

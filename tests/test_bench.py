@@ -98,6 +98,17 @@ def test_read_jsonl_skips_blank_lines_and_names_the_bad_line(tmp_path):
         read_jsonl(path)
 
 
+def test_read_jsonl_names_a_file_that_is_missing_a_folder_or_not_utf8(tmp_path):
+    with pytest.raises(InvalidInputError, match=r"cannot read .*nope\.jsonl: No such file or directory"):
+        read_jsonl(tmp_path / "nope.jsonl")
+    with pytest.raises(InvalidInputError, match=r"cannot read .*: Is a directory"):
+        read_jsonl(tmp_path)
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b": "caf\xe9"}\n')
+    with pytest.raises(InvalidInputError, match=r"bad\.jsonl:2: not valid UTF-8 \(byte 0xe9 at offset 19\)"):
+        read_jsonl(path)
+
+
 @pytest.mark.parametrize("ranked, relevant, expected", [
     # One relevant doc at rank 2: DCG 1/log2(3), ideal DCG 1.
     (["d2", "d1", "d3"], {"d1"},

@@ -170,6 +170,27 @@ def test_export_import_commands(env, tmp_path):
     assert "imported 0" in run(["import", str(out)], other).stdout
 
 
+def test_bad_file_paths_are_one_line_errors_not_tracebacks(env, tmp_path):
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"\xff\xfe not text\n")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    cases = {("import", "/nonexistent.jsonl"): "cannot read /nonexistent.jsonl: No such file or directory",
+             ("import", str(folder)): f"cannot read {folder}: Is a directory",
+             ("import", str(bad)): f"{bad}:1: not valid UTF-8 (byte 0xff at offset 0)",
+             ("bench", "/nonexistent.jsonl"): "cannot read /nonexistent.jsonl: No such file or directory",
+             ("bench", str(bad)): f"{bad}:1: not valid UTF-8 (byte 0xff at offset 0)",
+             ("export", "/proc/nope.jsonl"): "cannot write /proc/nope.jsonl: No such file or directory",
+             ("export", str(folder)): f"cannot write {folder}: it is a folder",
+             ("index", "--out", "/proc/x.md"): "cannot write /proc/x.md: No such file or directory"}
+    run(["remember", "something to export", "--namespace", "global"], env)
+    for args, message in cases.items():
+        proc = run(list(args), env, check=False)
+        assert proc.returncode == 1, (args, proc.stderr)
+        assert proc.stderr.startswith(f"error: {message}") and "Traceback" not in proc.stderr, (args, proc.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.bin", "folder", "home"]
+
+
 def test_help_runs_without_heavy_imports(env):
     code = ("import sys, runpy; sys.argv=['supermemory','--help']\n"
             "try:\n  runpy.run_module('supermemory', run_name='__main__')\nexcept SystemExit: pass\n"

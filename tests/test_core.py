@@ -426,6 +426,28 @@ def test_export_import_round_trip_is_identical_and_idempotent(tmp_path, store, c
     other.close()
 
 
+def test_export_to_a_folder_or_an_unwritable_path_is_an_error_and_leaves_no_part_file(tmp_path, store, monkeypatch):
+    from supermemory.errors import InvalidInputError
+
+    store.remember("a fact worth keeping private")
+    with pytest.raises(InvalidInputError, match="it is a folder"):
+        store.export(tmp_path)
+    with pytest.raises(InvalidInputError, match=r"cannot write .*: No such file or directory"):
+        store.export("/proc/nope/x.jsonl")
+    target = tmp_path / "dump.jsonl"
+    modes = []
+
+    def failing_replace(src, dst):
+        modes.append(stat.S_IMODE(os.stat(src).st_mode))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(InvalidInputError, match=r"cannot write .*dump\.jsonl: No space left on device"):
+        store.export(target)
+    assert modes == [0o600], "the temporary file holds every memory: private from its first byte"
+    assert sorted(p.name for p in tmp_path.iterdir() if "dump" in p.name) == []
+
+
 def test_sweep_dry_run_matches_apply_exactly(db_path, config):
     now = [2_000_000_000.0]
     s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", clock=lambda: now[0])

@@ -159,3 +159,15 @@ def test_the_cli_imports_and_reports_per_file(project, monkeypatch, capsys):
     assert "1 new" in capsys.readouterr().out
     assert main(["import-rules", str(project), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["unchanged"] == 1
+
+
+def test_a_file_that_is_not_utf8_is_reported_not_imported_with_replacement_characters(project, monkeypatch, capsys):
+    from supermemory.cli import main
+
+    (project / "AGENTS.md").write_bytes(b"# Rules\n- Squash merge only.\n- Caf\xe9 rules.\n")
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    assert main(["import-rules", str(project)]) == 1
+    out = capsys.readouterr()
+    assert out.err.startswith(f"error: {project / 'AGENTS.md'}:3: not valid UTF-8 (byte 0xe9 at offset 34)"), out.err
+    assert main(["import-rules", str(project), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["created"] == 0

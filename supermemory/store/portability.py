@@ -49,29 +49,47 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
     """Write JSONL: one memory chain per line (head + history + links), no vectors.
 
     :param namespaces: only these namespaces (default: all).
+    Raises:
+        InvalidInputError: the file cannot be written (a folder, no such folder, no permission, disk full);
+            no partial file is left behind.
     """
     ns_list = [normalize_namespace(n) for n in namespaces] if namespaces else None
     ns_sql, ns_params = nsm.clause(ns_list)
     heads = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE m.superseded_by IS NULL AND {ns_sql} "
                   f"ORDER BY m.id", ns_params)
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_dir():
+        raise InvalidInputError(f"cannot write {target}: it is a folder; give a file name")
+    # Written 0600 from the first byte (it holds every memory) and never left behind on failure.
     tmp = target.with_name(target.name + ".part")
-    count = 0
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for row in heads:
-            rec = record(row)
-            line = _export_record(rec)
-            root = rec["root_id"] or rec["id"]
-            older = ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE (id = ? OR root_id = ?) AND id != ? "
-                          f"ORDER BY valid_from, id", (root, root, rec["id"]))
-            line["history"] = [_export_record(record(r)) for r in older]
-            line["links"] = [{"dst": format_id(d), "relation": r, "weight": w, "created_at": iso(c)}
-                             for d, r, w, c in ctx.q("SELECT dst, relation, weight, created_at FROM links "
-                                                     "WHERE src = ? ORDER BY dst, relation", (rec["id"],))]
-            handle.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
-            count += 1
-    os.replace(tmp, target)
+    count, created = 0, False
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)   # a stale one from a crash, with whatever mode it had
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        created = True
+        with open(fd, "w", encoding="utf-8") as handle:
+            for row in heads:
+                rec = record(row)
+                line = _export_record(rec)
+                root = rec["root_id"] or rec["id"]
+                older = ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE (id = ? OR root_id = ?) AND id != ? "
+                              f"ORDER BY valid_from, id", (root, root, rec["id"]))
+                line["history"] = [_export_record(record(r)) for r in older]
+                line["links"] = [{"dst": format_id(d), "relation": r, "weight": w, "created_at": iso(c)}
+                                 for d, r, w, c in ctx.q("SELECT dst, relation, weight, created_at FROM links "
+                                                         "WHERE src = ? ORDER BY dst, relation", (rec["id"],))]
+                handle.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+                count += 1
+        os.replace(tmp, target)
+        created = False
+    except OSError as exc:
+        raise InvalidInputError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        if created:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
     with contextlib.suppress(OSError):
         os.chmod(target, 0o600)
     return {"path": str(target), "memories": count}
