@@ -253,6 +253,7 @@ def test_a_zero_byte_database_file_is_initialised_and_says_so(env, tmp_path):
     home = Path(env["SUPERMEMORY_HOME"])
     home.mkdir(parents=True)
     (home / "memory.db").write_bytes(b"")
+    os.utime(home / "memory.db", (1_600_000_000, 1_600_000_000))   # emptied long ago, not a first start
     proc = run(["remember", "after the empty file", "--namespace", "global"], env)
     assert "memory.db exists but is empty (0 bytes): starting a new database in it" in proc.stderr
     assert (home / "memory.db").stat().st_size > 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import numpy as np
 import pytest
@@ -52,6 +53,18 @@ def test_garbage_file_is_refused_and_left_untouched(db_path, config):
     with pytest.raises(StorageError, match="left untouched"):
         MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
     assert db_path.read_bytes() == before
+
+
+def test_an_empty_db_file_warns_only_when_it_is_not_a_first_start_in_progress(db_path, caplog):
+    db_path.write_bytes(b"")   # another process has just created it and not written its schema yet
+    with caplog.at_level("WARNING", logger="supermemory"):
+        dbm._secure_file(db_path)
+    assert caplog.records == []
+    os.utime(db_path, (1_600_000_000, 1_600_000_000))   # empty for years: something emptied it
+    with caplog.at_level("WARNING", logger="supermemory"):
+        dbm._secure_file(db_path)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{db_path} exists but is empty (0 bytes): starting a new database in it"]
 
 
 def test_stdlib_driver_path_works_with_numpy_vectors(db_path, config):

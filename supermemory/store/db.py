@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 DRIVER_ORDER = ("sqlite3", "sqlean", "pysqlite3.dbapi2")
 BUSY_TIMEOUT_MS = 30_000
+EMPTY_FILE_GRACE_S = 60     # an empty DB file younger than this is a first start in progress, not a loss
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,18 @@ def choose_driver(prefer: str | None = None, *, vectors: str = "auto") -> Driver
     return chosen
 
 
+def _emptied(path: Path) -> bool:
+    """Whether an existing DB file is empty long after it was made: something emptied it (a bad copy, a
+    full disk), worth a warning. A fresh empty file is another process's first start in progress (its
+    schema is seconds away), the normal race of several servers started at once on a new data dir."""
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return (info.st_size == 0 and not Path(str(path) + "-wal").exists()
+            and time.time() - info.st_mtime > EMPTY_FILE_GRACE_S)
+
+
 def _secure_file(path: Path) -> None:
     """Create the data dir 0700 and the DB file 0600 before SQLite touches them.
 
@@ -134,7 +147,7 @@ def _secure_file(path: Path) -> None:
     if not path.exists():
         fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
-    elif path.stat().st_size == 0 and not Path(str(path) + "-wal").exists():
+    elif _emptied(path):
         logger.warning("%s exists but is empty (0 bytes): starting a new database in it", path)
     with contextlib.suppress(OSError):
         os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) & 0o600)
