@@ -354,6 +354,19 @@ def test_tasks_default_to_open_and_briefing_lists_them_after_pinned(store):
     assert "Open tasks" not in briefing_view(store.briefing())["text"]
 
 
+def test_a_status_is_refused_on_a_memory_that_is_not_a_task(store):
+    decision = store.remember("We picked SQLite WAL for concurrency", kind="decision")["id"]
+    with pytest.raises(InvalidInputError, match=f"status applies to tasks; {decision} is a decision"):
+        store.update(decision, status="done")
+    with pytest.raises(InvalidInputError, match="status applies to tasks; this memory is a note"):
+        store.remember("a plain note", status="done")
+    task = store.remember("Finish the retry logic", kind="task")["id"]
+    with pytest.raises(InvalidInputError, match=f"status applies to tasks; {task} would be a note"):
+        store.update(task, kind="note", status="done")
+    assert [v["id"] for v in store.history(decision)["versions"]] == [decision]
+    assert store.update(task, status="done")["status"] == "updated"
+
+
 @pytest.mark.parametrize("budget", [50, 60, 70, 100, 200, 250])
 def test_briefing_respects_its_token_budget(store, budget):
     for i in range(60):

@@ -414,6 +414,14 @@ def test_memory_update_and_history(store):
     assert "6432" in history["content"][0]["text"] and "5432" in history["content"][0]["text"]
 
 
+def test_memory_update_refuses_a_status_on_a_memory_that_is_not_a_task(store):
+    memory_id = store.remember("We use Postgres", kind="decision")["id"]
+    refused = call(store, "memory_update", {"id": memory_id, "status": "done"})["result"]
+    assert refused["isError"] is True
+    assert f"status applies to tasks; {memory_id} is a decision" in refused["content"][0]["text"]
+    assert [v["id"] for v in store.history(memory_id)["versions"]] == [memory_id]
+
+
 def test_memory_forget_and_restore(store):
     memory_id = store.remember("Temporary belief", kind="note")["id"]
     forgotten = ok(store, "memory_forget", {"ids": [memory_id]})

@@ -7,7 +7,7 @@ import logging
 import math
 from typing import Any, Sequence
 
-from supermemory.config import KINDS
+from supermemory.config import KINDS, TASK_STATUSES
 from supermemory.errors import InvalidInputError
 from supermemory.text import index_text, normalize
 from supermemory.timeparse import iso
@@ -117,6 +117,23 @@ def kind(value: Any) -> str:
     if not isinstance(value, str) or value.strip().lower() not in KINDS:
         raise InvalidInputError(f"kind must be one of {', '.join(KINDS)}; got {value!r}")
     return value.strip().lower()
+
+
+def task_status(value: Any, kind_name: str, subject: str, *, field: str = "status") -> str | None:
+    """The status to store on a memory of `kind_name`: the given one for a task (default "open"),
+    None for every other kind.
+
+    :param subject: how the refusal names the memory, e.g. "M6 is" or "this memory is".
+    Raises:
+        InvalidInputError: not one of TASK_STATUSES, or a status for a memory that is not a task.
+    """
+    if value is None:
+        return "open" if kind_name == "task" else None
+    if value not in TASK_STATUSES:
+        raise InvalidInputError(f"{field} must be one of {', '.join(TASK_STATUSES)}")
+    if kind_name != "task":
+        raise InvalidInputError(f"status applies to tasks; {subject} a {kind_name}")
+    return value
 
 
 def content_hash(kind_name: str, title: str, body: str) -> str:

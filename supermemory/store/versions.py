@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from supermemory.config import RELATIONS, TASK_STATUSES
+from supermemory.config import RELATIONS
 from supermemory.errors import InvalidInputError, NotFoundError
 from supermemory.store import embedding, search_index, writes
 from supermemory.store import namespaces as nsm
@@ -108,10 +108,9 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
         raise InvalidInputError("pinned must be true or false")
     new_pinned = bool(old["pinned"]) if pinned is None else pinned
     new_status = old["status"]
-    if status is not None:
-        if status not in TASK_STATUSES:
-            raise InvalidInputError(f"status must be one of {', '.join(TASK_STATUSES)}")
-        new_status = status
+    if status is not None:   # refused for a memory that is not (or would no longer be) a task
+        new_status = rec_.task_status(status, new_kind, format_id(old["id"]) + (
+            " is" if new_kind == old["kind"] else " would be"))
     elif new_kind == "task" and not new_status:
         new_status = "open"
     new_ttl = old["ttl_days"]

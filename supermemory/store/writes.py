@@ -5,7 +5,6 @@ import json
 import logging
 from typing import Callable, Iterable, Sequence
 
-from supermemory.config import TASK_STATUSES
 from supermemory.errors import EmbeddingUnavailableError, InvalidInputError
 from supermemory.store import embedding, search_index, supersession
 from supermemory.store import namespaces as nsm
@@ -105,10 +104,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         raise InvalidInputError("pinned must be true or false")
     if ttl_days is not None:
         ttl_days = rec_.number(ttl_days, "ttl_days", 0, 36500) or None
-    if status is not None or kind == "task":
-        status = status or "open"
-        if status not in TASK_STATUSES:
-            raise InvalidInputError(f"status must be one of {', '.join(TASK_STATUSES)}")
+    status = rec_.task_status(status, kind, "this memory is")
     if source is not None and not isinstance(source, dict):
         raise InvalidInputError("source must be an object")
     ns = nsm.for_write(ctx, namespace, create_namespace)
@@ -180,11 +176,7 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
         importance = rec_.number(ctx.config.get("store.default_importance") if importance is None
                                  else importance, "importance", 0, 1)
         pieces = chunk_body(ctx, body)
-        status = item.get("status")
-        if status is not None or kind == "task":
-            status = status or "open"
-            if status not in TASK_STATUSES:
-                raise InvalidInputError(f"item {index} status must be one of {', '.join(TASK_STATUSES)}")
+        status = rec_.task_status(item.get("status"), kind, f"item {index} is", field=f"item {index} status")
         prepared.append({"ns": ns, "kind": kind, "title": title, "body": body, "status": status,
                          "tags": rec_.str_list(item.get("tags"), "tags"), "importance": importance,
                          "pinned": bool(item.get("pinned", False)), "pieces": pieces,
