@@ -190,7 +190,8 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
     :param since: only sessions with a file changed at or after this (`30d`, ISO).
     :param limit: at most this many (the newest).
     Raises:
-        InvalidInputError: an unreadable `since` or a bad `limit`.
+        InvalidInputError: an unreadable `since`, a bad `limit`, or none of the `claude` / `codex` folders
+            given exists (one of two missing is listed under the unreadable).
     """
     now = time.time() if now is None else now
     start = parse_when(since, now)
@@ -200,6 +201,14 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
     roots = {"claude-code": os.path.expanduser(claude) if claude else roots["claude-code"],
              "codex": os.path.expanduser(codex) if codex else roots["codex"]}
     unreadable: list[dict] = []
+    # A default folder may well be missing (that agent is not used here); a folder named is reported,
+    # and an error when none of those named exists (nothing the user asked for can be read).
+    named = [(label, roots[platform]) for label, platform, given in (
+        ("Claude Code", "claude-code", claude), ("Codex", "codex", codex)) if given]
+    absent = [(label, root) for label, root in named if not os.path.isdir(root)]
+    if named and len(absent) == len(named):
+        raise InvalidInputError("; ".join(f"the {label} folder {root} does not exist" for label, root in absent))
+    unreadable.extend({"path": root, "reason": f"the {label} folder does not exist"} for label, root in absent)
     sessions: dict[tuple, Session] = {}
     cache: dict = {}
     for platform, root in roots.items():

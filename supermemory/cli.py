@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from supermemory.config import KINDS, RELATIONS, TASK_STATUSES, load_config
-from supermemory.errors import InvalidInputError, SupermemoryError
+from supermemory.errors import InvalidInputError, NotFoundError, SupermemoryError
 
 # A write of more chunks than this shows its embedding progress on stderr (~1 s of work and up).
 LONG_WRITE_CHUNKS = 16
@@ -100,16 +100,14 @@ def cmd_get(args) -> int:
         result = store.get(args.ids, namespace=_ns(args))
     if args.json:
         _print_json(result)
-    else:
-        text = render_get(result, commands=CLI_COMMANDS, missing=False)
-        if text:
-            print(text)
-        for missing in result["missing"]:
-            if missing in result.get("forgotten", ()):
-                sys.stderr.write(f"{missing} was forgotten; `supermemory restore {missing}` brings it back\n")
-            else:
-                sys.stderr.write(f"not found: {missing}\n")
-    return 0 if not result["missing"] else 1
+    elif text := render_get(result, commands=CLI_COMMANDS, missing=False):
+        print(text)
+    gone = [m for m in result["missing"] if m not in result["forgotten"]]
+    problems = ([f"no memory {', '.join(gone)}"] if gone else []) + [
+        f"{m} was forgotten; `supermemory restore {m}` brings it back" for m in result["forgotten"]]
+    if problems:   # the found ones are printed above; the error path of history, update, forget
+        raise NotFoundError("; ".join(problems))
+    return 0
 
 
 def cmd_list(args) -> int:
@@ -440,7 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", action="append", help="tag (repeatable)")
     p.add_argument("-i", "--importance", type=float, help="importance 0..1 (default 0.5)")
     p.add_argument("--pin", action="store_true", help="pin: always in the briefing")
-    p.add_argument("--ttl-days", type=float, help="expire after this many days")
+    p.add_argument("--ttl-days", type=float, help="expire after this many days (0 = never, the default)")
     p.add_argument("--create-namespace", action="store_true", help="allow writing to a namespace that does not exist yet")
 
     p = add("recall", cmd_recall, "find the memories relevant to a query")

@@ -294,9 +294,7 @@ def render_link(result: dict) -> str:
 
 
 def render_unlink(result: dict) -> str:
-    """An unlink result: the relations removed, or that there was none."""
-    if not result["removed"]:
-        return f"No link from {result['src']} to {result['dst']} to remove."
+    """An unlink result: the relations removed (no link to remove is an error)."""
     return f"Removed {result['src']} -{'/'.join(result['removed'])}→ {result['dst']}."
 
 

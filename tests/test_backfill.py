@@ -255,6 +255,19 @@ def test_the_cli_prints_the_summary_table_and_json(dirs, tmp_path, monkeypatch, 
     assert json.loads(capsys.readouterr().out)["unchanged"] == 1
 
 
+def test_a_folder_named_on_the_command_line_that_does_not_exist_is_said_and_an_error_when_none_does(
+        dirs, tmp_path, capsys):
+    from supermemory.cli import main
+
+    for flag, label in (("--claude", "Claude Code"), ("--codex", "Codex")):
+        for extra in ([], ["--dry-run"]):
+            assert main(["backfill", flag, str(tmp_path / "nope"), *extra]) == 1
+            assert capsys.readouterr().err == f"error: the {label} folder {tmp_path / 'nope'} does not exist\n"
+    dirs["claude"].mkdir()   # one of two folders named is missing (an agent not used): said, not fatal
+    assert main(["backfill", "--claude", str(dirs["claude"]), "--codex", str(tmp_path / "nope")]) == 0
+    assert f"skipped {tmp_path / 'nope'}: the Codex folder does not exist" in capsys.readouterr().out
+
+
 def test_remember_and_update_take_an_explicit_time_never_before_the_old_version(store):
     at = from_iso("2026-01-02T03:04:05Z")
     first = store.remember("The staging DB moved to host db2", at=at, created_at=at - 60)

@@ -230,7 +230,18 @@ def test_get_on_a_forgotten_id_points_at_restore(env):
     assert proc.returncode == 1
     assert f"{memory_id} was forgotten; `supermemory restore {memory_id}` brings it back" in proc.stderr
     assert "not found" not in proc.stderr
-    assert "not found: M999" in run(["get", "M999"], env, check=False).stderr
+    missing = run(["get", "M999"], env, check=False)
+    assert missing.returncode == 1 and missing.stderr == "error: no memory M999\n"
+    assert missing.stderr == run(["history", "M999"], env, check=False).stderr
+    both = run(["get", memory_id, "M999"], env, check=False)
+    assert both.returncode == 1 and both.stderr == (
+        f"error: no memory M999; {memory_id} was forgotten; `supermemory restore {memory_id}` brings it back\n")
+
+
+def test_update_refuses_a_status_on_a_memory_that_is_not_a_task(env):
+    memory_id = run(["remember", "We use Postgres", "-k", "decision", "--namespace", "global"], env).stdout.strip()
+    proc = run(["update", memory_id, "--status", "done"], env, check=False)
+    assert proc.returncode == 1 and proc.stderr == f"error: status applies to tasks; {memory_id} is a decision\n"
 
 
 def test_update_content_replaces_a_title_that_was_made_from_the_old_text(env):
@@ -276,4 +287,5 @@ def test_unlink_removes_a_link_from_the_command_line(env):
     b = run(["remember", "CI moved to GitHub Actions", "--namespace", "global"], env).stdout.strip()
     run(["link", b, a, "--relation", "supersedes"], env)
     assert run(["unlink", b, a], env).stdout.strip() == f"Removed {b} -supersedes→ {a}."
-    assert run(["unlink", b, a], env).stdout.strip() == f"No link from {b} to {a} to remove."
+    again = run(["unlink", b, a], env, check=False)
+    assert again.returncode == 1 and again.stderr == f"error: no link from {b} to {a}\n"

@@ -342,6 +342,23 @@ def test_ttl_expired_memories_leave_recall(db_path, config):
     s.close()
 
 
+def test_ttl_days_zero_means_never_expires_and_the_help_says_so(db_path, config):
+    from supermemory.cli import build_parser
+    from supermemory.mcp.tools import TOOLS_BY_NAME
+
+    now = [1_000_000.0]
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", clock=lambda: now[0])
+    m = s.remember("long-lived feature flag note", ttl_days=0)
+    assert s.get(m["id"])["memories"][0]["expires_at"] is None
+    now[0] += 400 * 86400
+    assert ids(s.recall("feature flag note")) == [m["id"]]
+    s.close()
+    remember = next(a for a in build_parser()._subparsers._group_actions[0].choices["remember"]._actions
+                    if "--ttl-days" in a.option_strings)
+    assert "0 = never" in remember.help
+    assert "0 = never" in TOOLS_BY_NAME["memory_remember"].input_schema["properties"]["ttl_days"]["description"]
+
+
 def test_tasks_default_to_open_and_briefing_lists_them_after_pinned(store):
     rule = store.remember("Never push to main directly", kind="preference", pinned=True)
     task = store.remember("Finish the retry logic in the uploader", kind="task")
@@ -766,7 +783,7 @@ def test_queries_are_embedded_with_the_retrieval_instruction_unless_their_best_m
     assert "query embedded: plain" in shown
 
 
-def test_unlink_removes_one_relation_or_every_one_and_says_when_there_was_none(store):
+def test_unlink_removes_one_relation_or_every_one_and_refuses_a_link_that_does_not_exist(store):
     a = store.remember("CI runs on Jenkins")["id"]
     b = store.remember("CI moved to GitHub Actions")["id"]
     store.link(b, a, relation="supersedes")
@@ -775,7 +792,12 @@ def test_unlink_removes_one_relation_or_every_one_and_says_when_there_was_none(s
     assert [l["relation"] for l in store.get(b)["memories"][0]["links"]] == ["related"]
     assert store.unlink(b, a)["removed"] == ["related"]
     assert store.get(b)["memories"][0]["links"] == []
-    assert store.unlink(b, a)["removed"] == []
+    with pytest.raises(NotFoundError, match=f"no link from {b} to {a}"):
+        store.unlink(b, a)
+    store.link(b, a, relation="related")
+    with pytest.raises(NotFoundError, match=f"no supersedes link from {b} to {a}"):
+        store.unlink(b, a, relation="supersedes")
+    assert [l["relation"] for l in store.get(b)["memories"][0]["links"]] == ["related"]
     with pytest.raises(InvalidInputError, match="relation must be one of"):
         store.unlink(b, a, relation="likes")
     with pytest.raises(NotFoundError):

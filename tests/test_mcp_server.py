@@ -933,3 +933,5 @@ def test_memory_link_with_remove_takes_a_wrong_link_back(store):
     assert result["structuredContent"] == {"src": b, "dst": a, "removed": ["supersedes"]}
     assert result["content"][0]["text"] == f"Removed {b} -supersedes→ {a}."
     assert store.get(b)["memories"][0]["links"] == []
+    again = call(store, "memory_link", {"src": b, "dst": a, "remove": True})["result"]
+    assert again["isError"] is True and f"no link from {b} to {a}" in again["content"][0]["text"]

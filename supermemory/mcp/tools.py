@@ -213,7 +213,7 @@ TOOLS: list[Tool] = [
             "importance": {"type": "number", "minimum": 0, "maximum": 1,
                            "description": "0..1 (default: setting store.default_importance)"},
             "pinned": {"type": "boolean", "description": "always show in the briefing (rules that must not be missed)"},
-            "ttl_days": {"type": "number", "minimum": 0, "maximum": 36500, "description": "expire after N days"},
+            "ttl_days": {"type": "number", "minimum": 0, "maximum": 36500, "description": "expire after N days (0 = never, the default)"},
             "namespace": _NS,
             "create_namespace": {"type": "boolean",
                                  "description": "allow writing to a namespace that does not exist yet"},

@@ -253,9 +253,9 @@ def unlink(ctx: StoreContext, src: Any, dst: Any, *, relation: str | None = None
            namespace: str | None = None) -> dict:
     """Remove the relation(s) recorded from SRC to DST: one `relation`, or every relation when None.
 
-    :returns: {"src", "dst", "removed": [relations removed]} (empty when there was none).
+    :returns: {"src", "dst", "removed": [relations removed]}.
     Raises:
-        InvalidInputError: unknown relation. NotFoundError: unknown ids.
+        InvalidInputError: unknown relation. NotFoundError: unknown ids, or no such link.
     """
     if relation is not None and relation not in RELATIONS:
         raise InvalidInputError(f"relation must be one of {', '.join(RELATIONS)}")
@@ -268,6 +268,9 @@ def unlink(ctx: StoreContext, src: Any, dst: Any, *, relation: str | None = None
         removed = [r[0] for r in ctx.conn.execute(
             f"SELECT relation FROM links WHERE src = ? AND dst = ?{which} ORDER BY relation", params)]
         ctx.conn.execute(f"DELETE FROM links WHERE src = ? AND dst = ?{which}", params)
+    if not removed:
+        raise NotFoundError(f"no {relation + ' ' if relation else ''}link from {format_id(a['id'])} to "
+                            f"{format_id(b['id'])}")
     return {"src": format_id(a["id"]), "dst": format_id(b["id"]), "removed": removed}
 
 
