@@ -212,6 +212,23 @@ def test_recall_touches_hits_unless_told_not_to(store):
     assert store.get(m["id"])["memories"][0]["recall_count"] == 1
 
 
+def test_only_hits_relevant_on_their_own_count_as_recalled(db_path, config, onnx_embedder):
+    """Filler listed under the answer gains no recall count, or every recall would lift it (reinforcement)."""
+    from supermemory.retrieval import ranking
+
+    store = MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj")
+    m = store.remember("Orders live in Postgres; the analytics events go to ClickHouse.", kind="decision")
+    for text in ("Use tabs, not spaces, in the frontend code.", "The frontend deploys on Fridays via Netlify.",
+                 "pytest hangs on CI unless the redis fixture is closed.", "Fix the webhook retry task."):
+        store.remember(text)
+    page = store.recall("which database for orders", relevance_threshold=0)
+    relevant = ranking.shipped_threshold("auto")
+    filler = [r for r in page["results"] if r["relevance"] < relevant]
+    assert page["results"][0]["id"] == m["id"] and page["results"][0]["relevance"] >= relevant and filler
+    for r in page["results"]:
+        assert store.get(r["id"])["memories"][0]["recall_count"] == (1 if r["relevance"] >= relevant else 0)
+
+
 def test_explain_reports_features_contributions_and_dropped(store):
     store.remember("redis is the cache")
     store.remember("the office plant needs water")

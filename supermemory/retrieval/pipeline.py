@@ -162,12 +162,16 @@ def _page(ctx: StoreContext, text: str, namespaces, found: Gathered, selected, d
         results.append(out)
     latency = (time.perf_counter() - started) * 1000
     hit_ids = [item.candidate.id for item in selected]
-    if (touch and hit_ids) or ctx.config.get("search_log.enabled"):
+    # Only a hit relevant on its own counts as recalled: the filler below the fitted threshold would otherwise
+    # gain reinforcement from every recall that lists it and climb the next query's ranking.
+    relevant = ranking.shipped_threshold("auto")
+    counted = [item.candidate.id for item in selected if item.features["relevance"] >= relevant]
+    if (touch and counted) or ctx.config.get("search_log.enabled"):
         try:
             with ctx.txn():
                 search_log.record_recall(ctx, query=text, namespaces=namespaces, candidates=len(found.candidates),
                                          hit_ids=hit_ids, top_score=results[0]["score"] if results else None,
-                                         latency_ms=latency, origin=origin, touch=touch)
+                                         latency_ms=latency, origin=origin, touch=touch, counted_ids=counted)
         except StorageError as exc:
             logger.warning("could not record recall statistics: %s", exc)
     out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,

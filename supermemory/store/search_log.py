@@ -11,13 +11,15 @@ from supermemory.store.context import StoreContext
 
 def record_recall(ctx: StoreContext, *, query: str, namespaces: list[str] | None, candidates: int,
                   hit_ids: Sequence[int], top_score: float | None, latency_ms: float, origin: str,
-                  touch: bool) -> None:
-    """One recall's trace (inside a write transaction): the returned memories' recall counters (when
-    `touch`) and a search-log row (when `search_log.enabled`), capped at `search_log.max_rows`."""
-    if touch and hit_ids:
-        marks = ",".join("?" * len(hit_ids))
+                  touch: bool, counted_ids: Sequence[int] | None = None) -> None:
+    """One recall's trace (inside a write transaction): the recall counters of the returned memories, or of
+    `counted_ids` when given (when `touch`), and a search-log row (when `search_log.enabled`), capped at
+    `search_log.max_rows`."""
+    counted = list(hit_ids if counted_ids is None else counted_ids)
+    if touch and counted:
+        marks = ",".join("?" * len(counted))
         ctx.conn.execute(f"UPDATE memories SET last_recalled_at = ?, recall_count = recall_count + 1 "
-                         f"WHERE id IN ({marks})", [ctx.clock()] + list(hit_ids))
+                         f"WHERE id IN ({marks})", [ctx.clock()] + counted)
     if not ctx.config.get("search_log.enabled"):
         return
     from supermemory.redact import redact
