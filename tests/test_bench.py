@@ -230,7 +230,8 @@ def test_perf_scale_store_holds_searchable_generated_memories(tmp_path):
     store = MemoryStore(tmp_path / "p.db", config=config, embedder=synthetic_embedder(), namespace="perf",
                         cache_vectors=True)
     assert store.stats()["memories"] == 60
-    hits = store.recall("postgres redis", touch=False, min_similarity=0)["results"]
+    # searchable, not necessarily relevant: the generated texts cover half of this query at best
+    hits = store.recall("postgres redis", touch=False, min_similarity=0, relevance_threshold=0)["results"]
     assert hits
     assert store.health()["orphans"] == {k: 0 for k in store.health()["orphans"]}
     store.close()

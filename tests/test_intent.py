@@ -210,7 +210,7 @@ def test_a_topic_with_intent_words_filters_by_kind(scenario):
 
 def test_the_filtered_recall_ranks_by_the_topic_and_is_not_silenced_by_the_query_gate(scenario):
     s, ids = scenario
-    s.config.settings["ranking"]["relevance_threshold"] = 0.999     # plain recall would find nothing relevant
+    s.config.settings["ranking"]["relevance_threshold"] = 1.0     # plain recall finds nothing relevant: nothing is that certain
     assert s.recall("postgres ledger", intent=False)["results"] == []
     result = s.recall("decisions about postgres", explain=True)
     assert result_ids(result) == [ids["decision"]] and result["query"] == "decisions about postgres"

@@ -237,9 +237,25 @@ def test_words_carry_weights_of_their_own_where_the_embedder_cannot_read(blind, 
     cands = [Candidate(id=1, bm25=-4.0, coverage=0.8, cosine=0.7), Candidate(id=2, bm25=-2.0, coverage=0.4, cosine=0.6)]
     x = relevance.features(cands[0], _evidence(cands, cjk=blind))
     assert x["coverage"] == pytest.approx(0.8 * english) and x["blind_coverage"] == pytest.approx(0.8 * words_only)
-    assert x["lexical"] == pytest.approx(english) and x["blind_lexical"] == pytest.approx(words_only)
-    assert x["lexical_rank"] == pytest.approx(english) and x["blind_rank"] == pytest.approx(words_only)
-    assert x["blind"] == blind
+    # words the embedder cannot read count for as much of the query as they cover
+    assert x["lexical"] == pytest.approx(english) and x["blind_lexical"] == pytest.approx(0.8 * words_only)
+    assert x["lexical_rank"] == pytest.approx(english) and x["blind_rank"] == pytest.approx(0.8 * words_only)
+    assert x["blind"] == blind and x["blind_pooled"] == pytest.approx(0.8 * blind)
+
+
+def test_a_query_the_embedder_cannot_read_needs_its_words_covered_to_be_answered():
+    """Without meaning to go on, a lexical match of a word or two of the question is no answer: the shipped
+    model keeps the best hit of a blind query above the threshold only when it covers most of the query."""
+    from supermemory.retrieval import relevance
+
+    model = relevance.shipped()
+
+    def best(coverage):
+        cands = [Candidate(id=1, bm25=-6.0, coverage=coverage), Candidate(id=2, bm25=-3.0, coverage=coverage / 2)]
+        ev = _evidence(cands, cjk=1.0, content_terms=5)
+        return relevance.probability(model.logit(relevance.features(cands[0], ev)))
+
+    assert best(0.15) < model.threshold < best(0.9)
 
 
 def test_pooled_coverage_is_never_below_the_best_single_hit():

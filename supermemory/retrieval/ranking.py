@@ -147,7 +147,7 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
         contributions = {"intercept": model.intercept, **shares}   # each feature's share of the log-odds
         contributions.update({name: priors.get(name, 0.0) * features[name] for name in PRIORS})
         if cfg.baseline:   # one channel alone, as it ranks by itself
-            own = (x["lexical"] + x["blind_lexical"] if cfg.baseline == "lexical"      # the bm25 share, read or not
+            own = (relevance.bm25_share(cand, ev) if cfg.baseline == "lexical"
                    else cand.cosine if cand.cosine is not None else -1.0)
             contributions = {cfg.baseline: own}
         features["relevance"] = relevance.probability(logit)

@@ -41,7 +41,8 @@ CANDIDATE_FEATURES = ("coverage", "lexical", "lexical_rank", "lexical_z", "lexic
                       "cosine_margin", "cosine_z", "vector_rank", "vector_evidence",
                       "blind_coverage", "blind_lexical", "blind_rank",
                       "code", "code_coverage", "code_lexical_z", "code_cosine_z", "after_question")
-QUERY_FEATURES = ("best_coverage", "pooled_coverage", "top_margin", "top_cosine", "blind", "unknown_name", "few_terms")
+QUERY_FEATURES = ("best_coverage", "pooled_coverage", "top_margin", "top_cosine", "blind_pooled", "unknown_name",
+                  "few_terms")
 FEATURES = CANDIDATE_FEATURES + QUERY_FEATURES
 FEW_TERMS = 3   # a query of fewer content words than this is short: `few_terms` is 2/3 for one word, 1/3 for two
 
@@ -132,12 +133,19 @@ def _ranks(ordered: Sequence, keys: Sequence[float]) -> dict:
     return out
 
 
+def bm25_share(cand, ev: QueryEvidence) -> float:
+    """The candidate's bm25 as a share of the best hit's (1.0 for the best, 0 without a lexical match)."""
+    if cand.bm25 is None:
+        return 0.0
+    return cand.bm25 / ev.best_bm25 if ev.best_bm25 < 0 else 1.0
+
+
 def features(cand, ev: QueryEvidence) -> dict:
     """The model's inputs for one candidate (every value bounded, 0 when the channel has nothing);
     `cand` has id, bm25, cosine, coverage and code (how much it reads as source code)."""
     sees, blind = 1.0 - ev.blind, ev.blind
     hit = cand.bm25 is not None
-    lexical = (cand.bm25 / ev.best_bm25) if hit and ev.best_bm25 < 0 else (1.0 if hit else 0.0)
+    lexical = bm25_share(cand, ev)
     coverage = cand.coverage if hit else 0.0
     lex_rank = ev.lexical_rank.get(cand.id)
     lex_rank = 1.0 / (1.0 + lex_rank) if lex_rank is not None else 0.0
@@ -159,8 +167,8 @@ def features(cand, ev: QueryEvidence) -> dict:
         "vector_rank": (1.0 / (1.0 + vec_rank) if vec_rank is not None else 0.0) * sees,
         "vector_evidence": margin * top_margin * sees * 10.0,
         "blind_coverage": coverage * blind,
-        "blind_lexical": lexical * blind,
-        "blind_rank": lex_rank * blind,
+        "blind_lexical": lexical * coverage * blind,
+        "blind_rank": lex_rank * coverage * blind,
         "code": code * sees,
         "code_coverage": coverage * code * sees,
         "code_lexical_z": lexical_z * code,
@@ -170,7 +178,8 @@ def features(cand, ev: QueryEvidence) -> dict:
         "pooled_coverage": ev.pooled_coverage,
         "top_margin": top_margin * sees,
         "top_cosine": (ev.top_cosine or 0.0) * sees,
-        "blind": blind,
+        "blind_pooled": blind * ev.pooled_coverage,
+        "blind": blind,             # not a model input: what the gates read
         "unknown_name": 1.0 if ev.unknown_name else 0.0,
         "few_terms": max(0, FEW_TERMS - ev.content_terms) / FEW_TERMS,
     }
