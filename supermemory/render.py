@@ -125,11 +125,13 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
             lines.append(f"    {item['reason']}")
         if explain and "features" in item:
             feats = item["features"]
-            parts = [f"{k} {feats[k]:.2f}" for k in ("lexical", "vector", "importance", "recency",
-                                                      "reinforcement", "pinned") if isinstance(feats.get(k), (int, float))]
+            parts = [f"relevance {feats['relevance']:.3f}"] if isinstance(feats.get("relevance"), (int, float)) else []
+            parts += [f"{k} {feats[k]:.2f}" for k in ("lexical", "vector", "importance", "recency",
+                                                       "reinforcement", "pinned") if isinstance(feats.get(k), (int, float))]
             cos = feats.get("cosine")
             parts.append(f"cosine {cos:.3f}" if isinstance(cos, (int, float)) else "cosine n/a")
-            parts.append(f"coverage {feats.get('coverage', 0):.2f}")
+            # the share of the query's words this memory holds, whether the embedder reads them or not
+            parts.append(f"coverage {feats.get('coverage', 0) + feats.get('blind_coverage', 0):.2f}")
             contrib = item.get("contributions", {})
             if feats.get("superseded_by"):
                 parts.append(f"superseded by {feats['superseded_by']}")

@@ -66,7 +66,9 @@ def test_a_superseded_memory_is_demoted_not_hidden_and_explain_says_by_whom(stor
     assert old in ids and new in ids and ids.index(new) < ids.index(old)
     stale = next(r for r in found["results"] if r["id"] == old)
     assert stale["features"]["superseded_by"] == new and stale["contributions"]["superseded"] < 0
-    assert f"superseded by {new}" in render_recall(found, explain=True)
+    shown = render_recall(found, explain=True)
+    assert f"superseded by {new}" in shown
+    assert f"relevance {stale['relevance']:.3f}" in shown    # the calibrated probability, as --json has it
 
 
 def test_unlinking_undoes_the_demotion(store):
