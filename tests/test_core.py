@@ -216,6 +216,7 @@ def test_only_hits_relevant_on_their_own_count_as_recalled(db_path, config, onnx
     """Filler listed under the answer gains no recall count, or every recall would lift it (reinforcement)."""
     from supermemory.retrieval import ranking
 
+    config.settings["ranking"]["relevance_floor"] = 0.0     # list the filler, to see it is not counted
     store = MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj")
     m = store.remember("Orders live in Postgres; the analytics events go to ClickHouse.", kind="decision")
     for text in ("Use tabs, not spaces, in the frontend code.", "The frontend deploys on Fridays via Netlify.",
