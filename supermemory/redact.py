@@ -4,7 +4,9 @@
 
 * ``<private>...</private>`` spans (case-insensitive, multi-line) are removed
   outright and counted under ``"private"``.  An unclosed ``<private>`` drops
-  everything up to the end of the text.  Nested spans are removed up to their
+  everything up to the end of the text (fail closed; ``unclosed_private`` says
+  how much, so a write can tell its author).  Code spans do not protect a tag:
+  `` `<private>` `` opens a span like a bare one.  Nested spans are removed up to their
   matching outer close tag, so nothing inside an outer span survives.
 * Recognised secrets are replaced by ``[REDACTED:<type>]``.  Only the secret
   itself is replaced: the key of an assignment, the scheme/user/host of a URL
@@ -44,7 +46,7 @@ import re
 from collections import Counter
 from typing import Callable, Iterable, Iterator, Optional
 
-__all__ = ["redact", "rules_hit", "rules_fingerprint", "REDACTION_TYPES", "RULE_KINDS", "PRIVATE_TYPE"]
+__all__ = ["redact", "unclosed_private", "rules_hit", "rules_fingerprint", "REDACTION_TYPES", "RULE_KINDS", "PRIVATE_TYPE"]
 
 PRIVATE_TYPE = "private"
 
@@ -66,11 +68,13 @@ _PRIVATE_TAG = re.compile(r"<(/?)private(?![\w-])([^<>]{0,256})>", re.IGNORECASE
 _PRIVATE_MAX_PASSES = 8
 
 
-def _strip_private_once(text: str) -> tuple[str, int]:
+def _strip_private_once(text: str) -> tuple[str, int, int]:
+    """(text without its spans, spans removed, characters after an unclosed opening tag dropped)."""
     parts: list[str] = []
     pos = 0
     depth = 0
     start = 0
+    opened = 0
     spans = 0
     for m in _PRIVATE_TAG.finditer(text):
         if m.group(1):  # closing tag
@@ -85,26 +89,39 @@ def _strip_private_once(text: str) -> tuple[str, int]:
             continue  # self-closing <private/> encloses nothing
         else:
             if depth == 0:
-                start = m.start()
+                start, opened = m.start(), m.end()
             depth += 1
+    dropped = 0
     if depth:  # unclosed: drop to the end of the text
         parts.append(text[pos:start])
+        dropped = len(text) - opened
         pos = len(text)
         spans += 1
     if not spans:
-        return text, 0
+        return text, 0, 0
     parts.append(text[pos:])
-    return "".join(parts), spans
+    return "".join(parts), spans, dropped
 
 
-def _strip_private(text: str) -> tuple[str, int]:
-    total = 0
+def _strip_private(text: str) -> tuple[str, int, int]:
+    total = dropped = 0
     for _ in range(_PRIVATE_MAX_PASSES):
-        text, spans = _strip_private_once(text)
+        text, spans, unclosed = _strip_private_once(text)
         if not spans:
             break
         total += spans
-    return text, total
+        dropped += unclosed
+    return text, total, dropped
+
+
+def unclosed_private(text: str) -> int:
+    """How many characters an unclosed ``<private>`` tag in ``text`` drops (everything after it; 0 when
+    every span is closed). ``redact`` counts such a span under ``"private"`` like any other; this says
+    that it swallowed the rest of the text, so the writer can be told."""
+    text = _coerce(text)
+    if "<" not in text:
+        return 0
+    return _strip_private(text)[2]
 
 
 # ---------------------------------------------------------------------------
@@ -1093,7 +1110,7 @@ def redact(text: str, *, enabled: bool = True, drop_private: bool = True) -> tup
     text = _coerce(text)
     counts: dict[str, int] = {}
     if drop_private and "<" in text:
-        text, spans = _strip_private(text)
+        text, spans, _ = _strip_private(text)
         if spans:
             counts[PRIVATE_TYPE] = spans
     if enabled and text:

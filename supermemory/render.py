@@ -174,6 +174,10 @@ def remember_notes(result: dict, *, commands: Commands) -> list[str]:
     redacted = result.get("redacted") or {}
     if redacted:
         lines.append("Redacted before storing: " + ", ".join(f"{n} × {k}" for k, n in redacted.items()))
+    if result.get("unclosed_private"):
+        lines.append(f"An unclosed <private> tag: everything after it ({result['unclosed_private']} characters) was "
+                     "left out. Close the span with </private> to keep the text after it; to mention the tag "
+                     "itself, write it without angle brackets (backticks do not stop it hiding the rest).")
     return lines
 
 

@@ -212,6 +212,16 @@ def test_remember_dash_reads_the_text_from_stdin(env):
     assert got["memories"][0]["body"] == "piped: the CI cache key is the lockfile hash"
 
 
+def test_remember_says_an_unclosed_private_tag_left_out_everything_after_it(env):
+    proc = run(["remember", "Docs: wrap secrets in <private> tags. Also deploy happens on Friday",
+                "--namespace", "global"], env)
+    assert "Redacted before storing: 1 × private" in proc.stderr
+    assert "An unclosed <private> tag: everything after it (36 characters) was left out" in proc.stderr
+    assert "Close the span with </private>" in proc.stderr
+    got = json.loads(run(["get", proc.stdout.strip(), "--json"], env).stdout)
+    assert got["memories"][0]["body"] == "Docs: wrap secrets in"
+
+
 def test_remember_refuses_text_that_is_not_utf8_and_names_the_byte(env, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "supermemory", "remember", b"caf\xe9 au lait", "--namespace", "global"],
                           cwd=ROOT, env=env, capture_output=True, timeout=120)

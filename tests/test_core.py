@@ -571,6 +571,15 @@ def test_private_spans_are_dropped(store):
     assert "address" not in body and "Keep this." in body
 
 
+def test_remember_reports_what_an_unclosed_private_tag_left_out(store):
+    out = store.remember("Docs: wrap secrets in <private> tags. Also deploy happens on Friday")
+    assert store.get(out["id"])["memories"][0]["body"] == "Docs: wrap secrets in"
+    assert out["redacted"] == {"private": 1}
+    assert out["unclosed_private"] == len(" tags. Also deploy happens on Friday")
+    closed = store.remember("Keep this. <private>my home address</private> And this.")
+    assert closed["redacted"] == {"private": 1} and closed["unclosed_private"] == 0
+
+
 def test_health_finds_planted_near_duplicates_and_contradictions(store):
     a = store.remember("Use pnpm for installs in the web workspace")
     b = store.remember("Use pnpm for installs in the web workspace today")

@@ -337,6 +337,13 @@ def test_memory_remember_creates_then_reports_exact_duplicates(store):
     assert stored["tags"] == ["ci"] and stored["namespace"] == "proj"
 
 
+def test_memory_remember_says_an_unclosed_private_tag_left_the_rest_out(store):
+    result = ok(store, "memory_remember", {"content": "Docs: wrap secrets in <private> tags. Deploy on Friday"})
+    assert result["structuredContent"]["unclosed_private"] == len(" tags. Deploy on Friday")
+    text = result["content"][0]["text"]
+    assert "unclosed <private> tag: everything after it" in text and "</private>" in text
+
+
 def test_memory_remember_into_a_new_namespace_needs_consent(store):
     refused = call(store, "memory_remember", {"content": "Lost fact", "namespace": "typo-project"})["result"]
     assert refused["isError"] is True

@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from supermemory.redact import PRIVATE_TYPE, REDACTION_TYPES, RULE_KINDS, redact, rules_fingerprint, rules_hit
+from supermemory.redact import (PRIVATE_TYPE, REDACTION_TYPES, RULE_KINDS, redact, rules_fingerprint, rules_hit,
+                               unclosed_private)
 
 UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -750,6 +751,13 @@ def test_private_tags_are_case_insensitive():
 
 def test_an_unclosed_private_tag_drops_the_rest_of_the_text():
     assert redact("visible <private>everything after\nthis is gone") == ("visible ", {"private": 1})
+
+
+def test_unclosed_private_says_how_much_an_unclosed_tag_dropped_and_backticks_do_not_shield_it():
+    assert unclosed_private("visible <private>tags. Also deploy") == len("tags. Also deploy")
+    assert unclosed_private("a <private>b</private> c") == 0 and unclosed_private("no tags") == 0
+    assert unclosed_private("write it as `<private>` around secrets") == len("` around secrets")
+    assert redact("write it as `<private>` around secrets")[0] == "write it as `"
 
 
 def test_a_nested_private_span_is_removed_up_to_its_outer_close():

@@ -96,7 +96,7 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
         title = rec_.clean_text(title, "title", max_chars=500, allow_empty=True)
     if title is None and content is not None and old["title"] == summarize(old["body"], max_chars=writes.TITLE_CHARS):
         title = ""   # the old title was made from the old text: make a new one from the new text
-    body, new_title, redacted = writes.prepare_content(
+    body, new_title, redacted, left_out = writes.prepare_content(
         ctx, content if content is not None else old["body"], title if title is not None else old["title"])
     if not body:
         raise InvalidInputError("content is empty after removing <private> spans")
@@ -124,7 +124,8 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
             new_importance == old["importance"] and new_confidence == old["confidence"] and
             new_pinned == bool(old["pinned"]) and new_status == old["status"] and new_ttl == old["ttl_days"])
     if same and not force:
-        return {"id": format_id(old["id"]), "previous": None, "status": "unchanged", "redacted": redacted}
+        return {"id": format_id(old["id"]), "previous": None, "status": "unchanged", "redacted": redacted,
+                "unclosed_private": left_out}
     if digest == old["content_hash"]:
         pieces = [r[0] for r in ctx.q("SELECT text FROM chunks WHERE memory_id = ? ORDER BY seq", (old["id"],))]
         vectors = _stored_vectors(ctx, old["id"])
@@ -147,7 +148,7 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
         supersede(ctx, old["id"], new_id, now)
         search_index.index_live(ctx, new_id)
     return {"id": format_id(new_id), "previous": format_id(old["id"]), "status": "updated",
-            "redacted": redacted}
+            "redacted": redacted, "unclosed_private": left_out}
 
 
 def delete_rows(ctx: StoreContext, row_ids: Sequence[int], *, indexed: bool = True) -> None:

@@ -23,16 +23,18 @@ def chunk_body(ctx: StoreContext, body: str) -> list[str]:
                  overlap_tokens=int(ctx.config.get("store.chunk_overlap_tokens")))
 
 
-def prepare_content(ctx: StoreContext, content: str, title: str) -> tuple[str, str, dict]:
-    """Body and title with secrets and `<private>` spans removed, plus what was redacted."""
-    from supermemory.redact import redact
+def prepare_content(ctx: StoreContext, content: str, title: str) -> tuple[str, str, dict, int]:
+    """Body and title with secrets and `<private>` spans removed, plus what was redacted and how many
+    characters an unclosed `<private>` tag left out (everything after it: fail closed)."""
+    from supermemory.redact import redact, unclosed_private
 
     enabled = bool(ctx.config.get("store.redact_secrets"))
     body, counts = redact(content, enabled=enabled)
     title, title_counts = redact(title, enabled=enabled)
     for key, value in title_counts.items():
         counts[key] = counts.get(key, 0) + value
-    return body.strip(), title.strip(), counts
+    left_out = unclosed_private(content) + unclosed_private(title) if counts.get("private") else 0
+    return body.strip(), title.strip(), counts, left_out
 
 
 def insert(ctx: StoreContext, *, namespace: str, kind: str, title: str, body: str, tags: list[str], source: dict,
@@ -88,7 +90,8 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
     :param at: when it happened (epoch seconds; default now): its `updated_at` and `valid_from`, so a
         backfilled session sorts by its own time; `created_at` defaults to it.
     :returns: {"id", "status": "created"|"duplicate", "near_duplicates", "supersedes" (ids of the older
-        memories this one announces a change to: `store.supersession`), "chunks", "redacted", ...}
+        memories this one announces a change to: `store.supersession`), "chunks", "redacted",
+        "unclosed_private" (characters an unclosed `<private>` tag left out: all after it; 0 if none), ...}
     Raises:
         InvalidInputError: bad arguments. NamespaceError: unknown namespace without consent.
     """
@@ -108,16 +111,19 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
     if source is not None and not isinstance(source, dict):
         raise InvalidInputError("source must be an object")
     ns = nsm.for_write(ctx, namespace, create_namespace)
-    body, title, redacted = prepare_content(ctx, content, title)
+    body, title, redacted, left_out = prepare_content(ctx, content, title)
     if not body:
-        raise InvalidInputError("content is empty after removing <private> spans")
+        raise InvalidInputError("content is empty after removing <private> spans" + (
+            " (an unclosed <private> tag leaves out everything after it; close it with </private>)"
+            if left_out else ""))
     if not title:
         title = summarize(body, max_chars=TITLE_CHARS)
     digest = rec_.content_hash(kind, title, body)
 
     def duplicate(row_id: int) -> dict:
         return {"id": format_id(row_id), "status": "duplicate", "namespace": ns, "duplicate_of": format_id(row_id),
-                "near_duplicates": [], "supersedes": [], "chunks": 0, "redacted": redacted}
+                "near_duplicates": [], "supersedes": [], "chunks": 0, "redacted": redacted,
+                "unclosed_private": left_out}
 
     existing = _existing(ctx, ns, kind, digest)
     if existing:
@@ -142,7 +148,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         supersedes = supersession.record_links(ctx, memory_id, stale, now)
     return {"id": format_id(memory_id), "status": "created", "namespace": ns, "kind": kind,
             "title": title, "near_duplicates": near, "supersedes": supersedes, "chunks": len(pieces),
-            "redacted": redacted, "embedded": vectors is not None}
+            "redacted": redacted, "unclosed_private": left_out, "embedded": vectors is not None}
 
 
 def _own_text(title: str, body: str) -> str:
@@ -166,7 +172,7 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
             raise InvalidInputError(f"item {index} must be an object")
         content = rec_.clean_text(item.get("content"), f"item {index} content", max_chars=limit)
         kind = rec_.kind(item.get("kind") or "note")
-        body, title, _ = prepare_content(ctx, content, rec_.clean_text(item.get("title"), "title", max_chars=500,
+        body, title, _, _ = prepare_content(ctx, content, rec_.clean_text(item.get("title"), "title", max_chars=500,
                                                                        allow_empty=True))
         if not body:
             raise InvalidInputError(f"item {index} is empty after redaction")
