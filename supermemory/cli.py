@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from supermemory.argv import DashHintParser
 from supermemory.config import KINDS, RELATIONS, TASK_STATUSES, load_config
 from supermemory.errors import InvalidInputError, NotFoundError, SupermemoryError
 
@@ -418,7 +419,7 @@ def cmd_hook(args) -> int:
 # --- parser -------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="supermemory", description="Local long-term memory for coding agents.")
+    parser = DashHintParser(prog="supermemory", description="Local long-term memory for coding agents.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 

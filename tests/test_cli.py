@@ -212,6 +212,27 @@ def test_remember_dash_reads_the_text_from_stdin(env):
     assert got["memories"][0]["body"] == "piped: the CI cache key is the lockfile hash"
 
 
+@pytest.mark.parametrize("args, hint", [
+    (["recall", "-pytest"], 'a query starting with "-" needs "--" before it: supermemory recall -- "-pytest"'),
+    (["recall", "--limit", "3", "-pytest"],
+     'a query starting with "-" needs "--" before it: supermemory recall --limit 3 -- "-pytest"'),
+    (["remember", "-x", "--namespace", "global"],
+     'a text starting with "-" needs "--" before it: supermemory remember --namespace global -- "-x"'),
+])
+def test_text_starting_with_a_dash_is_told_to_follow_a_double_dash(env, args, hint):
+    proc = run(args, env, check=False)
+    assert proc.returncode == 2 and proc.stderr.rstrip().endswith(hint), proc.stderr
+    assert "required" not in proc.stderr
+
+
+def test_the_double_dash_the_hint_suggests_works_and_a_missing_text_is_still_named(env):
+    memory_id = run(["remember", "--namespace", "global", "--", "-x"], env).stdout.strip()
+    assert json.loads(run(["get", memory_id, "--json"], env).stdout)["memories"][0]["body"] == "-x"
+    assert run(["recall", "--json", "--", "-x"], env).returncode == 0
+    missing = run(["recall", "--limit", "3"], env, check=False)
+    assert missing.returncode == 2 and "the following arguments are required: query" in missing.stderr
+
+
 def test_remember_says_an_unclosed_private_tag_left_out_everything_after_it(env):
     proc = run(["remember", "Docs: wrap secrets in <private> tags. Also deploy happens on Friday",
                 "--namespace", "global"], env)

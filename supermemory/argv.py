@@ -1,0 +1,52 @@
+"""The CLI's argparse parser: text that starts with "-" is told to follow "--" instead of being called missing."""
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import sys
+
+_NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")   # argparse takes these as values, not options
+
+
+def _shell_word(text: str) -> str:
+    return f'"{text}"' if not re.search(r'["$`\\!]', text) else shlex.quote(text)
+
+
+class DashHintParser(argparse.ArgumentParser):
+    """argparse with one better error: text that starts with "-" (`recall -pytest`) is read as an unknown
+    option, so argparse says the text is missing; this parser says to put `--` before it."""
+
+    def __init__(self, *args, **kwargs):
+        self.option_names: set[str] = set()
+        self.argv: list[str] = []
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        self.option_names.update(action.option_strings)
+        return action
+
+    def parse_known_args(self, args=None, namespace=None):
+        self.argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def _unknown_option(self, token: str) -> bool:
+        """True for a token argparse reads as an option this command does not have (not a negative number,
+        not a prefix of a known option, nothing with a space: argparse takes those as text)."""
+        name = token.split("=", 1)[0]
+        return (token.startswith("-") and token != "-" and " " not in token
+                and not _NEGATIVE_NUMBER.fullmatch(token)
+                and not any(known.startswith(name) for known in self.option_names))
+
+    def error(self, message):
+        prefix = "the following arguments are required: "
+        if message.startswith(prefix):
+            tokens = self.argv[:self.argv.index("--")] if "--" in self.argv else self.argv
+            stray = next((t for t in tokens if self._unknown_option(t)), None)
+            if stray is not None:
+                missing = message[len(prefix):].split(",")[0].strip()
+                rest = [shlex.quote(t) for t in self.argv if t != stray]
+                line = " ".join([self.prog, *rest, "--", _shell_word(stray)])
+                message = f'a {missing} starting with "-" needs "--" before it: {line}'
+        super().error(message)
