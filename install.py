@@ -1146,6 +1146,13 @@ def _make_executable(path: Path) -> None:
         os.chmod(path, mode | 0o500)
 
 
+def direct_cli(python: str, env: dict[str, str]) -> str:
+    """This install's CLI by full path, for when `supermemory` on PATH is not ours (or not there)."""
+    home = env.get("SUPERMEMORY_HOME")
+    prefix = f"SUPERMEMORY_HOME={shlex.quote(home)} " if home and os.name != "nt" else ""
+    return f"{prefix}{shlex.quote(python)} -m supermemory"
+
+
 def install_launcher(sess: Session, path: Path, python: str, env: dict[str, str]) -> bool:
     """Write our launcher at path unless a foreign file is there. Returns True if ours is (or would be) in place."""
     text = render_launcher(python, env)
@@ -1158,7 +1165,7 @@ def install_launcher(sess: Session, path: Path, python: str, env: dict[str, str]
         say("!!", f"{path} is not supermemory's launcher ({why}); left alone.")
         say("", f"      It may be another install of supermemory (pipx, pip --user) or another tool. To use this\n"
                 f"      install from the shell, remove {path} (pipx: `pipx uninstall supermemory`) and re-run\n"
-                f"      install.py, or run it directly: {shlex.quote(python)} -m supermemory")
+                f"      install.py, or run it directly: {direct_cli(python, env)}")
         return False
     executable = old is not None and os.access(path, os.X_OK)
     if old == new and executable:
@@ -1525,16 +1532,18 @@ def _ask(question: str) -> bool:
     return answer.strip().lower() in ("", "y", "yes")
 
 
-def offer_backfill(args, python: str, paths: Paths) -> None:
+def offer_backfill(args, python: str, paths: Paths, cli: str = "supermemory") -> None:
     """Say how many earlier sessions are on disk and capture them (with the user-level rules) when
     asked to: `--backfill` / `--yes`, or a yes at the prompt when stdin is a terminal. Never blocks
-    without a terminal; `--no-backfill` skips it; nothing runs in `--dry-run`."""
+    without a terminal; `--no-backfill` skips it; nothing runs in `--dry-run`.
+
+    :param cli: how the commands it names run this install (`direct_cli` when our launcher is not in place)."""
     claude_dir, codex_dir = history_dirs(paths)
     claude, codex = count_sessions(paths)
     rule_files = user_rule_files(paths)
     backfill = ["backfill", "--claude", str(claude_dir), "--codex", str(codex_dir)]
-    later = " ".join(["supermemory", *(shlex.quote(a) for a in backfill)])
-    rules_later = " ".join(["supermemory", "import-rules", *(shlex.quote(str(p)) for p in rule_files)])
+    later = " ".join([cli, *(shlex.quote(a) for a in backfill)])
+    rules_later = " ".join([cli, "import-rules", *(shlex.quote(str(p)) for p in rule_files)])
     say("--", f"found {claude} Claude Code session(s) in {claude_dir} and {codex} Codex session(s) in {codex_dir}")
     if args.dry_run:
         say("--", f"dry run: no backfill. Later: {later}" + (f" and {rules_later}" if rule_files else ""))
@@ -1560,7 +1569,7 @@ def offer_backfill(args, python: str, paths: Paths) -> None:
         res = run_package(python, ["import-rules", *map(str, rule_files)], paths, capture=False, timeout=600)
         if res.returncode != 0:
             say("!!", f"import-rules failed (exit {res.returncode}); run it again with: {rules_later}")
-    say("--", "project rules: run `supermemory import-rules` inside a project to import its CLAUDE.md / AGENTS.md")
+    say("--", f"project rules: run `{cli} import-rules` inside a project to import its CLAUDE.md / AGENTS.md")
 
 
 def do_install(args, paths: Paths) -> int:
@@ -1597,6 +1606,7 @@ def do_install(args, paths: Paths) -> int:
     else:
         launcher = install_launcher(sess, paths.launcher, python, env)
     fresh_bindir = str(paths.launcher.parent) in sess.state.data["created_dirs"] or not paths.launcher.parent.exists()
+    cli = "supermemory" if launcher else direct_cli(python, env)   # a foreign or no `supermemory` on PATH
     if not args.dry_run:
         sess.state.data["python"] = python
         sess.state.save()
@@ -1607,7 +1617,7 @@ def do_install(args, paths: Paths) -> int:
         if launcher:
             for tag, msg in path_advice(paths.launcher, fresh_bindir, planned=True):
                 say(tag, msg)
-        offer_backfill(args, python, paths)
+        offer_backfill(args, python, paths, cli)
         say("", "dry run finished; nothing was written.")
         return code
     if not args.no_selfcheck:
@@ -1633,7 +1643,7 @@ def do_install(args, paths: Paths) -> int:
         for tag, msg in path_advice(paths.launcher, fresh_bindir):
             say(tag, msg)
     if not sess.errors:
-        offer_backfill(args, python, paths)
+        offer_backfill(args, python, paths, cli)
     say("", f"Undo with: python3 {Path(__file__).name} --uninstall")
     return code
 

@@ -683,6 +683,30 @@ def test_foreign_launcher_is_never_overwritten_nor_removed(env, foreign):
     assert env.launcher.is_symlink() is (foreign == "pipx symlink")
 
 
+def test_with_a_foreign_launcher_the_closing_hints_name_this_installs_cli_by_full_path(tmp_path):
+    env = Env(tmp_path)
+    _history(env)
+    env.launcher.parent.mkdir(parents=True)
+    env.launcher.write_text(PIP_USER_SCRIPT, encoding="utf-8")
+    env.launcher.chmod(0o755)
+    res = env.run(extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash", **bare_path(env, env.launcher.parent)})
+    assert res.returncode == 0, res.output
+    ours = f"SUPERMEMORY_HOME={shlex.quote(str(env.data))} {shlex.quote(sys.executable)} -m supermemory"
+    assert f"Run it any time: {ours} backfill --claude" in res.stdout and f"rules: {ours} import-rules" in res.stdout
+    assert f"run it directly: {ours}" in res.stdout
+    hints = [line for line in res.stdout.splitlines() if "backfill --claude" in line or "import-rules" in line]
+    assert hints and all(f"{ours} backfill" in line or f"{ours} import-rules" in line for line in hints)
+    assert "`supermemory " not in res.stdout and ": supermemory backfill" not in res.stdout
+
+
+def test_with_our_launcher_the_closing_hints_say_supermemory(tmp_path):
+    env = Env(tmp_path)
+    _history(env)
+    res = env.run(extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
+    assert res.returncode == 0, res.output
+    assert "Run it any time: supermemory backfill --claude" in res.stdout and "-m supermemory backfill" not in res.stdout
+
+
 @pytest.mark.parametrize(
     "flags, removed",
     [
