@@ -1751,9 +1751,51 @@ def do_uninstall(args, paths: Paths) -> int:
         return purge_data_dir(args, paths, sess)
     if sess.errors:
         say("!!", f"{sess.errors} file(s) could not be cleaned (see above).")
-        return 2
-    say("ok", f"uninstalled. Your memories are kept in {paths.data_dir} (delete them with --purge).")
-    return 0
+    else:
+        say("ok", "uninstall dry run finished; nothing was written." if args.dry_run else "uninstalled.")
+    for tag, msg in kept_advice(paths.data_dir, args.dry_run):
+        say(tag, msg)
+    return 2 if sess.errors else 0
+
+
+# What a data dir holds, as the closing lines of an uninstall name it.
+KEPT_PARTS = (("memory.db", "your memories (memory.db)"), ("models", "the embedding model (models/)"),
+              ("venv", "the Python environment the CLI runs in (venv/)"),
+              ("backups", "backups of the files install.py edited (backups/)"), ("exports", "exports (exports/)"))
+
+
+def dir_size(path: Path) -> int:
+    """Bytes of the regular files under path (symlinks not followed); unreadable entries count 0."""
+    total = 0
+    for root, _dirs, files in os.walk(path, onerror=lambda exc: None):
+        for name in files:
+            try:
+                st = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                total += st.st_size
+    return total
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            break
+        size /= 1024
+    return f"{n} bytes" if unit == "bytes" else f"{size:.1f} {unit}" if size < 10 else f"{size:.0f} {unit}"
+
+
+def kept_advice(data_dir: Path, dry_run: bool) -> list[tuple[str, str]]:
+    """The closing lines of an uninstall: what stays in the data dir, how big it is, and how --purge removes it."""
+    if not data_dir.is_dir():
+        return []
+    parts = [label for name, label in KEPT_PARTS if (data_dir / name).exists()]
+    what = (": " + ", ".join(parts)) if parts else ""
+    verb = "would keep" if dry_run else "kept"
+    return [("--", f"{verb} the data dir {data_dir} ({human_size(dir_size(data_dir))}){what}."),
+            ("", f"      Re-running install.py uses it again; `python3 {Path(__file__).name} --purge` deletes it.")]
 
 
 def purge_data_dir(args, paths: Paths, sess: Session) -> int:

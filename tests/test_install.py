@@ -479,6 +479,23 @@ def test_uninstall_without_state_still_removes_our_entries(env):
     assert not env.launcher.exists()  # its marker line says it is ours
 
 
+def test_uninstall_ends_by_saying_what_it_kept_where_how_big_and_that_purge_deletes_it(env):
+    assert env.run().returncode == 0
+    (env.data / "memory.db").write_bytes(b"\0" * (3 * 1024 * 1024))
+    (env.data / "venv" / "lib").mkdir(parents=True)
+    (env.data / "venv" / "lib" / "big.so").write_bytes(b"\0" * (2 * 1024 * 1024))
+    res = env.run("--uninstall")
+    assert res.returncode == 0, res.output
+    last = res.stdout.splitlines()[-3:]
+    assert last[0] == "[ok] uninstalled."
+    assert last[1].startswith(f"[--] kept the data dir {env.data} (5.0 MB): your memories (memory.db), ")
+    assert "the Python environment the CLI runs in (venv/)" in last[1]
+    assert "`python3 install.py --purge` deletes it" in last[2]
+    assert (env.data / "memory.db").exists() and (env.data / "venv").is_dir()
+    dry = env.run("--uninstall", "--dry-run")
+    assert "uninstalled" not in dry.stdout and f"[--] would keep the data dir {env.data}" in dry.stdout
+
+
 def test_purge_removes_registrations_and_data_dir(env):
     env.with_fixtures()
     before = snapshot(env.home)
