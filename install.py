@@ -1541,14 +1541,18 @@ def offer_backfill(args, python: str, paths: Paths, cli: str = "supermemory") ->
     claude_dir, codex_dir = history_dirs(paths)
     claude, codex = count_sessions(paths)
     rule_files = user_rule_files(paths)
-    backfill = ["backfill", "--claude", str(claude_dir), "--codex", str(codex_dir)]
-    later = " ".join([cli, *(shlex.quote(a) for a in backfill)])
+    # Only folders that exist are named: backfill reports a named folder that is missing (an error when
+    # none exists), and with no session on disk there is nothing to capture.
+    folders = [a for flag, d in (("--claude", claude_dir), ("--codex", codex_dir)) if d.is_dir() for a in (flag, str(d))]
+    backfill = ["backfill", *folders] if claude + codex else []
     rules_later = " ".join([cli, "import-rules", *(shlex.quote(str(p)) for p in rule_files)])
+    backfill_later = " ".join([cli, *(shlex.quote(a) for a in backfill)]) if backfill else ""
+    later = "; rules: ".join(filter(None, [backfill_later, rules_later if rule_files else ""]))
     say("--", f"found {claude} Claude Code session(s) in {claude_dir} and {codex} Codex session(s) in {codex_dir}")
     if args.dry_run:
-        say("--", f"dry run: no backfill. Later: {later}" + (f" and {rules_later}" if rule_files else ""))
+        say("--", f"dry run: no backfill. Later: {later}" if later else "dry run: no backfill.")
         return
-    if claude + codex == 0 and not rule_files:
+    if not backfill and not rule_files:
         return
     if args.no_backfill:
         run = False
@@ -1560,11 +1564,12 @@ def offer_backfill(args, python: str, paths: Paths, cli: str = "supermemory") ->
     else:
         run = False
     if not run:
-        say("--", f"no backfill now. Run it any time: {later}" + (f"; rules: {rules_later}" if rule_files else ""))
+        say("--", f"no backfill now. Run it any time: {later}")
         return
-    res = run_package(python, backfill, paths, capture=False, timeout=None)
-    if res.returncode != 0:
-        say("!!", f"backfill failed (exit {res.returncode}); run it again with: {later}")
+    if backfill:
+        res = run_package(python, backfill, paths, capture=False, timeout=None)
+        if res.returncode != 0:
+            say("!!", f"backfill failed (exit {res.returncode}); run it again with: {backfill_later}")
     if rule_files:
         res = run_package(python, ["import-rules", *map(str, rule_files)], paths, capture=False, timeout=600)
         if res.returncode != 0:

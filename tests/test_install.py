@@ -1217,6 +1217,21 @@ def test_backfill_flag_captures_the_sessions_and_the_user_rules_at_the_end(tmp_p
     assert again.returncode == 0 and _memories(env) == kinds          # a re-run adds nothing
 
 
+def test_with_rules_but_no_session_folder_only_the_rules_are_imported(tmp_path):
+    """A fresh machine: a user-level CLAUDE.md but no ~/.claude/projects or ~/.codex/sessions. Naming those
+    missing folders to backfill would be an error; there is nothing to capture, so only the rules run."""
+    env = Env(tmp_path)
+    (env.home / ".claude").mkdir(parents=True, exist_ok=True)
+    (env.home / ".claude" / "CLAUDE.md").write_text("# Mine\n- Write commit messages in the imperative.\n",
+                                                    encoding="utf-8")
+    res = env.run("--yes", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
+    assert res.returncode == 0, res.output
+    assert "backfill failed" not in res.output and "does not exist" not in res.output
+    assert _memories(env).get("preference") == 1
+    skip = env.run("--no-backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
+    assert "Run it any time: supermemory import-rules" in skip.output and "backfill --claude" not in skip.output
+
+
 def test_no_backfill_in_a_dry_run_or_with_no_backfill(tmp_path):
     env = Env(tmp_path)
     _history(env)
