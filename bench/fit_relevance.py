@@ -231,7 +231,7 @@ def evaluate(sets: dict, model, *, half: str | None, threshold: float = 0.0) -> 
 def curve(sets: dict, model, *, half: str = "report") -> list[dict]:
     """Negatives empty vs positives losing their answer, for a range of thresholds (all sets pooled by set)."""
     out = []
-    for t in (0.02, 0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
+    for t in (0.02, 0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.22, 0.25, 0.27, 0.28, 0.29, 0.3, 0.35, 0.4, 0.5):
         rep = evaluate(sets, model, half=half, threshold=t)
         negs = [(r["model"]["neg_empty"], r["model"]["negatives"]) for r in rep.values() if r["model"]["negatives"]]
         lost = [r["model"]["answers_lost"] for r in rep.values()]
