@@ -472,6 +472,17 @@ def _family(kw: str) -> str:
     return "password" if kw.startswith("pass") or kw == "pwd" else "token"
 
 
+def _cli_value(group: str) -> str:
+    """A command-line option's value, bare or in quotes (the quote is left out of the group)."""
+    return rf"[\"']?(?P<{group}>[^\s\"'`;&|]{{1,256}})"
+
+
+def _keep_cli(m: "re.Match[str]", value: str) -> bool:
+    """Keep a password option's value that is a reference ($MYSQL_PWD, $(cat f)), a placeholder or prose
+    ("docker login -p is deprecated")."""
+    return value.lower() in _CLI_WORDS or _keep_value(value, quoted=False, family="password")
+
+
 def _keep_xml(m: "re.Match[str]", value: str) -> bool:
     return _keep_value(value.strip(), quoted=True, family=_family(m.group("kw")))
 
@@ -923,6 +934,25 @@ _RULES: tuple[_Rule, ...] = (
         lowered=True,
         groups=_VALUE_GROUPS,
         keep=_keep_assignment,
+    ),
+    _Rule(
+        "password_assignment",
+        # short options of the commands whose password travels on the command line (session capture
+        # keeps commands): mysql -pSECRET (attached; a bare -p prompts), sshpass -p, redis-cli -a,
+        # docker/podman login -p, curl -u user:SECRET
+        r"(?<![\w.-])(?:"
+        r"(?:mysql(?:dump|admin|import|check|sh)?|mariadb(?:-dump|-admin|dump)?)(?![\w.-])"
+        r"[^\r\n;&|]{0,200}?[ \t]-p" + _cli_value("my")
+        + r"|sshpass[ \t]+-p[ \t]*" + _cli_value("sp")
+        + r"|redis-cli(?![\w.-])[^\r\n;&|]{0,200}?[ \t]-a[ \t]+" + _cli_value("rc")
+        + r"|(?:docker|podman|nerdctl|buildah|skopeo|oras)[ \t]+login(?![\w.-])[^\r\n;&|]{0,200}?[ \t]-p[ \t]+"
+        + _cli_value("dl")
+        + r"|curl(?![\w.-])[^\r\n;&|]{0,300}?[ \t](?:-u[ \t]*|--user[ \t]+|--user=)[\"']?[^\s\"':]{0,128}:"
+        + r"(?P<cu>[^\s\"'`;&|]{1,256}))",
+        name="password_cli",
+        triggers=("mysql", "mariadb", "sshpass", "redis-cli", "login", "curl"),
+        groups=("my", "sp", "rc", "dl", "cu"),
+        keep=_keep_cli,
     ),
     _Rule(
         "password_assignment",

@@ -246,6 +246,21 @@ POSITIVE = [
      "supersecret", "password_assignment", ["services:", "POSTGRES_PASSWORD: "]),
     ("all lowercase secret key", "SECRET_KEY=" + "keyboardcatdog" + "\nDEBUG=false",
      "keyboardcatdog", "password_assignment", ["SECRET_KEY=", "DEBUG=false"]),
+    # --- passwords given as short command-line options (session capture keeps commands) ----
+    ("mysql -p attached", "mysql -h db -P 3306 -u root -p" + "S3cr3t" + "Passw0rd! shop < dump.sql",
+     "S3cr3tPassw0rd!", "password_assignment", ["mysql -h db -P 3306 -u root -p", " shop < dump.sql"]),
+    ("mysqldump -p quoted", "mysqldump -uroot -p'" + "Dump" + "Pa55" + "' app > app.sql",
+     "DumpPa55", "password_assignment", ["mysqldump -uroot -p'", "' app > app.sql"]),
+    ("sshpass -p", "sshpass -p " + "Ssh" + "Pa55w0rd" + " ssh deploy@web1 uptime",
+     "SshPa55w0rd", "password_assignment", ["sshpass -p ", " ssh deploy@web1 uptime"]),
+    ("curl -u user:password", "curl -u admin:" + "Curl" + "Secr3t" + " https://ci.example.com/api/json",
+     "CurlSecr3t", "password_assignment", ["curl -u admin:", " https://ci.example.com/api/json"]),
+    ("curl --user user:password", "curl -s --user 'ci-bot:" + "B0t" + "Passw0rd" + "' https://nexus.local/repo",
+     "B0tPassw0rd", "password_assignment", ["curl -s --user 'ci-bot:", "' https://nexus.local/repo"]),
+    ("redis-cli -a", "redis-cli -h cache -p 6379 -a " + "R3dis" + "Auth" + " ping",
+     "R3disAuth", "password_assignment", ["redis-cli -h cache -p 6379 -a ", " ping"]),
+    ("docker login -p", "docker login -u ci -p " + "D0cker" + "Hub!" + " registry.example.com",
+     "D0ckerHub!", "password_assignment", ["docker login -u ci -p ", " registry.example.com"]),
 ]
 
 # Text that merely resembles a secret: must come back byte-identical, counts empty.
@@ -273,6 +288,12 @@ LOOKALIKES = [
     ("dollar env placeholder", "password=$DB_PASSWORD"),
     ("masked password", "password: ****"),
     ("none token", "token=None"),
+    ("password prompts and other -p options", "mysql -u root -p shop\nmysql -P 3306 -u root -p\n"
+     "mkdir -p build && ssh -p 2222 web1 && git add -p\nredis-cli -p 6379 ping"),
+    ("password options from variables", 'mysql -uroot -p"$MYSQL_ROOT_PASSWORD" app\n'
+     'curl -u "$API_USER:$API_PASS" https://x.example.com\nsshpass -p "$SSHPASS" ssh web1\n'
+     "echo $TOKEN | docker login -u ci --password-stdin ghcr.io\ncurl -u admin https://x.example.com"),
+    ("password options in prose", "docker login -p is insecure, use --password-stdin; mysql -p prompts"),
     ("empty password", 'password=""'),
     ("github actions secret reference", "token: ${{ secrets.GITHUB_TOKEN }}"),
     ("ansible vault reference", 'password: "{{ vault_db_password }}"'),
@@ -501,6 +522,7 @@ RULE_CASES = [
     ("password_assignment", "export DB_PASSWORD=hunter2", "hunter2", "password=${DB_PASSWORD}"),
     ("password_flag", "mysql -u root --password Hunt3rTwo shop", "Hunt3rTwo", "the --password option prompts"),
     ("password_xml", "<password>Xm1Secret</password>", "Xm1Secret", "<password>${db.password}</password>"),
+    ("password_cli", "mysql -u root -pHunt3rTwo shop", "Hunt3rTwo", "mysql -u root -p -P 3306 shop"),
     ("generic_secret", "LICENSE_KEY=" + "Zx8vQ2mN4pL6Tq9Rk3Wy", "Zx8vQ2mN4pL6Tq9Rk3Wy", f"cache key: {SHA256}"),
 ]
 
