@@ -277,6 +277,10 @@ def checked(key: str, value: Any) -> Any:
 RETIRED: dict[str, str] = {
     "embedder.query_instruction_below": "the query instruction now follows whether the best lexical matches "
                                         "read as code: embedder.query_instruction_code_below",
+    "ranking.weights.lexical": "the relevance model weighs lexical evidence itself (retrieval/relevance.json); "
+                               "ranking.weights holds only the priors",
+    "ranking.weights.vector": "the relevance model weighs vector evidence itself (retrieval/relevance.json); "
+                              "ranking.weights holds only the priors",
 }
 
 

@@ -319,3 +319,16 @@ def test_a_retired_setting_in_the_file_is_ignored_with_a_note_not_refused(tmp_pa
     with pytest.raises(ConfigError, match="retired; the query instruction now follows"):
         set_setting(config, "embedder.query_instruction_below", "0.3")
     assert all(key not in SETTINGS for key in RETIRED)    # a retired key is never also a live one
+
+
+def test_the_lexical_and_vector_weights_an_older_readme_showed_are_retired_not_refused(tmp_path):
+    """The README once showed ranking.weights.lexical / .vector: a file copied from it still loads."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.json").write_text(json.dumps(
+        {"ranking": {"weights": {"lexical": 0.25, "vector": 0.6, "pinned": 0.3}}}))
+    config = load_config(env={}, home=home)
+    assert config.get("ranking.weights.pinned") == 0.3
+    assert set(config.settings["ranking"]["weights"]) == set(DEFAULTS["ranking"]["weights"])
+    assert sum("'ranking.weights.lexical' was retired" in n or "'ranking.weights.vector' was retired" in n
+               for n in config.problems) == 2

@@ -51,3 +51,41 @@ def test_public_store_methods_have_docstrings():
     for name in dir(MemoryStore):
         if not name.startswith("_") and callable(getattr(MemoryStore, name)):
             assert getattr(MemoryStore, name).__doc__, name
+
+
+def _readme_config_examples():
+    import json
+    import re
+
+    for name in ("README.md", "README.zh-CN.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        section = text.split("config.json", 1)[1]
+        block = re.search(r"```json\n(.*?)```", section, re.S)
+        assert block, f"{name} has no config.json example"
+        yield name, json.loads(block.group(1))
+
+
+def test_the_readme_config_example_is_a_valid_file_that_shows_the_defaults(tmp_path):
+    """A user who copies the example into ~/.supermemory/config.json gets a store that runs, ranked as shipped."""
+    from supermemory.config import load_config
+    from supermemory.settings import DEFAULTS
+
+    def leaves(tree, prefix=""):
+        for key, value in tree.items():
+            if isinstance(value, dict):
+                yield from leaves(value, f"{prefix}{key}.")
+            else:
+                yield f"{prefix}{key}", value
+
+    for name, example in _readme_config_examples():
+        home = tmp_path / name
+        home.mkdir()
+        (home / "config.json").write_text(__import__("json").dumps(example), encoding="utf-8")
+        config = load_config(env={}, home=home)    # strict, as the CLI loads it: raises on a bad key
+        assert config.problems == (), (name, config.problems)
+        for dotted, value in leaves(example):
+            assert config.get(dotted) == value, f"{name}: {dotted} = {value!r}, the default is {config.get(dotted)!r}"
+            node = DEFAULTS
+            for part in dotted.split("."):
+                node = node[part]
+            assert value == node, f"{name}: {dotted} = {value!r} is not the default {node!r}"
