@@ -476,6 +476,21 @@ def test_export_import_round_trip_is_identical_and_idempotent(tmp_path, store, c
     other.close()
 
 
+def test_export_of_namespace_star_writes_every_namespace_and_a_never_used_one_is_refused(tmp_path, store):
+    """`export FILE --namespace '*'` reads everything (export is a read), and a typo is not an empty export."""
+    from supermemory.errors import NamespaceError
+
+    store.remember("in the project")
+    store.remember("in another project", namespace="other", create_namespace=True)
+    store.remember("everywhere", namespace="global")
+    result = store.export(tmp_path / "all.jsonl", namespaces=["*"])
+    assert result["memories"] == 3
+    assert store.export(tmp_path / "one.jsonl", namespaces=["other"])["memories"] == 1
+    with pytest.raises(NamespaceError, match="'othr' does not exist.*other"):
+        store.export(tmp_path / "typo.jsonl", namespaces=["othr"])
+    assert not (tmp_path / "typo.jsonl").exists()
+
+
 def test_export_to_a_folder_or_an_unwritable_path_is_an_error_and_leaves_no_part_file(tmp_path, store, monkeypatch):
     from supermemory.errors import InvalidInputError
 

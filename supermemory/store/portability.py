@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Callable, Sequence
 
-from supermemory.config import normalize_namespace
+from supermemory.config import ALL_NAMESPACES, normalize_namespace
 from supermemory.errors import EmbeddingUnavailableError, InvalidInputError, StorageError
 from supermemory.jsonl import read_jsonl
 from supermemory.store import db as dbm
@@ -48,12 +48,17 @@ def _export_record(rec: dict) -> dict:
 def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[str] | None = None) -> dict:
     """Write JSONL: one memory chain per line (head + history + links), no vectors.
 
-    :param namespaces: only these namespaces (default: all).
+    :param namespaces: only these namespaces (default, or one of them `*`: all).
     Raises:
         InvalidInputError: the file cannot be written (a folder, no such folder, no permission, disk full);
             no partial file is left behind.
+        NamespaceError: a named namespace never held a memory (a typo, named with the near ones).
     """
-    ns_list = [normalize_namespace(n) for n in namespaces] if namespaces else None
+    ns_list = [normalize_namespace(n, allow_all=True) for n in namespaces] if namespaces else None
+    if ns_list is not None and ALL_NAMESPACES in ns_list:
+        ns_list = None
+    for ns in ns_list or ():
+        nsm.for_read(ctx, ns, must_exist=True)   # refuses a namespace nothing was ever stored in
     ns_sql, ns_params = nsm.clause(ns_list)
     heads = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE m.superseded_by IS NULL AND {ns_sql} "
                   f"ORDER BY m.id", ns_params)
