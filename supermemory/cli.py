@@ -409,11 +409,33 @@ def cmd_ui(args) -> int:
 
 
 def cmd_hook(args) -> int:
-    from supermemory.hooks import run_hook
+    from supermemory.hooks import PLATFORMS, run_hook
 
-    if args.platform:
+    if args.platform in PLATFORMS:
         os.environ["SUPERMEMORY_PLATFORM"] = args.platform
+    elif args.platform:
+        sys.stderr.write(f"supermemory hook: unknown platform {args.platform!r} (expected {' or '.join(PLATFORMS)}); "
+                         "detecting it from the payload\n")
     return run_hook(args.event)
+
+
+def _parse_hook_args(parser, argv: list[str]):
+    """The parsed arguments of `supermemory hook …`, or None: arguments this version does not know are warned
+    about and never fail the agent (argparse would exit 2, which Claude Code and Codex read as a blocking error)."""
+    try:
+        args, extra = parser.parse_known_args(argv)
+    except SystemExit as exc:   # a missing event (its message is on stderr), or --help
+        if exc.code:
+            sys.stderr.write("supermemory hook: arguments not understood; nothing done (the session continues)\n")
+        return None
+    if extra:
+        sys.stderr.write(f"supermemory hook: ignoring arguments this version does not know: {' '.join(extra)}\n")
+    return args
+
+
+def _is_hook(argv: list[str]) -> bool:
+    command = next((a for a in argv if not a.startswith("-")), None)
+    return command == "hook"
 
 
 # --- parser -------------------------------------------------------------------------------------
@@ -570,15 +592,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="port (default 7377, or a free one when it is taken; 0 = any free)")
     p.add_argument("--no-open", action="store_true", help="print the address but do not open a browser")
     p = add("hook", cmd_hook, "Claude Code / Codex hook entry point (JSON on stdin)", json_flag=False, ns=False)
-    p.add_argument("event", choices=("session-start", "pre-compact", "session-end", "stop"), help="hook event")
-    p.add_argument("--platform", choices=("claude-code", "codex"), help="which agent runs this hook (recorded on memories)")
+    # no argparse choices: a hook never exits 2 (a blocking error to the agent); cmd_hook / run_hook warn instead
+    p.add_argument("event", help="hook event: session-start, pre-compact, session-end or stop")
+    p.add_argument("--platform", help="which agent runs this hook: claude-code or codex (recorded on memories)")
     add("guide", cmd_guide, "print the usage instructions block for CLAUDE.md / AGENTS.md", json_flag=False, ns=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if _is_hook(argv):
+        args = _parse_hook_args(parser, argv)
+        if args is None:
+            return 0
+    else:
+        args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="supermemory: %(message)s")
     if not getattr(args, "func", None):

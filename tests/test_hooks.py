@@ -397,6 +397,28 @@ def test_unknown_event_and_missing_stdin_fail_open(capsys):
     assert hooks._read_payload(None) == {}
 
 
+@pytest.mark.parametrize("argv", [["hook", "user-prompt-submit"], ["hook"], ["hook", "stop", "--platform", "claude"],
+                                  ["hook", "pre-compact", "--matcher", "auto"], ["-v", "hook", "stop", "extra"]])
+def test_hook_arguments_the_cli_does_not_know_still_exit_0(tmp_path, home, argv):
+    """Exit 2 is a blocking error to Claude Code and Codex (a Stop hook that exits 2 keeps the agent going
+    with our usage text): a hook registered with an event or option this version lacks must fail open."""
+    env = proc_env(home)
+    proc = subprocess.run([sys.executable, "-m", "supermemory", *argv], input="{}", env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert_stdout_ok(proc.stdout)
+    assert "supermemory hook" in proc.stderr
+
+
+def test_a_misspelled_platform_still_answers_session_start(tmp_path, home):
+    proc = subprocess.run([sys.executable, "-m", "supermemory", "hook", "session-start", "--platform", "claude"],
+                          input=json.dumps({"cwd": str(project(tmp_path))}), env=proc_env(home), cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "shop" in parse_session_start(proc.stdout)
+    assert "unknown platform 'claude'" in proc.stderr
+
+
 def test_watchdog_ends_a_stuck_hook_with_exit_0_and_no_output(tmp_path, home):
     code = ("import io, sys, threading\n"
             "from supermemory import hooks\n"
