@@ -580,6 +580,22 @@ def test_secrets_are_redacted_before_storage(store):
     assert token not in logged
 
 
+def test_secrets_in_tags_are_redacted_in_remember_update_and_remember_many(store):
+    """A tag is stored, shown and indexed like the title: a token pasted as a tag must not survive."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    out = store.remember("release checklist", tags=[token, "release", f"ci token={token}"])
+    assert out["redacted"].get("github_token") == 2
+    assert store.get(out["id"])["memories"][0]["tags"] == ["[REDACTED:github_token]", "release",
+                                                          "ci token=[REDACTED:github_token]"]
+    updated = store.update(out["id"], tags=["ops", token])
+    assert updated["redacted"].get("github_token") == 1
+    assert store.get(updated["id"])["memories"][0]["tags"] == ["ops", "[REDACTED:github_token]"]
+    store.remember_many([{"content": "another note", "tags": [token]}])
+    stored = " ".join(r[0] for r in store.conn.execute("SELECT tags FROM memories"))
+    fts = " ".join(r[0] for r in store.conn.execute("SELECT tokens FROM fts"))
+    assert token not in stored and token.lower() not in fts
+
+
 def test_private_spans_are_dropped(store):
     out = store.remember("Keep this. <private>my home address</private> And this.")
     body = store.get(out["id"])["memories"][0]["body"]

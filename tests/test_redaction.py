@@ -52,7 +52,8 @@ def _plant(store: MemoryStore) -> dict:
     ids = {}
     ids["live"] = store.remember(f"Use {HF} for the model hub. The mail relay key is {SENDGRID}.",
                                  title="hub access")["id"]
-    ids["titled"] = store.remember("Droplet provisioning runs from CI nightly.", title=f"doctl uses {DIGITALOCEAN}")["id"]
+    ids["titled"] = store.remember("Droplet provisioning runs from CI nightly.", title=f"doctl uses {DIGITALOCEAN}",
+                                   tags=["droplets", SENDGRID])["id"]
     old = store.remember(f"Old relay key {SENDGRID} (rotated).", title="relay")["id"]
     ids["old"], ids["head"] = old, store.update(old, content="The relay key was rotated; see the vault.")["id"]
     ids["deleted"] = store.remember(f"scratch: {HF}", title="scratch")["id"]
@@ -143,7 +144,7 @@ def test_history_records_the_redaction_and_a_second_pass_changes_nothing(store):
     events = {e["id"]: e for e in history["redactions"]}
     assert ids["old"] in events and ids["head"] not in events
     assert "body" in events[ids["old"]]["fields"] and events[ids["old"]]["types"] == {"sendgrid_key": 1}
-    assert store.history(ids["titled"])["redactions"][0]["fields"] == ["title"]
+    assert store.history(ids["titled"])["redactions"][0]["fields"] == ["title", "tags"]
     again = store.redact_stored()
     assert again["rows"] == 0 and again["memories"] == 0 and again["types"] == {}
     assert len(store.history(ids["head"])["redactions"]) == 1
@@ -239,6 +240,17 @@ def test_a_secret_split_across_two_chunks_is_removed_from_both(store):
     store.redact_stored()
     chunks = [r[0] for r in store.conn.execute("SELECT text FROM chunks WHERE memory_id = ?", (int(mid[1:]),))]
     assert chunks and not any(HF_BODY[:8] in c or HF_BODY[-8:] in c for c in chunks)
+
+
+def test_a_secret_only_in_a_tag_is_redacted_in_the_row_and_the_search_index(store, db_path):
+    with unredacted():
+        mid = store.remember("Mail goes out through the relay.", tags=["mail", SENDGRID])["id"]
+    out = store.redact_stored()
+    assert out["ids"] == [mid] and out["types"] == {"sendgrid_key": 1}
+    assert store.get(mid)["memories"][0]["tags"] == ["mail", "[REDACTED:sendgrid_key]"]
+    assert SENDGRID.lower() not in _all_text(store)
+    assert store.recall("mail relay", gates=False)["results"][0]["id"] == mid
+    check_consistency(db_path)
 
 
 def test_an_import_makes_the_next_maintenance_re_redact(store, tmp_path):

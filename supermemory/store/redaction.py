@@ -75,6 +75,11 @@ class _Plan:
         """Chunk tokens and vectors depend on the title and the chunk text."""
         return "title" in self.fields or "chunks" in self.fields
 
+    @property
+    def refts(self) -> bool:
+        """The FTS tokens depend on the tags as well (vectors do not)."""
+        return self.reindex or "tags" in self.fields
+
 
 def _plan(store: "StoreContext", memory_id: int) -> _Plan | None:
     """What redaction changes in this memory row, or None when nothing."""
@@ -93,6 +98,7 @@ def _plan(store: "StoreContext", memory_id: int) -> _Plan | None:
         new_title = summarize(new_body, max_chars=writes.TITLE_CHARS)
     else:
         new_title = _clean(title, types)
+    new_tags = _clean_tags(tags, types)
     others: dict[str, int] = {}
     if new_body != body:
         # the old summary and chunks are cut from the old body (a secret may straddle two chunks)
@@ -104,13 +110,20 @@ def _plan(store: "StoreContext", memory_id: int) -> _Plan | None:
         pieces = [_clean(text, others) for _, text in chunks]
         rechunk = False
     fields = [name for name, old, new in (("title", title, new_title), ("body", body, new_body),
-                                          ("summary", summary, new_summary)) if old != new]
+                                          ("summary", summary, new_summary), ("tags", tags, new_tags)) if old != new]
     if rechunk or pieces != [text for _, text in chunks]:
         fields.append("chunks")
     if not fields:
         return None
-    return _Plan(memory_id, kind, namespace, tags, bool(live), new_title, new_body, new_summary, chunks, pieces,
+    return _Plan(memory_id, kind, namespace, new_tags, bool(live), new_title, new_body, new_summary, chunks, pieces,
                  rechunk, fields, types or others)
+
+
+def _clean_tags(tags_json: str | None, counts: dict[str, int]) -> str:
+    """The stored tags (a JSON list) with secrets out; the same string when none held one."""
+    tags = json.loads(tags_json or "[]")
+    clean = [_clean(tag, counts) for tag in tags]
+    return tags_json if clean == tags else json.dumps(clean, ensure_ascii=False)
 
 
 def _embed(store: "StoreContext", plans: list[_Plan]) -> dict[str, Any]:
@@ -131,14 +144,14 @@ def _rewrite(store: "StoreContext", p: _Plan, vectors: dict[str, Any], now: floa
     """Write one plan (inside the transaction): the row, its chunks, FTS, vectors, the record."""
 
     conn = store.conn
-    conn.execute("UPDATE memories SET title = ?, body = ?, summary = ?, content_hash = ? WHERE id = ?",
-                 (p.title, p.body, p.summary, content_hash(p.kind, p.title, p.body), p.memory_id))
+    conn.execute("UPDATE memories SET title = ?, body = ?, summary = ?, tags = ?, content_hash = ? WHERE id = ?",
+                 (p.title, p.body, p.summary, p.tags, content_hash(p.kind, p.title, p.body), p.memory_id))
     vec_index = search_index.vec_index_usable(store)
     old_ids = [cid for cid, _ in p.old_chunks]
-    if p.live and p.reindex:
+    if p.live and p.refts:
         for cid in old_ids:
             conn.execute("DELETE FROM fts WHERE rowid = ?", (cid,))
-            if vec_index:
+            if vec_index and p.reindex:
                 conn.execute("DELETE FROM vec_mem WHERE chunk_id = ?", (cid,))
     if p.rechunk:
         conn.executemany("DELETE FROM vectors WHERE chunk_id = ?", [(cid,) for cid in old_ids])
@@ -161,17 +174,18 @@ def _rewrite(store: "StoreContext", p: _Plan, vectors: dict[str, Any], now: floa
         else:  # no vector beats one computed from the secret: lexical recall until `reindex`
             for cid in ids:
                 report["vectors_dropped"] += conn.execute("DELETE FROM vectors WHERE chunk_id = ?", (cid,)).rowcount
-        if p.live:
-            conn.executemany("INSERT INTO fts(rowid, tokens, ns) VALUES (?, ?, ?)",
-                             [(cid, fts_tokens(p.title, p.tags, piece), "ns_" + p.namespace)
-                              for cid, piece in zip(ids, p.pieces)])
-            report["fts_rows"] += len(ids)
-            if vec_index:
-                conn.execute("INSERT INTO vec_mem(chunk_id, namespace, embedding) SELECT c.id, c.namespace, "
-                             "v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id WHERE c.memory_id = ?",
-                             (p.memory_id,))
-            else:
-                search_index.mark_vec_dirty(store)
+    if p.live and p.refts:
+        conn.executemany("INSERT INTO fts(rowid, tokens, ns) VALUES (?, ?, ?)",
+                         [(cid, fts_tokens(p.title, p.tags, piece), "ns_" + p.namespace)
+                          for cid, piece in zip(ids, p.pieces)])
+        report["fts_rows"] += len(ids)
+    if p.live and p.reindex:
+        if vec_index:
+            conn.execute("INSERT INTO vec_mem(chunk_id, namespace, embedding) SELECT c.id, c.namespace, "
+                         "v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id WHERE c.memory_id = ?",
+                         (p.memory_id,))
+        else:
+            search_index.mark_vec_dirty(store)
     conn.execute("INSERT INTO redactions(memory_id, at, types, fields) VALUES (?, ?, ?, ?)",
                  (p.memory_id, now, json.dumps(p.types, sort_keys=True), json.dumps(p.fields)))
     _count(report, p)
@@ -193,8 +207,9 @@ def _add(total: dict[str, int], types: dict[str, int]) -> None:
 def _candidates(store: "StoreContext") -> list[int]:
     """Memory rows with a secret in any stored text (one streaming read, no write lock)."""
     found: set[int] = set()
-    for memory_id, title, body, summary in store.conn.execute("SELECT id, title, body, summary FROM memories"):
-        if any(_clean(t, {}) != (t or "") for t in (title, body, summary)):
+    for memory_id, title, body, summary, tags in store.conn.execute(
+            "SELECT id, title, body, summary, tags FROM memories"):
+        if any(_clean(t, {}) != (t or "") for t in (title, body, summary)) or _clean_tags(tags, {}) != tags:
             found.add(memory_id)
     for memory_id, text in store.conn.execute("SELECT memory_id, text FROM chunks"):
         if memory_id not in found and _clean(text, {}) != text:

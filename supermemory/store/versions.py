@@ -101,7 +101,8 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
     if not body:
         raise InvalidInputError("content is empty after removing <private> spans")
     new_title = new_title or summarize(body, max_chars=writes.TITLE_CHARS)
-    new_tags = rec_.str_list(tags, "tags") if tags is not None else json.loads(old["tags"])
+    new_tags = (writes.prepare_tags(ctx, rec_.str_list(tags, "tags"), redacted) if tags is not None
+                else json.loads(old["tags"]))
     new_importance = rec_.number(importance, "importance", 0, 1) if importance is not None else old["importance"]
     new_confidence = rec_.number(confidence, "confidence", 0, 1) if confidence is not None else old["confidence"]
     if pinned is not None and not isinstance(pinned, bool):

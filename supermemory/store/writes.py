@@ -37,6 +37,23 @@ def prepare_content(ctx: StoreContext, content: str, title: str) -> tuple[str, s
     return body.strip(), title.strip(), counts, left_out
 
 
+def prepare_tags(ctx: StoreContext, tags: list[str], counts: dict[str, int]) -> list[str]:
+    """Tags with secrets and `<private>` spans removed (a tag is stored, shown and indexed like the title);
+    what was redacted is added to `counts`."""
+    from supermemory.redact import redact
+
+    enabled = bool(ctx.config.get("store.redact_secrets"))
+    out: list[str] = []
+    for tag in tags:
+        clean, found = redact(tag, enabled=enabled)
+        for key, value in found.items():
+            counts[key] = counts.get(key, 0) + value
+        clean = clean.strip()
+        if clean and clean not in out:
+            out.append(clean)
+    return out
+
+
 def insert(ctx: StoreContext, *, namespace: str, kind: str, title: str, body: str, tags: list[str], source: dict,
            importance: float, confidence: float, pinned: bool, status: str | None,
            ttl_days: float | None, now: float, root_id: int | None, external_key: str | None,
@@ -112,6 +129,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         raise InvalidInputError("source must be an object")
     ns = nsm.for_write(ctx, namespace, create_namespace)
     body, title, redacted, left_out = prepare_content(ctx, content, title)
+    tags = prepare_tags(ctx, tags, redacted)
     if not body:
         raise InvalidInputError("content is empty after removing <private> spans" + (
             " (an unclosed <private> tag leaves out everything after it; close it with </private>)"
@@ -184,7 +202,8 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
         pieces = chunk_body(ctx, body)
         status = rec_.task_status(item.get("status"), kind, f"item {index} is", field=f"item {index} status")
         prepared.append({"ns": ns, "kind": kind, "title": title, "body": body, "status": status,
-                         "tags": rec_.str_list(item.get("tags"), "tags"), "importance": importance,
+                         "tags": prepare_tags(ctx, rec_.str_list(item.get("tags"), "tags"), {}),
+                         "importance": importance,
                          "pinned": bool(item.get("pinned", False)), "pieces": pieces,
                          "hash": rec_.content_hash(kind, title, body), "source": dict(item.get("source") or {})})
     texts = [rec_.embed_text(p["title"], piece) for p in prepared for piece in p["pieces"]]
