@@ -1,4 +1,4 @@
-"""The CLI's argparse parser: text that starts with "-" is told to follow "--" instead of being called missing."""
+"""The CLI's argparse parser: text starting with "-" is told to follow "--"; `hook` arguments never exit 2."""
 from __future__ import annotations
 
 import argparse
@@ -50,3 +50,21 @@ class DashHintParser(argparse.ArgumentParser):
                 line = " ".join([self.prog, *rest, "--", _shell_word(stray)])
                 message = f'a {missing} starting with "-" needs "--" before it: {line}'
         super().error(message)
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None = None):
+    """The parsed arguments; for `supermemory hook …` leniently: arguments this version does not know are warned
+    about and ignored, and ones argparse refuses (no event) give None instead of exit 2, which Claude Code and
+    Codex read as a blocking error (a Codex Stop hook would keep the agent going with our usage text)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if next((a for a in argv if not a.startswith("-")), None) != "hook":
+        return parser.parse_args(argv)
+    try:
+        args, extra = parser.parse_known_args(argv)
+    except SystemExit as exc:   # a missing event (argparse said so on stderr), or --help
+        if exc.code:
+            sys.stderr.write("supermemory hook: arguments not understood; nothing done (the session continues)\n")
+        return None
+    if extra:
+        sys.stderr.write(f"supermemory hook: ignoring arguments this version does not know: {' '.join(extra)}\n")
+    return args

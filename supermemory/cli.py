@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from supermemory.argv import DashHintParser
+from supermemory.argv import DashHintParser, parse_args
 from supermemory.config import KINDS, RELATIONS, TASK_STATUSES, load_config
 from supermemory.errors import InvalidInputError, NotFoundError, SupermemoryError
 
@@ -409,33 +409,9 @@ def cmd_ui(args) -> int:
 
 
 def cmd_hook(args) -> int:
-    from supermemory.hooks import PLATFORMS, run_hook
+    from supermemory.hooks import run_hook
 
-    if args.platform in PLATFORMS:
-        os.environ["SUPERMEMORY_PLATFORM"] = args.platform
-    elif args.platform:
-        sys.stderr.write(f"supermemory hook: unknown platform {args.platform!r} (expected {' or '.join(PLATFORMS)}); "
-                         "detecting it from the payload\n")
-    return run_hook(args.event)
-
-
-def _parse_hook_args(parser, argv: list[str]):
-    """The parsed arguments of `supermemory hook …`, or None: arguments this version does not know are warned
-    about and never fail the agent (argparse would exit 2, which Claude Code and Codex read as a blocking error)."""
-    try:
-        args, extra = parser.parse_known_args(argv)
-    except SystemExit as exc:   # a missing event (its message is on stderr), or --help
-        if exc.code:
-            sys.stderr.write("supermemory hook: arguments not understood; nothing done (the session continues)\n")
-        return None
-    if extra:
-        sys.stderr.write(f"supermemory hook: ignoring arguments this version does not know: {' '.join(extra)}\n")
-    return args
-
-
-def _is_hook(argv: list[str]) -> bool:
-    command = next((a for a in argv if not a.startswith("-")), None)
-    return command == "hook"
+    return run_hook(args.event, platform=args.platform)
 
 
 # --- parser -------------------------------------------------------------------------------------
@@ -601,13 +577,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if _is_hook(argv):
-        args = _parse_hook_args(parser, argv)
-        if args is None:
-            return 0
-    else:
-        args = parser.parse_args(argv)
+    args = parse_args(parser, argv)
+    if args is None:   # `hook` with arguments argparse refused: never exit 2 to the agent
+        return 0
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="supermemory: %(message)s")
     if not getattr(args, "func", None):

@@ -407,11 +407,17 @@ def _emit(stdout, text: str) -> None:
         stdout.flush()
 
 
-def run_hook(event: str, *, stdin=None, stdout=None, budget: float | None = None) -> int:
+def run_hook(event: str, *, stdin=None, stdout=None, budget: float | None = None, platform: str | None = None) -> int:
     """Entry point of `supermemory hook <event>`: always returns 0.
 
     :param budget: seconds before the watchdog ends the process (default `hooks.budget_seconds`).
+    :param platform: `--platform` (claude-code / codex); anything else is warned about and detected instead.
     """
+    if platform in PLATFORMS:
+        os.environ["SUPERMEMORY_PLATFORM"] = platform
+    elif platform:
+        sys.stderr.write(f"supermemory hook: unknown platform {platform!r} (expected {' or '.join(PLATFORMS)}); "
+                         "detecting it from the payload\n")
     started = time.monotonic()
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
