@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import stat
 
 import pytest
@@ -489,6 +490,40 @@ def test_export_of_namespace_star_writes_every_namespace_and_a_never_used_one_is
     with pytest.raises(NamespaceError, match="'othr' does not exist.*other"):
         store.export(tmp_path / "typo.jsonl", namespaces=["othr"])
     assert not (tmp_path / "typo.jsonl").exists()
+
+
+_RECORD = {"id": "M5", "namespace": "x", "kind": "note", "title": "t", "body": "a hand-written record"}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"body": 5}, "body must be a string"),
+    ({"importance": "high"}, "importance must be a number"),
+    ({"created_at": "garbage"}, "created_at: not an ISO 8601 time: 'garbage'"),
+    ({"kind": "bogus"}, "kind must be one of"),
+    ({"namespace": "*"}, "can be read from but not written to"),
+    ({"tags": [1, 2]}, "tags must be a list of strings"),
+    ({"status": "weird"}, "status must be one of open, done, dropped"),
+    ({"recall_count": "many"}, "recall_count must be an integer"),
+    ({"source": "cli"}, "source must be an object"),
+    ({"links": [{"dst": "M5", "relation": "bogus"}]}, "relation must be one of"),
+    ({"history": ["not a version"]}, "a version must be an object"),
+])
+def test_import_of_a_bad_record_names_the_line_and_field_and_writes_nothing(tmp_path, store, change, message):
+    from supermemory.errors import InvalidInputError
+
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({**_RECORD, "id": "M4"}) + "\n" + json.dumps({**_RECORD, **change}) + "\n")
+    with pytest.raises(InvalidInputError, match=rf"in\.jsonl:2: .*{re.escape(message)}"):
+        store.import_file(path)
+    assert store.list(namespace="*")["total"] == 0
+
+
+def test_import_of_a_minimal_hand_written_record_fills_in_the_times(tmp_path, store):
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps(_RECORD) + "\n")
+    assert store.import_file(path)["imported"] == 1
+    got = store.get("M5", namespace="*")["memories"][0]
+    assert got["body"] == "a hand-written record" and got["updated_at"] and got["valid_from"]
 
 
 def test_export_to_a_folder_or_an_unwritable_path_is_an_error_and_leaves_no_part_file(tmp_path, store, monkeypatch):

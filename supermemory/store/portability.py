@@ -6,9 +6,9 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from supermemory.config import ALL_NAMESPACES, normalize_namespace
+from supermemory.config import ALL_NAMESPACES, RELATIONS, TASK_STATUSES, normalize_namespace
 from supermemory.errors import EmbeddingUnavailableError, InvalidInputError, StorageError
 from supermemory.jsonl import read_jsonl
 from supermemory.store import db as dbm
@@ -109,20 +109,28 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
     """
     lines = read_jsonl(path)
     todo, skipped = [], 0
+    limit = int(ctx.config.get("store.max_content_chars"))
     for number, line in enumerate(lines, 1):
         if not isinstance(line, dict) or "id" not in line or "body" not in line:
             raise InvalidInputError(f"{path}:{number}: not a supermemory export record")
-        versions = list(line.get("history") or []) + [line]
-        if any(ctx.fetch(parse_id(v["id"])) is not None for v in versions):
+        try:
+            history = line.get("history") or []
+            if not isinstance(history, list):
+                raise InvalidInputError("history must be a list of versions")
+            versions = [_checked_version(v, limit) for v in [*history, line]]
+            links = _checked_links(line.get("links"))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{path}:{number}: {exc}") from None
+        if any(ctx.fetch(v["id"]) is not None for v in versions):
             skipped += 1
             continue
-        todo.append((line, versions))
+        todo.append((versions, links))
     texts, slots = [], []
-    for line, versions in todo:
+    for versions, _ in todo:
         for version in versions:
             pieces = writes.chunk_body(ctx, version["body"])
             slots.append((version["id"], pieces))
-            texts.extend(embed_text(version.get("title", ""), p) for p in pieces)
+            texts.extend(embed_text(version["title"], p) for p in pieces)
     try:
         matrix = embedding.embedder(ctx).embed_multi(texts, progress=progress) if texts else None
     except EmbeddingUnavailableError as exc:
@@ -135,42 +143,110 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
     with ctx.txn():
         if todo:   # exported text is stored as it was: the next maintenance re-redacts it
             ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
-        for line, versions in todo:
+        for versions, links in todo:
             for version in versions:
                 pieces, vectors = vec_of[version["id"]]
                 _insert_exported(ctx, version, pieces, vectors)
-            head = parse_id(line["id"])
+            head = versions[-1]["id"]
             if ctx.fetch(head)["deleted_at"] is None:
                 search_index.index_live(ctx, head)
-        for line, _ in todo:
-            for link in line.get("links") or []:
-                dst = parse_id(link["dst"])
+        for versions, links in todo:
+            for dst, relation, weight, created_at in links:
                 if ctx.fetch(dst) is not None:
                     ctx.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) "
-                                     "VALUES (?,?,?,?,?)", (parse_id(line["id"]), dst, link["relation"],
-                                                            link.get("weight", 1.0),
-                                                            from_iso(link.get("created_at")) or ctx.clock()))
+                                     "VALUES (?,?,?,?,?)", (versions[-1]["id"], dst, relation, weight,
+                                                            created_at or ctx.clock()))
     return {"imported": len(todo), "skipped": skipped, "lines": len(lines)}
 
 
-def _insert_exported(ctx: StoreContext, v: dict, pieces: list[str], vectors) -> None:
+def _time(value: Any, field: str) -> float | None:
+    try:
+        return from_iso(value)
+    except (TypeError, ValueError, OverflowError, OSError):
+        raise InvalidInputError(f"{field}: not an ISO 8601 time: {value!r}") from None
+
+
+def _optional_text(value: Any, field: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _checked_version(v: Any, limit: int) -> dict:
+    """One exported version with every field checked and read (times as epoch seconds, ids as numbers):
+    a hand-written or damaged record is an InvalidInputError naming the field, never a traceback or a
+    constraint failure half-way through the write."""
+    if not isinstance(v, dict):
+        raise InvalidInputError("a version must be an object")
+    if "body" not in v:
+        raise InvalidInputError("body: required")
     kind = rec_.kind(v.get("kind", "note"))
+    status = v.get("status")
+    if status is not None and status not in TASK_STATUSES:
+        raise InvalidInputError(f"status must be one of {', '.join(TASK_STATUSES)}")
+    source = v.get("source")
+    if source is not None and not isinstance(source, dict):
+        raise InvalidInputError("source must be an object")
+    pinned = v.get("pinned", False)
+    if not isinstance(pinned, bool):
+        raise InvalidInputError("pinned must be true or false")
+    recall_count = v.get("recall_count") or 0
+    if isinstance(recall_count, bool) or not isinstance(recall_count, int) or recall_count < 0:
+        raise InvalidInputError("recall_count must be an integer of 0 or more")
+    ttl = v.get("ttl_days")
+    out = {
+        "id": parse_id(v.get("id")), "namespace": normalize_namespace(v.get("namespace")), "kind": kind,
+        "title": rec_.clean_text(v.get("title"), "title", max_chars=limit, allow_empty=True),
+        "body": rec_.clean_text(v["body"], "body", max_chars=limit),
+        "tags": rec_.str_list(v.get("tags"), "tags"), "source": dict(source or {}),
+        "importance": rec_.number(v.get("importance", 0.5), "importance", 0, 1),
+        "confidence": rec_.number(v.get("confidence", 1.0), "confidence", 0, 1),
+        "pinned": pinned, "status": status, "recall_count": recall_count,
+        "ttl_days": rec_.number(ttl, "ttl_days", 0, 36500) if ttl is not None else None,
+        "external_key": _optional_text(v.get("external_key"), "external_key"),
+        "delete_reason": _optional_text(v.get("delete_reason"), "delete_reason"),
+        "root_id": parse_id(v["root_id"]) if v.get("root_id") else None,
+        "superseded_by": parse_id(v["superseded_by"]) if v.get("superseded_by") else None,
+    }
+    for field in TIME_FIELDS:
+        out[field] = _time(v.get(field), field)
+    return out
+
+
+def _checked_links(links: Any) -> list[tuple[int, str, float, float | None]]:
+    """An exported line's links as (dst, relation, weight, created_at), each checked."""
+    if links is None:
+        return []
+    if not isinstance(links, list):
+        raise InvalidInputError("links must be a list")
+    out = []
+    for link in links:
+        if not isinstance(link, dict):
+            raise InvalidInputError("a link must be an object")
+        if link.get("relation") not in RELATIONS:
+            raise InvalidInputError(f"links: relation must be one of {', '.join(RELATIONS)}")
+        weight = rec_.number(link.get("weight", 1.0), "links: weight", -1e9, 1e9)
+        created_at = _time(link.get("created_at"), "links: created_at")
+        out.append((parse_id(link.get("dst")), link["relation"], weight, created_at))
+    return out
+
+
+def _insert_exported(ctx: StoreContext, v: dict, pieces: list[str], vectors) -> None:
+    """One checked version (`_checked_version`) as a row; missing times are those of the import."""
+    now = v["updated_at"] or ctx.clock()
+    extra = {"id": v["id"], "expires_at": v["expires_at"], "last_recalled_at": v["last_recalled_at"],
+             "recall_count": v["recall_count"], "updated_at": now}
+    if v["valid_from"] is not None:
+        extra["valid_from"] = v["valid_from"]
     memory_id = writes.insert(
-        ctx, namespace=normalize_namespace(v["namespace"]), kind=kind, title=v.get("title", ""), body=v["body"],
-        tags=list(v.get("tags") or []), source=dict(v.get("source") or {}),
-        importance=float(v.get("importance", 0.5)), confidence=float(v.get("confidence", 1.0)),
-        pinned=bool(v.get("pinned")), status=v.get("status"), ttl_days=v.get("ttl_days"),
-        now=from_iso(v.get("updated_at")) or ctx.clock(),
-        root_id=parse_id(v["root_id"]) if v.get("root_id") else None, external_key=v.get("external_key"),
-        created_at=from_iso(v.get("created_at")), content_hash=rec_.content_hash(kind, v.get("title", ""), v["body"]),
-        pieces=pieces, vectors=vectors,
-        extra={"id": parse_id(v["id"]), "expires_at": from_iso(v.get("expires_at")),
-               "updated_at": from_iso(v.get("updated_at")), "last_recalled_at": from_iso(v.get("last_recalled_at")),
-               "recall_count": int(v.get("recall_count") or 0), "valid_from": from_iso(v.get("valid_from"))})
+        ctx, namespace=v["namespace"], kind=v["kind"], title=v["title"], body=v["body"], tags=v["tags"],
+        source=v["source"], importance=v["importance"], confidence=v["confidence"], pinned=v["pinned"],
+        status=v["status"], ttl_days=v["ttl_days"], now=now, root_id=v["root_id"], external_key=v["external_key"],
+        created_at=v["created_at"], content_hash=rec_.content_hash(v["kind"], v["title"], v["body"]),
+        pieces=pieces, vectors=vectors, extra=extra)
     ctx.conn.execute("UPDATE memories SET superseded_by = ?, valid_to = ?, deleted_at = ?, delete_reason = ? "
-                     "WHERE id = ?", (parse_id(v["superseded_by"]) if v.get("superseded_by") else None,
-                                      from_iso(v.get("valid_to")), from_iso(v.get("deleted_at")),
-                                      v.get("delete_reason"), memory_id))
+                     "WHERE id = ?", (v["superseded_by"], v["valid_to"], v["deleted_at"], v["delete_reason"],
+                                      memory_id))
 
 
 def reembed(ctx: StoreContext, *, progress: Callable[[int, int], None] | None = None) -> dict:
