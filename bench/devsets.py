@@ -27,8 +27,9 @@ SETS = ("cases",) + SHARED
 GATHER_LIMIT = {"cmrc2018": 1000}   # of 4221 questions: enough to fit, a quarter of the memory
 CROSS_SCOPE = ("locomo-dev", "longmemeval-dev")   # sets whose scopes give cross-scope negatives
 # Bump when a gathered row gains a field or a feature changes meaning, so old caches are re-gathered
-# (2: pooled_coverage, 3: code share, 4: after_question, 5: content_terms, 6: compounds covered by their parts).
-GATHER_FORMAT = 6
+# (2: pooled_coverage, 3: code share, 4: after_question, 5: content_terms, 6: compounds covered by their parts,
+# 7: a candidate maps to every doc with its text).
+GATHER_FORMAT = 7
 
 
 def default_data() -> Path:
@@ -66,8 +67,9 @@ def open_store(db: Path, settings: dict | None = None, clock=None):
 
 
 def seeded(name: str, data: Path, cache: Path):
-    """The cached store of a set (seeded on first use) and {memory id: doc id}."""
+    """The cached store of a set (seeded on first use) and {memory id: its doc ids} (identical docs share one)."""
     from supermemory.bench import seed
+    from supermemory.bench.metrics import docs_of_memories
     from supermemory.bench.runner import BenchClock
 
     cache.mkdir(parents=True, exist_ok=True)
@@ -85,7 +87,7 @@ def seeded(name: str, data: Path, cache: Path):
             store.close()
         mapping_file.write_text(json.dumps(mapping))
     mapping = json.loads(mapping_file.read_text())
-    return db, {v: k for k, v in mapping.items()}
+    return db, docs_of_memories(mapping)
 
 
 def rank_config(row: dict, settings: dict | None = None):
@@ -112,7 +114,7 @@ def gathered(name: str, data: Path, cache: Path, *, refresh: bool = False) -> li
     """Per query: the query row, its analysed ranker context and its unranked candidates (cached)."""
     from supermemory.bench import scope_namespace
 
-    db, mem_to_doc = seeded(name, data, cache)
+    db, docs_of = seeded(name, data, cache)
     pick = gathered_path(name, cache)
     if pick.exists() and not refresh:
         return pickle.loads(pick.read_bytes())
@@ -131,7 +133,7 @@ def gathered(name: str, data: Path, cache: Path, *, refresh: bool = False) -> li
             query, found = store.candidates(q["query"], namespace=ns, n_cand=60)
             for cand in found.candidates:   # the pickles stay small (CJK passages have thousands of terms)
                 cand.text, cand.terms = "", frozenset()
-            ranked_docs = {c.id: mem_to_doc.get(f"M{c.id}") for c in found.candidates}
+            ranked_docs = {c.id: docs_of.get(f"M{c.id}", [None]) for c in found.candidates}
             out.append({"query": q, "candidates": found.candidates, "docs": ranked_docs,
                         "context": store.query_context(q["query"], found.doc_freq),
                         "pooled_coverage": found.pooled_coverage,

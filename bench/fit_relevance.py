@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import devsets  # noqa: E402
 
-from supermemory.bench.metrics import query_metrics  # noqa: E402
+from supermemory.bench.metrics import as_docs, query_metrics  # noqa: E402
 from supermemory.retrieval import ranking, relevance  # noqa: E402
 
 KEY = {"scifact-train": "ndcg@10"}      # the set's headline metric beside R@5 (MRR@10 elsewhere)
@@ -57,7 +57,7 @@ def matrices(name: str, rows: list[dict]):
         rows_x = (relevance.features(c, ev) for c in cands)
         X = np.array([[x[f] for f in relevance.FEATURES] for x in rows_x], dtype=float) \
             if cands else np.zeros((0, len(relevance.FEATURES)))
-        docs = [row["docs"].get(c.id) for c in cands]
+        docs = [as_docs([c.id], row["docs"], relevant)[0] for c in cands]   # one doc per candidate
         y = np.array([1.0 if d in relevant else 0.0 for d in docs])
         extra = {"bm25": [c.bm25 for c in cands], "cosine": [c.cosine for c in cands]}
         out.append({"X": X, "y": y, "docs": docs, "relevant": relevant, "half": half_of(name, row, scope_half),

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import devsets  # noqa: E402
 
-from supermemory.bench.metrics import query_metrics  # noqa: E402
+from supermemory.bench.metrics import as_docs, query_metrics  # noqa: E402
 from supermemory.retrieval import ranking  # noqa: E402
 from supermemory.retrieval.pipeline import dot  # noqa: E402
 from supermemory.settings import DEFAULTS, coerce_value  # noqa: E402
@@ -33,8 +33,8 @@ def score(rows: list[dict], settings: dict, limit: int = 10) -> dict:
     for row in rows:
         cfg = devsets.rank_config(row, settings)
         selected, _ = ranking.rank(row["candidates"], cfg, limit=limit, cosine_fn=dot)
-        ranked = [row["docs"].get(r.candidate.id) for r in selected]
         relevant = set(row["query"].get("relevant") or [])
+        ranked = as_docs([r.candidate.id for r in selected], row["docs"], relevant)
         if relevant:
             m = query_metrics(ranked, relevant)
             positives += 1

@@ -11,6 +11,7 @@ import pytest
 
 from supermemory.bench import evaluate, gate_failures, load_cases, query_metrics, summarise
 from supermemory.bench.perf import GATE_FACTOR, TARGETS, perf_gates
+from supermemory.bench.metrics import as_docs
 from supermemory.errors import InvalidInputError
 from supermemory.jsonl import read_jsonl
 
@@ -181,6 +182,30 @@ def _bench(args, tmp_path):
                 "PYTHONPATH": str(ROOT)})
     return subprocess.run([sys.executable, "-m", "supermemory", "bench", *args], env=env, capture_output=True,
                           text=True, timeout=300)
+
+
+class _DedupStub(_StubStore):
+    """Keeps identical text once, as the store does: docs with the same text get the same memory id."""
+
+    def remember_many(self, items, progress=None, create_namespace=False):
+        ids: dict = {}
+        return [ids.setdefault(item["content"], f"M{len(ids) + 1}") for item in items]
+
+
+def test_a_memory_holding_several_identical_docs_counts_for_the_relevant_one():
+    docs = [{"id": "a", "text": "same body"}, {"id": "b", "text": "same body"}, {"id": "c", "text": "other"}]
+    queries = [{"id": "q1", "query": "first", "relevant": ["a"]},
+               {"id": "q2", "query": "second", "relevant": ["b"]},
+               {"id": "q3", "query": "both", "relevant": ["a", "b"]},
+               {"id": "q4", "query": "miss", "relevant": ["b"]}]
+    store = _DedupStub({"first": ["M1"], "second": ["M1", "M2"], "both": ["M2", "M1"], "miss": ["M2"]})
+    rows = []
+    evaluate(store, docs, queries, details=type("W", (), {"write": lambda self, line: rows.append(json.loads(line))})())
+    by_id = {row["id"]: row for row in rows}
+    assert by_id["q1"]["recall@1"] == 1.0 and by_id["q2"]["recall@1"] == 1.0   # either doc's query finds it
+    assert by_id["q3"]["recall@5"] == 1.0 and by_id["q3"]["ranked"] == ["c", "a", "b"]
+    assert by_id["q4"]["recall@5"] == 0.0 and by_id["q4"]["ranked"] == ["c"]
+    assert as_docs(["M1", "M9"], {"M1": ["a", "b"]}, set()) == ["a", None]
 
 
 @pytest.fixture

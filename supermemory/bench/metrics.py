@@ -13,6 +13,26 @@ def _dcg(gains: list[int]) -> float:
     return sum(g / math.log2(i + 2) for i, g in enumerate(gains))
 
 
+def docs_of_memories(doc_to_mem: dict) -> dict:
+    """{memory id: its doc ids, in corpus order}: the store keeps identical text once, so docs with the same
+    text share one memory."""
+    out: dict = defaultdict(list)
+    for doc, memory in doc_to_mem.items():
+        out[memory].append(doc)
+    return dict(out)
+
+
+def as_docs(memory_ids: list, docs_of: dict, relevant: set) -> list:
+    """Each result as the docs it stands for: a memory is the text of every doc it holds, so it counts for
+    the relevant ones among them (each in turn), else it is its first doc (None: no labelled doc)."""
+    ranked: list = []
+    for memory in memory_ids:
+        docs = docs_of.get(memory) or [None]
+        hits = [d for d in docs if d in relevant]
+        ranked.extend(hits or docs[:1])
+    return ranked
+
+
 def query_metrics(ranked: list, relevant: set) -> dict:
     """Recall@1/5/10, MRR@10, binary nDCG@10 and hit@5 (1 when any relevant id is in the top 5) of
     one ranked id list; {} when nothing is relevant.

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from supermemory.bench.metrics import gate_failures, query_metrics, render, summarise
+from supermemory.bench.metrics import as_docs, docs_of_memories, gate_failures, query_metrics, render, summarise
 from supermemory.jsonl import read_jsonl
 
 MODES = ("full", "lexical", "vector")
@@ -153,7 +153,7 @@ def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, detai
         store, docs, progress=progress_printer("seeding") if sys.stderr.isatty() else None, clock=clock)
     if clock is not None:
         clock.at = query_now(docs, now)
-    mem_to_doc = {v: k for k, v in doc_to_mem.items()}
+    docs_of = docs_of_memories(doc_to_mem)
     overrides = {}
     if mode != "full":
         overrides = {"relative_cutoff": 0.0}
@@ -173,8 +173,8 @@ def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, detai
             result = {"results": [], "tokens": 0}
         latencies.append((time.perf_counter() - started) * 1000)
         tokens.append(result["tokens"])
-        ranked = [mem_to_doc.get(r["id"]) for r in result["results"]]
         relevant = set(q.get("relevant") or [])
+        ranked = as_docs([r["id"] for r in result["results"]], docs_of, relevant)
         row = {"id": q["id"], "category": (q.get("meta") or {}).get("category_name"), "hits": len(ranked),
                "relevant": sorted(relevant), "ranked": ranked[:limit]}
         row.update(query_metrics(ranked, relevant))
