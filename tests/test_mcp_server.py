@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import jsonschema
@@ -240,6 +241,58 @@ def test_workspace_roots_set_the_default_namespace(store, tmp_path):
     assert by_id(responses)[5]["result"]["structuredContent"]["namespace"] == "shiny-project"
     assert len(responses) == 3  # initialize, roots/list request, tools/call: the client's response got no reply
 
+
+
+def _roots_project(tmp_path) -> tuple[dict, str]:
+    project = tmp_path / "Rooted Project"
+    (project / ".git").mkdir(parents=True)
+    init = {**INIT, "params": {**INIT["params"], "capabilities": {"roots": {}}}}
+    return init, "file://" + str(project).replace(" ", "%20")
+
+
+def _remember(request_id, content: str) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": "memory_remember", "arguments": {"content": content}}}
+
+
+def test_a_tool_call_sent_before_the_roots_answer_waits_for_it(store, tmp_path):
+    init, uri = _roots_project(tmp_path)
+    responses = run([init, INITIALIZED, _remember(5, "Written before the roots answer"), PING,
+                     {"jsonrpc": "2.0", "id": "sm-roots-1", "result": {"roots": [{"uri": uri}]}},
+                     _remember(6, "Written after it")], store)
+    answered = [r.get("id") for r in responses if "method" not in r]
+    assert answered == [0, "after", 5, 6]      # the ping is not held; the held call runs once the roots are in
+    assert by_id(responses)[5]["result"]["structuredContent"]["namespace"] == "rooted-project"
+    assert by_id(responses)[6]["result"]["structuredContent"]["namespace"] == "rooted-project"
+
+
+def test_a_held_tool_call_is_answered_when_the_client_never_lists_its_roots(store, tmp_path, monkeypatch):
+    from supermemory.mcp import session as session_module
+
+    monkeypatch.setattr(session_module, "ROOTS_WAIT_SECONDS", 0.3)
+    init, _ = _roots_project(tmp_path)
+    read_fd, write_fd = os.pipe()
+    out = io.BytesIO()
+    with os.fdopen(read_fd, "rb") as server_in:
+        server = threading.Thread(target=serve, args=(server_in, out),
+                                  kwargs={"config": store.config, "store_factory": lambda namespace: store})
+        server.start()
+        with os.fdopen(write_fd, "wb") as client:     # stays open: the client waits for the answer, sends nothing
+            client.write(b"".join(encode(f) + b"\n" for f in (init, INITIALIZED, _remember(5, "No roots come"))))
+            client.flush()
+            deadline = time.monotonic() + 30
+            while b'"id":5' not in out.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert b'"id":5' in out.getvalue()
+        server.join(30)
+    responses = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert by_id(responses)[5]["result"]["structuredContent"]["namespace"] == "proj"
+
+
+def test_a_held_tool_call_is_answered_before_the_server_exits_at_eof(store, tmp_path):
+    init, _ = _roots_project(tmp_path)
+    responses = run([init, INITIALIZED, _remember(5, "The client hung up")], store)
+    assert by_id(responses)[5]["result"]["structuredContent"]["namespace"] == "proj"
 
 def test_clients_without_roots_are_not_asked_for_them(store):
     responses = run([INIT, INITIALIZED, PING], store)

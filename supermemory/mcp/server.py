@@ -1,8 +1,12 @@
-"""`supermemory mcp`: the stdio loop, stdout kept for frames, signals and the parent watch."""
+"""`supermemory mcp`: the stdio loop, stdout kept for frames, signals and the parent watch.
+
+Frames are read on a thread of their own, so a tool call held for the workspace roots can time out.
+"""
 from __future__ import annotations
 
 import logging
 import os
+import queue
 import signal
 import sys
 import threading
@@ -73,6 +77,38 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+_EOF = object()      # the client closed stdin
+_QUIET = object()    # no frame came within the wait
+
+
+class _FrameReader:
+    """The client's frames, read on a thread of their own so the loop can stop waiting when nothing comes: a tool
+    call held for the workspace roots must run once its wait is over, even if the client sends nothing more."""
+
+    def __init__(self, stream, limit: int):
+        self._frames: queue.Queue = queue.Queue(maxsize=16)   # backpressure: a fast client waits, memory stays flat
+        threading.Thread(target=self._read, args=(stream, limit), name="supermemory-stdin", daemon=True).start()
+
+    def _read(self, stream, limit: int) -> None:
+        try:
+            for frame in read_frames(stream, limit):
+                self._frames.put(frame)
+        except Exception as exc:  # noqa: BLE001 - handed to the loop, which ends the session as it did before
+            self._frames.put(exc)
+            return
+        self._frames.put(_EOF)
+
+    def next(self, timeout: float | None):
+        """The next frame, `_EOF`, or `_QUIET` when `timeout` seconds pass first; a read error is raised here."""
+        try:
+            item = self._frames.get(timeout=timeout)
+        except queue.Empty:
+            return _QUIET
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+
 def serve(stdin=None, stdout=None, *, config: Config | None = None,
           store_factory: Callable[[str], Any] | None = None) -> int:
     """Run the MCP stdio server until EOF, SIGTERM/SIGINT or the parent's death; returns the exit code.
@@ -110,13 +146,21 @@ def serve(stdin=None, stdout=None, *, config: Config | None = None,
             except (ValueError, OSError):
                 pass
         _watch_parent(stop)
+    frames = _FrameReader(inp, limit)
     try:
-        for frame in read_frames(inp, limit):
+        while True:
+            frame = frames.next(session.roots_wait())
+            if frame is _EOF:
+                for response in session.release_held(give_up=True):
+                    session.send(response)
+                break
             if frame is OVERSIZE:
                 session.send(error_response(None, INVALID_REQUEST, f"frame larger than mcp.max_frame_bytes ({limit} bytes)"))
-                continue
-            response = session.handle_frame(frame)
-            if response is not None:
+            elif frame is not _QUIET:
+                response = session.handle_frame(frame)
+                if response is not None:
+                    session.send(response)
+            for response in session.release_held():
                 session.send(response)
     except KeyboardInterrupt:
         logger.info("interrupted; exiting")

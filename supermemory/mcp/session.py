@@ -5,6 +5,7 @@ import logging
 import os
 import re
 import threading
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Any, Callable
@@ -16,6 +17,11 @@ from supermemory.mcp.protocol import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_RE
                                       JsonRpcError, error_response, loads, valid_id)
 
 logger = logging.getLogger(__name__)
+
+# A tool call that arrives before the client has answered our first roots/list waits for that answer this long
+# (then runs in the launch directory's namespace): its workspace root decides where a memory is written and read.
+ROOTS_WAIT_SECONDS = 2.0
+WAITS_FOR_ROOTS = ("tools/call",)
 
 
 def _path_from_uri(uri: str) -> str | None:
@@ -54,6 +60,8 @@ class Session:
         self.roots_namespace: str | None = None
         self._pending: dict[Any, str] = {}
         self._request_seq = 0
+        self._roots_deadline: float | None = None   # monotonic time until which tool calls wait for roots
+        self._held: list[dict] = []                 # tool calls waiting for the roots answer, in arrival order
         self.warmup_thread: threading.Thread | None = None
 
     # namespace and store
@@ -111,6 +119,8 @@ class Session:
         self._request_seq += 1
         request_id = f"sm-{method.split('/')[0]}-{self._request_seq}"
         self._pending[request_id] = method
+        if method == "roots/list" and self.roots_dir is None and not self.config.explicit_namespace:
+            self._roots_deadline = time.monotonic() + ROOTS_WAIT_SECONDS
         message = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
@@ -123,6 +133,7 @@ class Session:
         if method != "roots/list":
             logger.debug("ignoring a response from the client: id %r", message.get("id"))
             return
+        self._roots_deadline = None     # answered, whatever the answer: held tool calls can run
         if "error" in message:
             logger.info("client could not list roots: %s", message.get("error"))
             return
@@ -156,6 +167,28 @@ class Session:
             return
         self.warmup_thread = threading.Thread(target=_warm, args=(load,), name="supermemory-warmup", daemon=True)
         self.warmup_thread.start()
+
+    # tool calls held until the workspace roots are known
+
+    def roots_wait(self) -> float | None:
+        """Seconds held tool calls may still wait for the roots answer (None: nothing is held)."""
+        if not self._held or self._roots_deadline is None:
+            return None
+        return max(0.0, self._roots_deadline - time.monotonic())
+
+    def release_held(self, *, give_up: bool = False) -> list[dict]:
+        """Run the held tool calls once the roots are answered, or when the wait is over (`give_up`, or the
+        deadline passed); returns their responses in arrival order."""
+        if not self._held:
+            return []
+        if self._roots_deadline is not None:
+            if not give_up and time.monotonic() < self._roots_deadline:
+                return []
+            logger.warning("the client did not list its workspace roots within %g s; tool calls use namespace %s",
+                           ROOTS_WAIT_SECONDS, self.default_namespace())
+            self._roots_deadline = None
+        held, self._held = self._held, []
+        return [r for r in (self.handle_message(m) for m in held) if r is not None]
 
     # incoming traffic
 
@@ -197,6 +230,9 @@ class Session:
             params = {}
         if not isinstance(params, dict):
             return None if notification else error_response(request_id, INVALID_PARAMS, "params must be an object")
+        if method in WAITS_FOR_ROOTS and not notification and self._roots_deadline is not None:
+            self._held.append(message)   # answered by release_held, once the roots say which namespace
+            return None
         handler = HANDLERS.get(method)
         if handler is None:
             if notification:
