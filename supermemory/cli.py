@@ -95,7 +95,7 @@ def cmd_recall(args) -> int:
 
 
 def cmd_get(args) -> int:
-    from supermemory.render import CLI_COMMANDS, render_get
+    from supermemory.render import CLI_COMMANDS, render_get, searched_where
 
     with _store(args) as store:
         result = store.get(args.ids, namespace=_ns(args))
@@ -104,7 +104,7 @@ def cmd_get(args) -> int:
     elif text := render_get(result, commands=CLI_COMMANDS, missing=False):
         print(text)
     gone = [m for m in result["missing"] if m not in result["forgotten"]]
-    problems = ([f"no memory {', '.join(gone)}"] if gone else []) + [
+    problems = ([f"no memory {', '.join(gone)}{searched_where(result)}"] if gone else []) + [
         f"{m} was forgotten; `supermemory restore {m}` brings it back" for m in result["forgotten"]]
     if problems:   # the found ones are printed above; the error path of history, update, forget
         raise NotFoundError("; ".join(problems))

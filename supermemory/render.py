@@ -209,6 +209,12 @@ def _memory_records(items: list[dict]) -> list[str]:
     return lines
 
 
+def searched_where(result: dict) -> str:
+    """" in namespace(s) …" for a not-found message, when the result says where it looked."""
+    namespaces = result.get("namespaces")
+    return f" in namespace(s) {', '.join(namespaces)}" if namespaces else ""
+
+
 def render_get(result: dict, *, commands: Commands, missing: bool = True) -> str:
     """Full records (header, namespace/tags/importance line, body), their links, then the ids not found.
 
@@ -222,7 +228,7 @@ def render_get(result: dict, *, commands: Commands, missing: bool = True) -> str
         forgotten = result.get("forgotten") or []
         gone = [m for m in result.get("missing", []) if m not in forgotten]
         if gone:
-            lines.append("Not found: " + ", ".join(gone))
+            lines.append("Not found: " + ", ".join(gone) + searched_where(result))
         if forgotten:
             lines.append(f"Forgotten ({commands.restore} brings them back): " + ", ".join(forgotten))
     if not lines and missing:

@@ -262,11 +262,21 @@ def test_get_on_a_forgotten_id_points_at_restore(env):
     assert f"{memory_id} was forgotten; `supermemory restore {memory_id}` brings it back" in proc.stderr
     assert "not found" not in proc.stderr
     missing = run(["get", "M999"], env, check=False)
-    assert missing.returncode == 1 and missing.stderr == "error: no memory M999\n"
+    assert missing.returncode == 1 and missing.stderr.startswith("error: no memory M999 in namespace(s) ")
     assert missing.stderr == run(["history", "M999"], env, check=False).stderr
     both = run(["get", memory_id, "M999"], env, check=False)
     assert both.returncode == 1 and both.stderr == (
-        f"error: no memory M999; {memory_id} was forgotten; `supermemory restore {memory_id}` brings it back\n")
+        f"{missing.stderr.rstrip()}; {memory_id} was forgotten; `supermemory restore {memory_id}` brings it back\n")
+
+
+def test_an_id_from_another_namespace_is_not_found_where_it_was_looked_for(env):
+    memory_id = run(["remember", "alpha's deploy is on Fridays", "--namespace", "alpha", "--create-namespace"],
+                    env).stdout.strip()
+    run(["remember", "beta exists too", "--namespace", "beta", "--create-namespace"], env)
+    for command in ("get", "history"):
+        proc = run([command, memory_id, "--namespace", "beta"], env, check=False)
+        assert proc.returncode == 1 and proc.stderr == f"error: no memory {memory_id} in namespace(s) beta, global\n"
+    assert "alpha's deploy" in run(["get", memory_id, "--namespace", "alpha"], env).stdout
 
 
 def test_update_refuses_a_status_on_a_memory_that_is_not_a_task(env):

@@ -267,7 +267,7 @@ TOOLS: list[Tool] = [
                      "version state of specific memories by id."),
         input_schema=_obj({"ids": _IDS, "namespace": _NS}, ("ids",)),
         output_schema=_out({"memories": {"type": "array", "items": _MEMORY}, "missing": _STR_LIST,
-                            "forgotten": _STR_LIST, "note": _STR},
+                            "forgotten": _STR_LIST, "namespaces": _STR_LIST, "note": _STR},
                            ("memories", "missing")),
         annotations=_annotations(True, False, True),
         call=_call_get, render=_view(render_get, commands=MCP_COMMANDS), fit=fit_bodies("memories"),

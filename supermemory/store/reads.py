@@ -15,7 +15,8 @@ from supermemory.timeparse import parse_when
 
 def get(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dict:
     """Full records by id (superseded versions too, marked); missing ids are listed, and the
-    forgotten ones among them also under `forgotten` (`restore` brings them back).
+    forgotten ones among them also under `forgotten` (`restore` brings them back); `namespaces` says where
+    they were looked for (an id in another project is "missing" here).
 
     Raises:
         InvalidInputError: malformed ids.
@@ -38,7 +39,7 @@ def get(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dict:
         item = public(rec)
         item["links"] = versions.links_of(ctx, memory_id)
         found.append(item)
-    return {"memories": found, "missing": missing, "forgotten": forgotten}
+    return {"memories": found, "missing": missing, "forgotten": forgotten, "namespaces": namespaces or ["*"]}
 
 
 def filters(*, kinds=None, tags=None, since=None, until=None, platform=None, status=None, pinned=None,

@@ -50,7 +50,8 @@ def visible(ctx: StoreContext, memory_id: int, namespaces: list[str] | None) -> 
     """The record of a row (any state) in `namespaces`. Raises NotFoundError otherwise."""
     rec = ctx.fetch(memory_id)
     if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
-        raise NotFoundError(f"no memory {format_id(memory_id)}")
+        raise NotFoundError(f"no memory {format_id(memory_id)} in namespace(s) "
+                            f"{', '.join(namespaces) if namespaces else '*'}")
     return rec
 
 
