@@ -39,3 +39,15 @@ class NamespaceError(SupermemoryError):
 
 class StorageError(SupermemoryError):
     """The database file is unreadable, damaged, locked too long, or the disk is full."""
+
+
+def did_you_mean(word: str, choices, *, cutoff: float = 0.6, prefix: str = "") -> str:
+    """'; did you mean 'x' or 'y'?' naming the choices closest to a mistyped word ('' when none is close).
+
+    :param prefix: a prefix every choice shares, left out of the comparison (else it makes them all look alike).
+    """
+    import difflib
+
+    by_rest = {c.removeprefix(prefix): c for c in choices}
+    close = difflib.get_close_matches(word.removeprefix(prefix), list(by_rest), n=3, cutoff=cutoff)
+    return "; did you mean " + " or ".join(repr(by_rest[c]) for c in close) + "?" if close else ""

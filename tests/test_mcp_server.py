@@ -644,6 +644,12 @@ def test_unknown_tools_are_invalid_params(store):
     assert_still_serving(responses)
 
 
+def test_a_misspelled_tool_name_is_answered_with_the_close_ones(store):
+    responses = run([{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_recal"}}], store)
+    assert responses[0]["error"]["code"] == INVALID_PARAMS
+    assert responses[0]["error"]["message"] == "unknown tool memory_recal; did you mean 'memory_recall'?"
+
+
 @pytest.mark.parametrize("params, field", [
     ({"arguments": {}}, "params.name"),
     ({"name": 5}, "params.name"),

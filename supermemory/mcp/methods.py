@@ -6,7 +6,7 @@ import re
 from typing import Any, Callable
 
 from supermemory import __version__
-from supermemory.errors import SupermemoryError
+from supermemory.errors import SupermemoryError, did_you_mean
 from supermemory.mcp.fitting import fit_any
 from supermemory.mcp.protocol import (INVALID_PARAMS, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
                                       TOOL_ARGUMENT_ERRORS_SINCE, JsonRpcError)
@@ -133,7 +133,8 @@ def _tools_call(session, params: dict) -> dict:
     arguments = _param(params, "arguments", dict) or {}
     tool = TOOLS_BY_NAME.get(name)
     if tool is None:
-        raise JsonRpcError(INVALID_PARAMS, f"unknown tool {name}", {"field": "params.name"})
+        raise JsonRpcError(INVALID_PARAMS, f"unknown tool {name}{did_you_mean(name, TOOLS_BY_NAME, prefix='memory_')}",
+                           {"field": "params.name"})
     try:
         arguments = validate(tool.input_schema, arguments)
     except JsonRpcError as exc:

@@ -1,10 +1,8 @@
 """Which namespaces a read covers and a write may target (project + global; '*' = all)."""
 from __future__ import annotations
 
-import difflib
-
 from supermemory.config import ALL_NAMESPACES, GLOBAL_NAMESPACE, normalize_namespace
-from supermemory.errors import InvalidInputError, NamespaceError
+from supermemory.errors import InvalidInputError, NamespaceError, did_you_mean
 from supermemory.store.context import StoreContext
 
 
@@ -20,9 +18,8 @@ def _exists(ctx: StoreContext, ns: str) -> bool:
 def near(ctx: StoreContext, ns: str) -> str:
     """', did you mean …' with the existing namespaces closest to a mistyped one."""
     names = [n for n in existing(ctx) if n != GLOBAL_NAMESPACE]
-    close = difflib.get_close_matches(ns, names, n=3, cutoff=0.6)
-    if close:
-        return "; did you mean " + " or ".join(repr(n) for n in close) + "?"
+    if hint := did_you_mean(ns, names):
+        return hint
     return ("; existing namespaces: " + ", ".join(names[:10]) + (" …" if len(names) > 10 else "")) if names else ""
 
 
