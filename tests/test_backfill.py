@@ -124,6 +124,23 @@ def test_malformed_unknown_and_truncated_lines_are_counted_and_skipped_never_fat
     assert again["lines"].get("partial_tail", 0) == 0 and again["unchanged"] == 2
 
 
+def test_half_an_emoji_in_a_transcript_is_captured_once_and_then_found_unchanged(store, dirs):
+    # Found by a fresh-user run: a user message holding "\\ud83d" (JavaScript cuts strings by UTF-16 unit, and
+    # JSON.stringify writes the lone half as an escape) stored the memory but failed to save the capture state
+    # (UnicodeEncodeError), so every backfill reported the session as an error and read it again.
+    cwd = str(dirs["shop"])
+    ClaudeSession("half", cwd, "2026-10-03").user("Ship the release notes \ud83d today").write(
+        claude_path(dirs["claude"], cwd, "half"))
+    CodexRollout("0199cccc-0000-7000-8000-000000000003", cwd, "2026-10-03").user(
+        "Rename the \udc00 column").write(dirs["codex"])
+    first = run(store, dirs)
+    assert (first["captured"], first["skipped"]) == (2, 0), first
+    second = run(store, dirs)
+    assert (second["captured"], second["updated"], second["unchanged"], second["skipped"]) == (0, 0, 2, 0), second
+    bodies = " ".join(body(store, item) for item in sessions(store))
+    assert "release notes \ufffd today" in bodies and "Rename the \ufffd column" in bodies
+
+
 def test_a_secret_in_a_tool_result_never_reaches_the_database_file(db_path, config, dirs):
     cwd = str(dirs["shop"])
     s = ClaudeSession("secret", cwd, "2026-10-06").user("Why does the deploy script fail to push?")

@@ -254,6 +254,18 @@ def test_remember_refuses_text_that_is_not_utf8_and_names_the_byte(env, tmp_path
     assert json.loads(run(["stats", "--json"], env).stdout)["memories"] == 0
 
 
+def test_remember_from_a_folder_whose_name_is_not_utf8_stores_the_memory(env, tmp_path):
+    # Found by a fresh-user run: `remember` in a folder named with a Latin-1 byte ended in a traceback
+    # (UnicodeEncodeError): os.getcwd() gives that byte as a lone surrogate and the source JSON kept it.
+    folder = tmp_path / os.fsdecode(b"caf\xe9")
+    folder.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "supermemory", "remember", "the cafe menu is in menu.md",
+                           "--namespace", "global"], cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    got = json.loads(run(["get", proc.stdout.strip(), "--json"], env).stdout)["memories"][0]
+    assert got["source"]["cwd"] == str(tmp_path / "caf\ufffd")
+
+
 def test_get_on_a_forgotten_id_points_at_restore(env):
     memory_id = run(["remember", "the staging DB is on port 5433", "--namespace", "global"], env).stdout.strip()
     run(["forget", memory_id], env)

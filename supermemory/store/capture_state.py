@@ -1,10 +1,8 @@
 """Where each transcript's capture stands: byte offset, digest so far, the session memory's id."""
 from __future__ import annotations
 
-import json
-
 from supermemory.store.context import StoreContext
-from supermemory.store.records import LIVE
+from supermemory.store.records import LIVE, json_text
 
 
 def load(ctx: StoreContext, key: str) -> tuple | None:
@@ -24,7 +22,7 @@ def save(ctx: StoreContext, key: str, path: str, offset: int, digest: dict, memo
             "VALUES (?,?,?,?,?,?) ON CONFLICT(session_key) DO UPDATE SET path = excluded.path, "
             "offset = excluded.offset, digest = excluded.digest, memory_id = excluded.memory_id, "
             "updated_at = excluded.updated_at",
-            (key, str(path), offset, json.dumps(digest, ensure_ascii=False), memory_id, ctx.clock()))
+            (key, str(path), offset, json_text(digest), memory_id, ctx.clock()))
 
 
 def session_memory(ctx: StoreContext, key: str) -> int | None:

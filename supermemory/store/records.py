@@ -52,6 +52,22 @@ def parse_ids(ids: Any) -> list[int]:
     return [parse_id(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids])]
 
 
+def json_text(value: Any, *, sort_keys: bool = False) -> str:
+    """`value` as JSON text SQLite can store: a lone surrogate (a folder name that is not UTF-8, as
+    `os.getcwd()` decodes it; half an emoji a JavaScript transcript cut) becomes U+FFFD."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)
+    return without_surrogates(text)
+
+
+def without_surrogates(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD (SQLite and stdout take UTF-8 only)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+    return text
+
+
 def clean_text(value: Any, field: str, *, max_chars: int, allow_empty: bool = False) -> str:
     """Validate user text: a str, no NUL bytes, valid UTF-8 (lone surrogates replaced), bounded.
 

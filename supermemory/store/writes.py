@@ -1,7 +1,6 @@
 """New memories: validation, redaction, chunking, embedding, exact-repeat detection, insertion."""
 from __future__ import annotations
 
-import json
 import logging
 from typing import Callable, Iterable, Sequence
 
@@ -68,8 +67,8 @@ def insert(ctx: StoreContext, *, namespace: str, kind: str, title: str, body: st
         "recall_count, content_hash, root_id, valid_from, external_key, id) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (namespace, kind, title, body, summarize(body) if body else summarize(title),
-         json.dumps(tags, ensure_ascii=False), json.dumps(source, ensure_ascii=False, sort_keys=True),
-         str(source.get("platform", "")), importance, confidence, int(pinned), status, ttl_days,
+         rec_.json_text(tags), rec_.json_text(source, sort_keys=True),
+         rec_.without_surrogates(str(source.get("platform", ""))), importance, confidence, int(pinned), status, ttl_days,
          extra.get("expires_at", expires), created_at if created_at is not None else now,
          extra.get("updated_at", now), extra.get("last_recalled_at"), extra.get("recall_count", 0),
          content_hash, root_id, extra.get("valid_from", now), external_key, extra.get("id")))
