@@ -6,6 +6,7 @@ Nothing below `Config` reads the environment.
 from __future__ import annotations
 
 import copy
+import errno
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from supermemory.errors import ConfigError, InvalidInputError
+from supermemory.jsonl import not_utf8
 from supermemory.settings import (DEFAULTS, SETTINGS, as_sentence, checked, coerce_value, deep_merge, sanitised, show_value,
                                   unknown_setting, validate_settings, without_retired)
 
@@ -90,8 +92,17 @@ def read_config_file(path: Path) -> dict:
     if not path.exists():
         return {}
     try:
-        user = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError) as exc:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"config file {path}:{line}: {not_utf8(raw, exc)}") from None
+    try:
+        user = json.loads(text or "{}")
+    except ValueError as exc:
         raise ConfigError(f"config file {path} is not valid JSON: {exc}") from exc
     if not isinstance(user, dict):
         raise ConfigError(f"config file {path} must hold a JSON object, not {show_value(user)}")
@@ -175,9 +186,37 @@ def set_setting(config: Config, dotted: str, value: str) -> dict:
         raise ConfigError(" ".join(as_sentence(str(p)) for p in refused) + " The config file was not changed")
     if dotted in SETTINGS:
         cursor[parts[-1]] = checked(dotted, cursor[parts[-1]])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(user, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_config_file(path, user)
     return user
+
+
+def write_config_file(path: Path, user: dict) -> None:
+    """Replace the config file with `user` in one step: a write that fails (a read-only file, a full
+    disk) leaves the old file whole. The file keeps its mode, and a symlink keeps pointing at it.
+
+    Raises:
+        ConfigError: the file cannot be written (the message says it was not changed).
+    """
+    target = Path(os.path.realpath(path))
+    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists() and not os.access(target, os.W_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        mode = target.stat().st_mode & 0o7777 if target.exists() else None
+        try:
+            with open(temp, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps(user, indent=2, ensure_ascii=False) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            if mode is not None:
+                os.chmod(temp, mode)
+            os.replace(temp, target)
+        finally:
+            if temp.exists():
+                temp.unlink()
+    except OSError as exc:
+        raise ConfigError(f"cannot write config file {path}: {exc.strerror or exc}; it was not changed") from None
 
 
 _NS_BAD = re.compile(r"[^a-z0-9._\-]+")

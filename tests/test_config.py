@@ -170,6 +170,47 @@ def test_set_setting_refuses_in_process_with_a_config_error(tmp_path):
     assert not config.config_path.exists()
 
 
+def test_a_config_file_that_cannot_be_read_says_so_instead_of_calling_it_invalid_json(tmp_path):
+    # Found by a fresh-user run: a config.json that was a folder or unreadable was "not valid JSON: [Errno 21] ...".
+    home = tmp_path / "h"
+    (home / "config.json").mkdir(parents=True)
+    with pytest.raises(ConfigError, match=r"cannot read config file .*config\.json: Is a directory$"):
+        load_config(env={}, home=home)
+    (home / "config.json").rmdir()
+    (home / "config.json").write_bytes(b'{"recall": {"default_limit": 5}}\xff')
+    with pytest.raises(ConfigError, match=r"config\.json:1: not valid UTF-8 \(byte 0xff at offset 32\)"):
+        load_config(env={}, home=home)
+
+
+def test_a_config_write_that_fails_leaves_the_file_as_it_was_and_says_why(tmp_path, monkeypatch):
+    # Found by a fresh-user run: `config --set` on a read-only config.json ended in a PermissionError
+    # traceback, and a write that failed half-way (a full disk) left the file truncated: every setting lost.
+    import errno
+    import os
+
+    import supermemory.config as config_module
+
+    home = tmp_path / "h"
+    home.mkdir()
+    write_config(home, {"recall": {"default_limit": 5}})
+    before = (home / "config.json").read_bytes()
+
+    def full_disk(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(config_module.os, "fsync", full_disk)
+    with pytest.raises(ConfigError, match=r"cannot write config file .*config\.json: No space left on device; "
+                                          r"it was not changed"):
+        set_setting(load_config(env={}, home=home), "recall.default_limit", "7")
+    assert (home / "config.json").read_bytes() == before
+    assert sorted(p.name for p in home.iterdir()) == ["config.json"]
+    monkeypatch.undo()
+    (home / "config.json").chmod(0o640)
+    set_setting(load_config(env={}, home=home), "recall.default_limit", "7")
+    assert json.loads((home / "config.json").read_text()) == {"recall": {"default_limit": 7}}
+    assert (home / "config.json").stat().st_mode & 0o777 == 0o640
+
+
 # --- `config --set` ------------------------------------------------------------------------------------
 
 def _refused(proc: subprocess.CompletedProcess, path: Path) -> str:
