@@ -141,6 +141,24 @@ def test_doctor_with_a_database_prints_its_schema_and_count(home):
     assert f"(schema {len(dbm.MIGRATIONS)}, 1 memories)" in doctor.render(report)
 
 
+def test_doctor_is_not_ok_when_the_database_cannot_be_written(home, monkeypatch):
+    # Found by a fresh-user run: with memory.db read-only (chmod 444, a read-only mount) remember, update and
+    # session capture all failed with "attempt to write a readonly database" while doctor said "ok".
+    import os
+
+    config = Config(home=home, settings=_hash_settings())
+    with MemoryStore(config.db_path, config=config, embedder=HashProvider(), namespace="proj") as store:
+        store.remember("Deploys go through blue-green", kind="decision", create_namespace=True)
+    real_access = os.access
+    monkeypatch.setattr(doctor.os, "access", lambda path, mode, **kw: False if str(path) == str(config.db_path)
+                        and mode & os.W_OK else real_access(path, mode, **kw))
+    report = doctor.run_checks(config)
+    assert report["ok"] is False and report["memories"] == 1
+    assert f"the database {config.db_path} is read-only: memories can be read, but nothing can be stored" \
+        in report["problems"][0]
+    assert "chmod u+w" in report["problems"][0]
+
+
 def test_doctor_names_a_missing_model_once_with_the_fix(home):
     report = doctor.run_checks(Config(home=home))  # onnx, model not installed, hash fallback allowed
     text = doctor.render(report)
