@@ -141,6 +141,24 @@ def test_half_an_emoji_in_a_transcript_is_captured_once_and_then_found_unchanged
     assert "release notes \ufffd today" in bodies and "Rename the \ufffd column" in bodies
 
 
+def test_a_tool_call_nested_deeper_than_the_recursion_limit_skips_that_call_not_the_session(store, dirs):
+    # Found by a fresh-user run: a function_call whose `arguments` string held 100 000 nested brackets raised
+    # RecursionError out of the Codex parser, so neither backfill nor the Stop hook ever captured the session.
+    cwd = str(dirs["shop"])
+    rollout = CodexRollout("0199dede-0000-7000-8000-000000000007", cwd, "2026-10-04").user(
+        "Profile the image resizer")
+    rollout.raw({"timestamp": stamp("2026-10-04", 5), "type": "response_item",
+                 "payload": {"type": "function_call", "name": "shell", "call_id": "deep",
+                             "arguments": "[" * 100_000 + "]" * 100_000}})
+    rollout.raw({"timestamp": stamp("2026-10-04", 6), "type": "response_item",
+                 "payload": {"type": "function_call_output", "call_id": "deep",
+                             "output": '{"a":' * 100_000 + "1" + "}" * 100_000}})
+    rollout.shell(["bash", "-lc", "py-spy top"], "resize 92%").write(dirs["codex"])
+    result = run(store, dirs)
+    assert (result["captured"], result["skipped"]) == (1, 0), result
+    assert "py-spy top" in body(store, sessions(store)[0])
+
+
 def test_a_secret_in_a_tool_result_never_reaches_the_database_file(db_path, config, dirs):
     cwd = str(dirs["shop"])
     s = ClaudeSession("secret", cwd, "2026-10-06").user("Why does the deploy script fail to push?")

@@ -110,7 +110,7 @@ def _codex_item(d: SessionDigest, st: dict, p: dict) -> None:
         if isinstance(raw, str):
             try:
                 args = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 args = {"input": raw} if "*** Begin Patch" in raw else {}
         if not isinstance(args, dict):
             args = {}
@@ -165,7 +165,7 @@ def _codex_output(output: Any) -> tuple[str, int | None, bool | None]:
         if s.startswith("{"):
             try:
                 parsed = json.loads(s)
-            except ValueError:
+            except (ValueError, RecursionError):
                 parsed = None
             if isinstance(parsed, dict):
                 output = parsed

@@ -90,7 +90,7 @@ def _add_command(d: SessionDigest, st: dict, cmd: str) -> None:
 
 # --------------------------------------------------------------------------- tool output
 
-_LINE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError)
+_LINE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
 
 
 def _block_text(content: Any) -> str:
