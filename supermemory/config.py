@@ -104,6 +104,8 @@ def read_config_file(path: Path) -> dict:
         user = json.loads(text or "{}")
     except ValueError as exc:
         raise ConfigError(f"config file {path} is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"config file {path} is not valid JSON: nested too deeply") from None
     if not isinstance(user, dict):
         raise ConfigError(f"config file {path} must hold a JSON object, not {show_value(user)}")
     return user

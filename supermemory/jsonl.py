@@ -59,4 +59,6 @@ def read_jsonl(path: str | Path) -> list[dict]:
             rows.append(json.loads(line))
         except ValueError as exc:
             raise InvalidInputError(f"{path}:{number}: not JSON: {exc}") from exc
+        except RecursionError:
+            raise InvalidInputError(f"{path}:{number}: not JSON: nested too deeply") from None
     return rows

@@ -422,5 +422,5 @@ def coerce_value(text: str) -> Any:
     """Turn a `--set key=value` string into a JSON value when it parses as one."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text

@@ -182,6 +182,21 @@ def test_a_config_file_that_cannot_be_read_says_so_instead_of_calling_it_invalid
         load_config(env={}, home=home)
 
 
+def test_json_nested_deeper_than_the_recursion_limit_is_refused_like_any_bad_json(tmp_path):
+    # Found by a fresh-user run: such a config.json, or such a `config --set` value, ended in a RecursionError
+    # traceback (every command, since every command reads the file).
+    home = tmp_path / "h"
+    home.mkdir()
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(ConfigError, match=r"recall\.default_limit"):
+        set_setting(load_config(env={}, home=home), "recall.default_limit", deep)
+    assert not (home / "config.json").exists()
+    write_config(home, '{"recall": ' + deep + "}")
+    with pytest.raises(ConfigError, match=r"is not valid JSON: nested too deeply"):
+        load_config(env={}, home=home)
+    assert "is not valid JSON: nested too deeply" in load_config(env={}, home=home, strict=False).problems[0]
+
+
 def test_a_config_write_that_fails_leaves_the_file_as_it_was_and_says_why(tmp_path, monkeypatch):
     # Found by a fresh-user run: `config --set` on a read-only config.json ended in a PermissionError
     # traceback, and a write that failed half-way (a full disk) left the file truncated: every setting lost.

@@ -518,6 +518,17 @@ def test_import_of_a_bad_record_names_the_line_and_field_and_writes_nothing(tmp_
     assert store.list(namespace="*")["total"] == 0
 
 
+def test_import_of_a_line_nested_deeper_than_the_recursion_limit_names_the_line(tmp_path, store):
+    # Found by a fresh-user run: 100 000 nested brackets on one line ended `import` in a RecursionError traceback.
+    from supermemory.errors import InvalidInputError
+
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps(_RECORD) + "\n" + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(InvalidInputError, match=r"in\.jsonl:2: not JSON: nested too deeply"):
+        store.import_file(path)
+    assert store.list(namespace="*")["total"] == 0
+
+
 def test_import_of_a_minimal_hand_written_record_fills_in_the_times(tmp_path, store):
     path = tmp_path / "in.jsonl"
     path.write_text(json.dumps(_RECORD) + "\n")

@@ -163,6 +163,7 @@ def test_other_methods_bodies_and_paths_are_refused(page, seeded):
     assert page.request("POST", "/api/forget", raw=b"id=M1", content_type="application/x-www-form-urlencoded")[0] == 415
     assert page.request("POST", "/api/forget", raw=b"{not json")[0] == 400
     assert page.request("POST", "/api/forget", raw=b"[1, 2]")[0] == 400
+    assert page.request("POST", "/api/forget", raw=b"[" * 100_000 + b"]" * 100_000)[0] == 400   # no RecursionError
     assert page.request("POST", "/api/forget", raw=b"x" * (1 << 21))[0] == 413
     assert page.request("POST", "/api/memories", body={})[0] == 405
     assert page.request("GET", "/api/nothing-here")[0] == 404

@@ -209,7 +209,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(413, f"body must be at most {MAX_BODY} bytes")
         try:
             params = json.loads(self.rfile.read(length) or b"{}")
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return self._error(400, "the body is not JSON")
         if not isinstance(params, dict):
             return self._error(400, "the body must be a JSON object")
