@@ -19,7 +19,7 @@ from supermemory.config import load_config
 from supermemory.core import MemoryStore
 from supermemory.embed import HashProvider
 from supermemory.errors import InvalidInputError
-from supermemory.ui import api
+from supermemory.ui import api, diff
 from supermemory.ui.server import ASSETS, DEFAULT_PORT, SECURITY_HEADERS, UIServer, make_server
 
 from conftest import FakeEmbedder
@@ -395,10 +395,10 @@ def test_health_lists_what_is_past_its_ttl(db_path, config):
 
 
 def test_text_diff_marks_removed_and_added_words():
-    assert api.text_diff("a b c", "a x c") == [["=", "a "], ["-", "b"], ["+", "x"], ["=", " c"]]
+    assert diff.text_diff("a b c", "a x c") == [["=", "a "], ["-", "b"], ["+", "x"], ["=", " c"]]
     long_a, long_b = "line\n" * 6000, "line\n" * 5999 + "new\n"
-    assert api.text_diff(long_a, long_b)[-1] == ["+", "new\n"]
-    assert api.changes(None, {"title": "t"}) == []
+    assert diff.text_diff(long_a, long_b)[-1] == ["+", "new\n"]
+    assert diff.changes(None, {"title": "t"}) == []
 
 
 def test_text_diff_of_long_repetitive_versions_stays_fast_and_exact():
@@ -417,11 +417,11 @@ def test_text_diff_of_long_repetitive_versions_stays_fast_and_exact():
     edited = log_a[:middle] + "new line\n" + log_a[middle:] + "tail\n"
     for a, b in ((log_a, log_b), (words_a, words_b), (log_a, edited)):
         started = time.perf_counter()
-        diff = api.text_diff(a, b)
+        result = diff.text_diff(a, b)
         assert time.perf_counter() - started < 5
-        assert "".join(t for op, t in diff if op != "+") == a
-        assert "".join(t for op, t in diff if op != "-") == b
-    assert [piece for piece in api.text_diff(log_a, edited) if piece[0] != "="] == [["+", "new line\n"],
+        assert "".join(t for op, t in result if op != "+") == a
+        assert "".join(t for op, t in result if op != "-") == b
+    assert [piece for piece in diff.text_diff(log_a, edited) if piece[0] != "="] == [["+", "new line\n"],
                                                                                    ["+", "tail\n"]]
 
 
