@@ -13,7 +13,7 @@ from supermemory.config import Config
 from supermemory.core import MemoryStore
 from supermemory.render import briefing_view, render_index_md
 from supermemory.embed import HashProvider
-from supermemory.errors import InvalidInputError, ModelMismatchError, NamespaceError, NotFoundError
+from supermemory.errors import InvalidInputError, ModelMismatchError, NamespaceError, NotFoundError, StorageError
 from supermemory.text import estimate_tokens
 
 from conftest import FakeEmbedder
@@ -428,6 +428,28 @@ def test_briefing_never_loads_the_embedder(db_path, config):
     assert "no memories yet" in briefing_view(s.briefing(query="anything"))["text"]
     s.close()
 
+
+def test_reindex_of_a_database_it_cannot_write_says_so_before_embedding_anything(db_path, config):
+    # Found by a fresh-user run: on a read-only memory.db, reindex re-embedded every chunk (75 s) and only then
+    # failed with "attempt to write a readonly database".
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
+    s.remember("one memory to re-embed")
+    embedded = []
+
+    class Counting(FakeEmbedder):
+        def embed_multi(self, texts, progress=None):
+            embedded.extend(texts)
+            return super().embed_multi(texts, progress=progress)
+
+    s.close()
+    t = MemoryStore(db_path, config=config, embedder=Counting(), namespace="p")
+    t.conn.execute("PRAGMA query_only = ON")      # as a read-only file behaves (root ignores chmod)
+    with pytest.raises(StorageError, match="reindex needs a writable database"):
+        t.reembed()
+    assert embedded == []
+    t.conn.execute("PRAGMA query_only = OFF")
+    assert t.reembed()["chunks"] == 1 and len(embedded) == 1
+    t.close()
 
 def test_model_pin_refuses_other_model_until_reindex(db_path, config):
     s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")

@@ -254,10 +254,20 @@ def reembed(ctx: StoreContext, *, progress: Callable[[int, int], None] | None = 
 
     Raises:
         EmbeddingUnavailableError: the configured embedder cannot run.
+        StorageError: the database cannot be written, or its vector index rebuilt by this driver (both found
+            before any chunk is embedded).
     """
     from supermemory.embed import get_provider
 
     provider = ctx.embedder or get_provider(ctx.config)
+    if dbm.vec_table_exists(ctx.conn) and not ctx.driver.vec:   # said before minutes of embedding, not after
+        raise StorageError("this SQLite driver cannot load sqlite-vec, so it cannot rebuild the "
+                           "vector index; run reindex where sqlean.py is installed")
+    try:   # a write that changes nothing: a read-only database fails here, before the embedding
+        with ctx.txn():
+            ctx.conn.execute("DELETE FROM meta WHERE key = ?", ("reembed-probe",))
+    except StorageError as exc:
+        raise StorageError(f"reindex needs a writable database ({exc}); nothing was changed") from exc
     rows = ctx.q("SELECT c.id, m.title, c.text FROM chunks c JOIN memories m ON m.id = c.memory_id ORDER BY c.id")
     vectors = provider.embed_multi([embed_text(title, text) for _, title, text in rows], progress=progress)
     fingerprint = provider.fingerprint()
@@ -266,9 +276,6 @@ def reembed(ctx: StoreContext, *, progress: Callable[[int, int], None] | None = 
         for (chunk_id, _, _), vector in zip(rows, vectors):
             ctx.conn.execute("INSERT INTO vectors(chunk_id, embedding) VALUES (?, ?)", (chunk_id, to_blob(vector)))
         if dbm.vec_table_exists(ctx.conn):
-            if not ctx.driver.vec:
-                raise StorageError("this SQLite driver cannot load sqlite-vec, so it cannot rebuild the "
-                                   "vector index; run reindex where sqlean.py is installed")
             ctx.conn.execute("DROP TABLE vec_mem")
         if ctx.driver.vec:
             dbm.create_vec_table(ctx.conn, fingerprint["dimensions"])
