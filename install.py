@@ -407,6 +407,9 @@ def _check_toml_conflicts(regions: list[_Region]) -> None:
 
 
 def toml_validate(text: str) -> None:
+    if text.startswith("\ufeff"):   # tomllib's own message ("Invalid statement at line 1") hides the cause
+        raise ConfigError("not valid TOML: the file starts with a UTF-8 byte-order mark (BOM); save it without one "
+                          "and re-run")
     if _tomllib is not None:
         try:
             _tomllib.loads(text)

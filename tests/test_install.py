@@ -1129,6 +1129,13 @@ def test_toml_conflicting_definitions_are_refused(text):
         inst.toml_upsert_table(text, table)
 
 
+
+def test_a_config_toml_starting_with_a_bom_is_refused_naming_the_bom():
+    # Found by a fresh-user run: it was refused as "Invalid statement (at line 1, column 1)", cause unsaid.
+    editor = inst.CodexTomlEditor(inst.render_codex_table("/p/python", ["-m", "supermemory", "mcp"], {}))
+    with pytest.raises(inst.ConfigError, match="byte-order mark"):
+        editor.apply("\ufeff[mcp_servers.other]\ncommand = \"x\"\n")
+
 # ---------------------------------------------------------------------------
 # unit: Markdown block and JSON hook merging
 
