@@ -465,6 +465,19 @@ def toml_has_table(text: str) -> bool:
     return any(_our_path(r.path) for r in regions)
 
 
+def _their_env(text: str) -> dict[str, str]:
+    """The string env variables of an existing [mcp_servers.supermemory] (a user's own settings for our server,
+    e.g. SUPERMEMORY_NAMESPACE), so a re-install keeps them; {} when there is none or no TOML reader."""
+    if not text or _tomllib is None:
+        return {}
+    try:
+        entry = _tomllib.loads(text).get("mcp_servers", {}).get(SERVER_NAME, {})
+    except Exception:  # noqa: BLE001 - tomllib.TOMLDecodeError; toml_validate reports it
+        return {}
+    env = entry.get("env") if isinstance(entry, dict) else None
+    return {k: v for k, v in env.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(env, dict) else {}
+
+
 def render_codex_table(command: str, args: list[str], env: dict[str, str]) -> str:
     out = [
         f"[mcp_servers.{SERVER_NAME}]",
@@ -730,16 +743,24 @@ class HooksJsonEditor(JsonEditor):
 
 
 class CodexTomlEditor(Editor):
-    """[mcp_servers.supermemory] in ~/.codex/config.toml, edited as text."""
+    """[mcp_servers.supermemory] in ~/.codex/config.toml, edited as text.
 
-    def __init__(self, table: str | None):
-        self.table = table
+    :param command: the server's Python (None: unregistering only).
+    :param env: our environment for the server; variables a user gave our server by hand are kept beside it.
+    """
+
+    def __init__(self, command: str | None, env: dict | None = None):
+        self.command, self.env = command, dict(env or {})
+
+    def table(self, text: str = "") -> str:
+        """Our table, with the env variables an existing [mcp_servers.supermemory] in `text` has and we do not set."""
+        return render_codex_table(self.command, list(MCP_ARGS), {**_their_env(text), **self.env})
 
     def apply(self, text):
         if not text:
-            return self.table
+            return self.table()
         toml_validate(text)
-        new = toml_upsert_table(text, self.table)
+        new = toml_upsert_table(text, self.table(text))
         try:
             toml_validate(new)
         except ConfigError as exc:
@@ -1045,7 +1066,7 @@ def build_editor(kind: str, python: str | None, env: dict, block: str | None) ->
     if kind == "codex_hooks":
         return HooksJsonEditor(None if python is None else hook_groups(CODEX_HOOKS, python, env))
     if kind == "codex_config":
-        return CodexTomlEditor(None if python is None else render_codex_table(python, list(MCP_ARGS), env))
+        return CodexTomlEditor(python, env)
     return BlockEditor(block)
 
 

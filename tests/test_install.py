@@ -1130,9 +1130,21 @@ def test_toml_conflicting_definitions_are_refused(text):
 
 
 
+@needs_tomllib
+def test_env_variables_a_user_gave_our_codex_server_survive_a_reinstall():
+    # Found by a fresh-user run: a hand-made [mcp_servers.supermemory.env] (SUPERMEMORY_NAMESPACE = "work") was
+    # replaced by the installer's table, so the user's setting was gone.
+    text = ('model = "o3"\n\n[mcp_servers.supermemory]\ncommand = "/old/python"\nargs = ["-m", "supermemory", "mcp"]\n'
+            '\n[mcp_servers.supermemory.env]\nSUPERMEMORY_NAMESPACE = "work"\nSUPERMEMORY_HOME = "/old/home"\n')
+    new = inst.CodexTomlEditor("/new/python", {"SUPERMEMORY_HOME": "/new/home"}).apply(text)
+    entry = tomllib.loads(new)["mcp_servers"]["supermemory"]
+    assert entry["command"] == "/new/python"
+    assert entry["env"] == {"SUPERMEMORY_NAMESPACE": "work", "SUPERMEMORY_HOME": "/new/home"}   # ours win on ours
+    assert tomllib.loads(new)["model"] == "o3"
+
 def test_a_config_toml_starting_with_a_bom_is_refused_naming_the_bom():
     # Found by a fresh-user run: it was refused as "Invalid statement (at line 1, column 1)", cause unsaid.
-    editor = inst.CodexTomlEditor(inst.render_codex_table("/p/python", ["-m", "supermemory", "mcp"], {}))
+    editor = inst.CodexTomlEditor("/p/python", {})
     with pytest.raises(inst.ConfigError, match="byte-order mark"):
         editor.apply("\ufeff[mcp_servers.other]\ncommand = \"x\"\n")
 
