@@ -640,7 +640,12 @@ class McpJsonEditor(JsonEditor):
             servers = obj["mcpServers"] = {}
         elif not isinstance(servers, dict):
             raise ConfigError('"mcpServers" is not a JSON object')
-        servers[SERVER_NAME] = copy.deepcopy(self.entry)
+        entry = copy.deepcopy(self.entry)
+        old = servers.get(SERVER_NAME)
+        their_env = old.get("env") if isinstance(old, dict) else None
+        if isinstance(their_env, dict):   # variables a user gave our server by hand survive a re-install
+            entry["env"] = {**{k: v for k, v in their_env.items() if isinstance(v, str)}, **entry.get("env", {})}
+        servers[SERVER_NAME] = entry
 
     def strip_obj(self, obj):
         servers = obj.get("mcpServers")

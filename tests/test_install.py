@@ -1130,6 +1130,17 @@ def test_toml_conflicting_definitions_are_refused(text):
 
 
 
+def test_env_variables_a_user_gave_our_claude_code_server_survive_a_reinstall():
+    text = json.dumps({"mcpServers": {"supermemory": {"command": "/old/python", "args": ["-m", "supermemory", "mcp"],
+                                                      "env": {"SUPERMEMORY_NAMESPACE": "work", "SUPERMEMORY_HOME": "/old"}},
+                                      "other": {"command": "x"}}})
+    entry = {"type": "stdio", "command": "/new/python", "args": ["-m", "supermemory", "mcp"],
+             "env": {"SUPERMEMORY_HOME": "/new/home"}}
+    servers = json.loads(inst.McpJsonEditor(entry).apply(text))["mcpServers"]
+    assert servers["supermemory"]["command"] == "/new/python"
+    assert servers["supermemory"]["env"] == {"SUPERMEMORY_NAMESPACE": "work", "SUPERMEMORY_HOME": "/new/home"}
+    assert servers["other"] == {"command": "x"}
+
 @needs_tomllib
 def test_env_variables_a_user_gave_our_codex_server_survive_a_reinstall():
     # Found by a fresh-user run: a hand-made [mcp_servers.supermemory.env] (SUPERMEMORY_NAMESPACE = "work") was
