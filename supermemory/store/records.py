@@ -81,12 +81,11 @@ def clean_text(value: Any, field: str, *, max_chars: int, allow_empty: bool = Fa
     if len(value) > max_chars:
         raise InvalidInputError(f"{field} is too long ({len(value)} characters; limit {max_chars})")
     text = value.replace("\x00", "")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        bad = sum(1 for ch in text if "\ud800" <= ch <= "\udfff")
-        text = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+    fixed = without_surrogates(text)
+    if fixed is not text:
+        bad = sum(1 for old, new in zip(text, fixed) if old != new)
         logger.warning("%s held %d character(s) that are not valid UTF-8; stored as U+FFFD", field, bad)
+        text = fixed
     if not text.strip() and not allow_empty:
         raise InvalidInputError(f"{field} must not be empty")
     return text
