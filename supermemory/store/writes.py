@@ -25,13 +25,11 @@ def chunk_body(ctx: StoreContext, body: str) -> list[str]:
 def prepare_content(ctx: StoreContext, content: str, title: str) -> tuple[str, str, dict, int]:
     """Body and title with secrets and `<private>` spans removed, plus what was redacted and how many
     characters an unclosed `<private>` tag left out (everything after it: fail closed)."""
-    from supermemory.redact import redact, unclosed_private
+    from supermemory.redact import unclosed_private
 
-    enabled = bool(ctx.config.get("store.redact_secrets"))
-    body, counts = redact(content, enabled=enabled)
-    title, title_counts = redact(title, enabled=enabled)
-    for key, value in title_counts.items():
-        counts[key] = counts.get(key, 0) + value
+    counts: dict[str, int] = {}
+    body = _redacted(ctx, content, counts)
+    title = _redacted(ctx, title, counts)
     left_out = unclosed_private(content) + unclosed_private(title) if counts.get("private") else 0
     return body.strip(), title.strip(), counts, left_out
 
@@ -39,18 +37,23 @@ def prepare_content(ctx: StoreContext, content: str, title: str) -> tuple[str, s
 def prepare_tags(ctx: StoreContext, tags: list[str], counts: dict[str, int]) -> list[str]:
     """Tags with secrets and `<private>` spans removed (a tag is stored, shown and indexed like the title);
     what was redacted is added to `counts`."""
-    from supermemory.redact import redact
-
-    enabled = bool(ctx.config.get("store.redact_secrets"))
     out: list[str] = []
     for tag in tags:
-        clean, found = redact(tag, enabled=enabled)
-        for key, value in found.items():
-            counts[key] = counts.get(key, 0) + value
-        clean = clean.strip()
+        clean = _redacted(ctx, tag, counts).strip()
         if clean and clean not in out:
             out.append(clean)
     return out
+
+
+def _redacted(ctx: StoreContext, text: str, counts: dict[str, int]) -> str:
+    """`text` with secrets and `<private>` spans removed (`store.redact_secrets`); what was found is added to
+    `counts`."""
+    from supermemory.redact import redact
+
+    clean, found = redact(text, enabled=bool(ctx.config.get("store.redact_secrets")))
+    for key, value in found.items():
+        counts[key] = counts.get(key, 0) + value
+    return clean
 
 
 def insert(ctx: StoreContext, *, namespace: str, kind: str, title: str, body: str, tags: list[str], source: dict,
