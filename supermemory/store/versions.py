@@ -36,8 +36,7 @@ def live(ctx: StoreContext, memory_id: int, namespaces: list[str] | None) -> dic
     """
     rec = ctx.fetch(memory_id)
     if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
-        raise NotFoundError(f"no memory {format_id(memory_id)} in namespace(s) "
-                            f"{', '.join(namespaces) if namespaces else '*'}")
+        raise _not_found(memory_id, namespaces)
     if rec["deleted_at"] is not None:
         raise NotFoundError(f"memory {format_id(memory_id)} is deleted; `restore` brings it back")
     if rec["superseded_by"] is not None:
@@ -50,9 +49,13 @@ def visible(ctx: StoreContext, memory_id: int, namespaces: list[str] | None) -> 
     """The record of a row (any state) in `namespaces`. Raises NotFoundError otherwise."""
     rec = ctx.fetch(memory_id)
     if rec is None or (namespaces is not None and rec["namespace"] not in namespaces):
-        raise NotFoundError(f"no memory {format_id(memory_id)} in namespace(s) "
-                            f"{', '.join(namespaces) if namespaces else '*'}")
+        raise _not_found(memory_id, namespaces)
     return rec
+
+
+def _not_found(memory_id: int, namespaces: list[str] | None) -> NotFoundError:
+    """"no memory M9 in namespace(s) a, global": an id in another project is not found where it was looked for."""
+    return NotFoundError(f"no memory {format_id(memory_id)} in namespace(s) {', '.join(namespaces or ['*'])}")
 
 
 def _stored_vectors(ctx: StoreContext, memory_id: int):
