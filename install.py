@@ -465,17 +465,24 @@ def toml_has_table(text: str) -> bool:
     return any(_our_path(r.path) for r in regions)
 
 
-def _their_env(text: str) -> dict[str, str]:
-    """The string env variables of an existing [mcp_servers.supermemory] (a user's own settings for our server,
-    e.g. SUPERMEMORY_NAMESPACE), so a re-install keeps them; {} when there is none or no TOML reader."""
+def with_their_env(theirs, ours: dict[str, str]) -> dict[str, str]:
+    """Our server's env plus the string variables a user gave it by hand (e.g. SUPERMEMORY_NAMESPACE), so a
+    re-install keeps them; ours win on the variables we set."""
+    kept = {k: v for k, v in theirs.items() if isinstance(k, str) and isinstance(v, str)} \
+        if isinstance(theirs, dict) else {}
+    return {**kept, **ours}
+
+
+def _their_env(text: str):
+    """The env table of an existing [mcp_servers.supermemory] in `text` (None when there is none or no TOML
+    reader)."""
     if not text or _tomllib is None:
-        return {}
+        return None
     try:
         entry = _tomllib.loads(text).get("mcp_servers", {}).get(SERVER_NAME, {})
     except Exception:  # noqa: BLE001 - tomllib.TOMLDecodeError; toml_validate reports it
-        return {}
-    env = entry.get("env") if isinstance(entry, dict) else None
-    return {k: v for k, v in env.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(env, dict) else {}
+        return None
+    return entry.get("env") if isinstance(entry, dict) else None
 
 
 def render_codex_table(command: str, args: list[str], env: dict[str, str]) -> str:
@@ -642,9 +649,7 @@ class McpJsonEditor(JsonEditor):
             raise ConfigError('"mcpServers" is not a JSON object')
         entry = copy.deepcopy(self.entry)
         old = servers.get(SERVER_NAME)
-        their_env = old.get("env") if isinstance(old, dict) else None
-        if isinstance(their_env, dict):   # variables a user gave our server by hand survive a re-install
-            entry["env"] = {**{k: v for k, v in their_env.items() if isinstance(v, str)}, **entry.get("env", {})}
+        entry["env"] = with_their_env(old.get("env") if isinstance(old, dict) else None, entry.get("env", {}))
         servers[SERVER_NAME] = entry
 
     def strip_obj(self, obj):
@@ -759,7 +764,7 @@ class CodexTomlEditor(Editor):
 
     def table(self, text: str = "") -> str:
         """Our table, with the env variables an existing [mcp_servers.supermemory] in `text` has and we do not set."""
-        return render_codex_table(self.command, list(MCP_ARGS), {**_their_env(text), **self.env})
+        return render_codex_table(self.command, list(MCP_ARGS), with_their_env(_their_env(text), self.env))
 
     def apply(self, text):
         if not text:
