@@ -244,15 +244,19 @@ def normalize_namespace(name: str, *, allow_all: bool = False) -> str:
 
 
 def project_root(start: Path) -> Path:
-    """Nearest ancestor holding `.git` (the project), else the directory itself."""
+    """Nearest ancestor holding `.git` (the project), else the directory itself; a folder this user
+    may not look into (stat refused) counts as holding none."""
     start = Path(start).expanduser()
     try:
         start = start.resolve()
     except OSError:
         pass
     for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
+        try:
+            if (candidate / ".git").exists():
+                return candidate
+        except OSError:   # e.g. PermissionError: a parent this user cannot search
+            continue
     return start
 
 

@@ -44,7 +44,9 @@ class MemoryStore:
     """One SQLite file of memories: remember, recall, revise, forget, brief, export.
 
     :param path: database file (default `config.db_path`); `":memory:"` for tests.
-    :param config: resolved settings (default: built-in defaults under the file's folder).
+    :param config: resolved settings (default: with no `path`, `load_config()`: the CLI's data dir,
+        `SUPERMEMORY_HOME` else ~/.supermemory, and its config file; with a `path`, built-in defaults
+        under the file's folder).
     :param embedder: an `EmbeddingProvider`; None resolves the configured one lazily.
     :param namespace: default namespace (default `config.default_namespace()`).
     :param driver: force a SQLite driver ('sqlite3', 'sqlean', 'pysqlite3').
@@ -56,6 +58,7 @@ class MemoryStore:
         and the MCP server pass False: they must answer fast; the old tokens still work meanwhile).
     Raises:
         StorageError, MigrationError: the file cannot be opened or upgraded.
+        ConfigError: no `path` nor `config` was given and the config file has problems (as in the CLI).
     """
 
     def __init__(self, path: str | os.PathLike | None = None, *, config: Config | None = None,

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Callable, Sequence
 
-from supermemory.config import Config, normalize_namespace
+from supermemory.config import Config, data_dir, load_config, normalize_namespace
 from supermemory.errors import StorageError
 from supermemory.store import db as dbm
 from supermemory.store.records import SELECT_COLUMNS, record
@@ -15,15 +15,17 @@ class StoreContext:
     """The state behind a `MemoryStore`: connection, driver, settings, clock, default namespace,
     the embedder (resolved lazily by `store.embedding`) and the search caches.
 
-    :param path: database file, or ":memory:".
+    :param path: database file, or ":memory:"; None: the CLI's (`config.db_path`).
+    :param config: None: with no path, `load_config()`, so the data dir (`SUPERMEMORY_HOME`, else
+        ~/.supermemory) and the config file are the CLI's; with a path, built-in defaults under its folder.
     :param cache_vectors: keep the live vectors in RAM (long-lived processes).
     """
 
     def __init__(self, path: str | os.PathLike | None, *, config: Config | None, namespace: str | None,
                  driver: str | None, vectors: str, clock: Callable[[], float], cache_vectors: bool, embedder=None):
         if config is None:
-            home = Path(path).parent if path not in (None, ":memory:") else Path.cwd()
-            config = Config(home=home)
+            config = (load_config() if path is None else
+                      Config(home=data_dir() if str(path) == ":memory:" else Path(path).parent))
         self.config = config
         self.path = str(path) if path is not None else str(config.db_path)
         self.driver = dbm.choose_driver(driver, vectors=vectors)
