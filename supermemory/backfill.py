@@ -29,6 +29,7 @@ _UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 _READ_ERRORS = (SupermemoryError, OSError, ValueError, UnicodeError, RecursionError, MemoryError)
 
 Progress = Callable[[int, int, int, int], None]   # (sessions done, sessions, bytes done, bytes)
+EMPTY = "nothing to keep (no requests, files or commands)"   # why a session with nothing in it is skipped
 
 
 def add_arguments(parser) -> None:
@@ -166,9 +167,10 @@ def _walk(root: str, platform: str, unreadable: list) -> list[str]:
 
 
 def _namespace(cwd: str | None, slug: str, cache: dict) -> tuple[str, bool]:
-    """(namespace, folder missing) for a recorded working directory, as live capture files it."""
-    if cwd in cache:
-        return cache[cwd]
+    """(namespace, folder missing) for a recorded working directory, as live capture files it; without one,
+    from `slug`, the folder Claude Code names after it (Codex's folders are dates: `slug` is '' there)."""
+    if (cwd, slug) in cache:
+        return cache[cwd, slug]
     if cwd and os.path.isdir(cwd):
         answer = (namespace_for_dir(cwd), False)
     else:
@@ -177,7 +179,7 @@ def _namespace(cwd: str | None, slug: str, cache: dict) -> tuple[str, bool]:
             answer = (normalize_namespace(name), True)
         except InvalidInputError:
             answer = ("root", True)
-    cache[cwd] = answer
+    cache[cwd, slug] = answer
     return answer
 
 
@@ -222,7 +224,7 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
                 unreadable.append({"path": path, "reason": f"unreadable: {exc.strerror or exc}"})
                 continue
             sid, cwd, when, role = _describe(path, platform, objs)
-            slug = os.path.relpath(path, root).split(os.sep)[0]
+            slug = os.path.relpath(path, root).split(os.sep)[0] if platform == "claude-code" else ""
             item = sessions.setdefault((platform, sid), Session(platform, sid))
             item.files.append((os.path.abspath(path), st.st_size, st.st_mtime, when, role))
             if item.cwd is None and cwd:
@@ -281,21 +283,42 @@ def _result(rows: dict, sessions: list[Session], unreadable: list, lines: dict, 
             "seconds": round(time.monotonic() - started, 3)}
 
 
+def _check_enabled(ctx: StoreContext) -> None:
+    if not capture.is_enabled(ctx):
+        raise InvalidInputError("capture is switched off (capture.enabled = false): nothing to backfill into")
+
+
+def _error(exc: BaseException) -> str:
+    return f"error: {type(exc).__name__}: {str(exc)[:120]}"
+
+
 def plan(ctx: StoreContext, *, claude: str | None = None, codex: str | None = None, project: str | None = None,
          since=None, limit: int | None = None) -> dict:
     """What `backfill` would do, writing nothing: per project the sessions found, how many are new
-    or grown (would be captured) and how many are captured already.
+    or grown (would be captured), how many are captured already and how many it would skip (nothing
+    in them to keep, `capture.keeps_anything`; a file that cannot be read), with the same reasons.
 
     Raises:
-        InvalidInputError: an unreadable `since` or a bad `limit`.
+        InvalidInputError: an unreadable `since`, a bad `limit`, or capture is switched off (`capture.enabled`).
     """
     started = time.monotonic()
+    _check_enabled(ctx)
     sessions, unreadable = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
                                     now=ctx.clock())
     rows: dict = {}
     for session in sessions:
         row = _row(rows, session)
         state = _state_of(ctx, session)
+        if state != "captured":   # a session with nothing in it is skipped by the run: said here too
+            try:
+                empty = not capture.keeps_anything(ctx, session.ordered_paths(), session_id=session.session_id,
+                                                   platform=session.platform)
+            except _READ_ERRORS + (ctx.driver.Error,) as exc:
+                _skip(row, _error(exc))
+                continue
+            if empty:
+                _skip(row, EMPTY)
+                continue
         row[{"new": "captured", "grown": "updated", "captured": "unchanged"}[state]] += 1
     out = _result(rows, sessions, unreadable, {}, started, True)
     out["sessions_list"] = [{"platform": s.platform, "session": s.session_id, "namespace": s.namespace,
@@ -321,8 +344,7 @@ def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None 
         InvalidInputError: bad arguments, or capture is switched off (`capture.enabled`).
     """
     started = time.monotonic()
-    if not capture.is_enabled(ctx):
-        raise InvalidInputError("capture is switched off (capture.enabled = false): nothing to backfill into")
+    _check_enabled(ctx)
     sessions, unreadable = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
                                     now=ctx.clock())
     rows: dict = {}
@@ -340,7 +362,7 @@ def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None 
                 ctx, paths[0], extra_paths=paths[1:], session_id=session.session_id, platform=session.platform,
                 cwd=session.cwd, namespace=session.namespace, session_time=True, stats=counts, step_bytes=STEP_BYTES)
         except _READ_ERRORS + (ctx.driver.Error,) as exc:
-            _skip(row, f"error: {type(exc).__name__}: {str(exc)[:120]}")
+            _skip(row, _error(exc))
             result = None
         for key, value in counts.items():   # partial_tail: files whose last line is unfinished
             lines[key] = lines.get(key, 0) + ((1 if value else 0) if key == "partial_tail" else value)
@@ -354,7 +376,7 @@ def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None 
         elif status == "duplicate":
             _skip(row, "same digest as another session")
         elif status == "empty":
-            _skip(row, "nothing to keep (no requests, files or commands)")
+            _skip(row, EMPTY)
         elif status == "no transcript":
             _skip(row, "file vanished")
         elif status is not None:

@@ -251,3 +251,48 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
     save(memory_id)
     return {"status": result["status"], "id": format_id(memory_id), "lines": n_lines,
             "platform": digest.platform, "complete": drained}
+
+
+def keeps_anything(ctx: StoreContext, paths: Sequence[str], *, session_id: str, platform: str,
+                   step_bytes: int = 256 * 1024) -> bool:
+    """Whether `capture_session` of these files would keep anything (a request, a file or a command) rather
+    than answer 'empty'; writes nothing. Reads the lines a capture would read (after the saved positions),
+    redacted as a capture redacts them, and stops at the first chunk that keeps something: most sessions
+    answer within their first chunk, an empty one is read to its end (`supermemory backfill --dry-run`).
+
+    :param paths: the session's files, the main transcript first (as `capture_session` gets them).
+    """
+    from supermemory import transcripts
+
+    def kept(d) -> bool:
+        return d is not None and bool(d.requests or d.files or d.commands)
+
+    saved = capture_state.load(ctx, f"{platform}:{session_id}")
+    digest, positions, old_path, offset = None, {}, None, 0
+    if saved:
+        offset, raw, _memory_id, old_path = saved
+        try:
+            digest = transcripts.digest_from_dict(json.loads(raw))
+            positions = digest.state.get("files") if isinstance(digest.state.get("files"), dict) else {}
+        except (TypeError, ValueError, AttributeError):
+            digest = None
+    if kept(digest):
+        return True
+    for index, file in enumerate(os.path.abspath(os.path.expanduser(os.fspath(p))) for p in paths):
+        at = offset if saved and _same_file(old_path, file) else positions.get(file, 0)
+        try:
+            at = max(0, int(at or 0))
+            if at > os.path.getsize(file):   # truncated or rotated: a capture starts it over
+                at, digest = 0, (None if index == 0 else digest)
+        except (TypeError, ValueError, OSError):
+            at = 0
+        while True:
+            more, further = transcripts.read_new_lines(file, at, max_bytes=step_bytes)
+            if further <= at:
+                break
+            at = further
+            if more:
+                digest = transcripts.parse(_redact_lines(more), digest, platform=platform)
+                if kept(digest):
+                    return True
+    return False

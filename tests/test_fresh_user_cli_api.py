@@ -5,7 +5,10 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from conftest import FakeEmbedder
+from helpers.histories import ClaudeSession, claude_path
 from supermemory.cli import main
 from supermemory.config import data_dir, namespace_for_dir
 from supermemory.core import MemoryStore
@@ -49,3 +52,59 @@ def test_a_project_folder_whose_parent_cannot_be_searched_for_git_is_its_own_pro
     project.mkdir()
     monkeypatch.setattr(Path, "stat", denied)
     assert namespace_for_dir(project) == "shop-app"
+
+
+# --- backfill --dry-run says what the run does ---------------------------------------------------------
+
+def _empty_rollout(codex: Path, lines: list[dict] | None = None) -> Path:
+    folder = codex / "2025" / "03" / "04"
+    folder.mkdir(parents=True)
+    path = folder / "rollout-2025-03-04T10-00-00-11111111-2222-3333-4444-555555555555.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines or []))
+    return path
+
+
+@pytest.mark.parametrize("lines", [[], [{"timestamp": "2025-03-04T10:00:00Z", "type": "session_meta",
+                                         "payload": {"id": "11111111-2222-3333-4444-555555555555",
+                                                     "timestamp": "2025-03-04T10:00:00Z"}}]],
+                         ids=["zero-bytes", "only-session-meta"])
+def test_dry_run_of_an_empty_codex_rollout_without_cwd_says_what_the_run_does(store, tmp_path, lines):
+    codex = tmp_path / "codex"
+    _empty_rollout(codex, lines)
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    plan = store.backfill_plan(claude=str(claude), codex=str(codex))
+    run = store.backfill(claude=str(claude), codex=str(codex))
+    keys = ("sessions", "captured", "updated", "unchanged", "skipped")
+    assert {k: plan[k] for k in keys} == {k: run[k] for k in keys} == {
+        "sessions": 1, "captured": 0, "updated": 0, "unchanged": 0, "skipped": 1}
+    assert [(p["namespace"], p["reasons"]) for p in plan["projects"]] == [
+        (p["namespace"], p["reasons"]) for p in run["projects"]]
+    assert all(p["namespace"] != "2025" for p in run["projects"])   # a year folder is no project
+    again = store.backfill_plan(claude=str(claude), codex=str(codex))
+    assert again["unchanged"] == 1 and store.backfill(claude=str(claude), codex=str(codex))["unchanged"] == 1
+
+
+def test_dry_run_of_a_session_with_a_request_deep_in_a_large_file_still_counts_it(store, tmp_path):
+    claude, codex = tmp_path / "claude", tmp_path / "codex"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    session = ClaudeSession("late", str(notes), "2026-10-01")
+    for n in range(300):
+        session.say(f"Thinking step {n} " + "about nothing in particular " * 40)
+    session.user("Rename the export script to dump.py")
+    session.write(claude_path(claude, str(notes), "late"))
+    plan = store.backfill_plan(claude=str(claude), codex=str(codex))
+    assert plan["captured"] == 1 and plan["skipped"] == 0
+    assert store.backfill(claude=str(claude), codex=str(codex))["captured"] == 1
+
+
+def test_dry_run_with_capture_switched_off_is_refused_like_the_run(tmp_path, db_path):
+    from supermemory.config import Config
+    from supermemory.errors import InvalidInputError
+
+    config = Config(home=tmp_path / "smhome", settings={"capture": {"enabled": False}})
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj") as store:
+        for call in (store.backfill, store.backfill_plan):
+            with pytest.raises(InvalidInputError, match="capture is switched off"):
+                call(claude=str(tmp_path), codex=str(tmp_path))
