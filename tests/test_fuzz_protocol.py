@@ -147,12 +147,26 @@ def _depth(text: str) -> int:
     return deepest
 
 
+def _head_id(frame: bytes):
+    """A request id the frame's first FRAME_LIMIT bytes hold at the top level beside a method, else None."""
+    try:
+        message = json.loads(frame.decode("utf-8"), parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        return None
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        return None
+    return request_id
+
+
 def expected_reply(frame: bytes):
     """What JSON-RPC 2.0 requires for this frame: "none", "null" (one error, null id), ("id", value),
     or ("id-or-null", value) for nesting so deep that a parser may refuse it before seeing the id.
     """
-    if len(frame) + 1 > FRAME_LIMIT:
-        return "null"
+    if len(frame) + 1 > FRAME_LIMIT:   # refused unread; the id comes from the head when it shows one
+        return ("id-or-null", _head_id(frame)) if _head_id(frame) is not None else "null"
     try:
         decoded = frame.decode("utf-8")
     except UnicodeDecodeError:

@@ -732,7 +732,7 @@ def test_a_10_mb_argument_is_refused_by_the_frame_limit_and_the_server_continues
     huge = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "memory_remember", "arguments": {"content": "x" * (10 * 1024 * 1024)}}}
     responses = run([huge, PING], store)
-    assert responses[0]["id"] is None
+    assert responses[0]["id"] == 1   # read from the frame's head: the caller gets its answer
     assert responses[0]["error"]["code"] == INVALID_REQUEST
     assert "mcp.max_frame_bytes" in responses[0]["error"]["message"]
     assert_still_serving(responses)

@@ -60,10 +60,58 @@ def error_response(request_id: Any, code: int, message: str, data: Any = None) -
 
 
 class Oversize:
-    """Marker for a frame longer than the limit (its bytes were discarded)."""
+    """A frame longer than the limit (its bytes were discarded).
+
+    :param request_id: the request's id when the kept head of the frame shows it at the top level next to a
+        `method` (clients write `jsonrpc`, `id`, `method` before `params`), so the refusal reaches the caller
+        that waits for it; None when the head does not say.
+    """
+
+    def __init__(self, request_id: Any = None):
+        self.request_id = request_id
 
 
-OVERSIZE = Oversize()
+_WHITESPACE = " \t\n\r"
+
+
+def head_request_id(head: bytes) -> Any:
+    """The id of a request whose frame was cut at the limit, read from the top-level members of its head.
+
+    Members are read in order until one is cut off or malformed; the id counts only when it is a valid id
+    and a string `method` was read too (a client's response or a bare object gets None).
+    """
+    text = head.decode("utf-8", "replace")
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    pos = len(text) - len(text.lstrip(_WHITESPACE))
+    if not text.startswith("{", pos):
+        return None
+    members: dict[str, Any] = {}
+    pos += 1
+    try:
+        while True:
+            while pos < len(text) and text[pos] in _WHITESPACE:
+                pos += 1
+            key, pos = decoder.raw_decode(text, pos)
+            while pos < len(text) and text[pos] in _WHITESPACE:
+                pos += 1
+            if not isinstance(key, str) or not text.startswith(":", pos):
+                break
+            pos += 1
+            while pos < len(text) and text[pos] in _WHITESPACE:
+                pos += 1
+            value, pos = decoder.raw_decode(text, pos)
+            members[key] = value
+            while pos < len(text) and text[pos] in _WHITESPACE:
+                pos += 1
+            if not text.startswith(",", pos):
+                break
+            pos += 1
+    except (ValueError, RecursionError):
+        pass   # the member the limit cut off (or a malformed one): what came before it stands
+    request_id = members.get("id")
+    if isinstance(members.get("method"), str) and valid_id(request_id):
+        return request_id
+    return None
 
 
 def read_frames(stream, limit: int) -> Iterator[bytes | Oversize]:
@@ -77,13 +125,15 @@ def read_frames(stream, limit: int) -> Iterator[bytes | Oversize]:
         if line.endswith(b"\n") or len(line) <= limit:
             yield line
             continue
+        request_id = head_request_id(line)
+        del line
         while True:
             rest = stream.readline(_DISCARD_CHUNK)
             if isinstance(rest, str):
                 rest = rest.encode("utf-8", "surrogatepass")
             if not rest or rest.endswith(b"\n"):
                 break
-        yield OVERSIZE
+        yield Oversize(request_id)
 
 
 def encode(message: dict) -> bytes:

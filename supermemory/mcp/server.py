@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from supermemory.config import Config, load_config
 from supermemory.errors import SupermemoryError
-from supermemory.mcp.protocol import INVALID_REQUEST, OVERSIZE, FrameWriter, error_response, read_frames
+from supermemory.mcp.protocol import INVALID_REQUEST, FrameWriter, Oversize, error_response, read_frames
 from supermemory.mcp.session import Session
 
 logger = logging.getLogger(__name__)
@@ -154,8 +154,9 @@ def serve(stdin=None, stdout=None, *, config: Config | None = None,
                 for response in session.release_held(give_up=True):
                     session.send(response)
                 break
-            if frame is OVERSIZE:
-                session.send(error_response(None, INVALID_REQUEST, f"frame larger than mcp.max_frame_bytes ({limit} bytes)"))
+            if isinstance(frame, Oversize):
+                session.send(error_response(frame.request_id, INVALID_REQUEST,
+                                            f"frame larger than mcp.max_frame_bytes ({limit} bytes)"))
             elif frame is not _QUIET:
                 response = session.handle_frame(frame)
                 if response is not None:
