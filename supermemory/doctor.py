@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
-import os
 import platform
 import sys
 
@@ -120,11 +119,9 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
                 report["integrity"] = dbm.integrity(store.conn)
                 if report["integrity"] != "ok":
                     problems.append(f"database integrity check failed: {report['integrity']}")
-                unwritable = _unwritable(config.db_path)
-                if unwritable:
-                    problems.append(f"the database {config.db_path} is read-only: memories can be read, but nothing "
-                                    f"can be stored (remember, updates, session capture); make it writable "
-                                    f"(chmod u+w {unwritable})")
+                read_only = dbm.read_only_problem(config.db_path)
+                if read_only:
+                    problems.append(read_only)
             finally:
                 store.close()
         except SupermemoryError as exc:
@@ -139,19 +136,6 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
     report["warnings"] = warnings
     report["ok"] = not problems
     return report
-
-
-def _unwritable(db_path) -> str | None:
-    """The database file or WAL sidecar (or, while they do not exist, the folder that gets them) this
-    process cannot write, or None."""
-    for suffix in ("", "-wal", "-shm"):
-        path = f"{db_path}{suffix}"
-        if os.path.exists(path) and not os.access(path, os.W_OK):
-            return path
-    folder = os.path.dirname(str(db_path)) or "."
-    if not all(os.path.exists(f"{db_path}{s}") for s in ("-wal", "-shm")) and not os.access(folder, os.W_OK):
-        return folder
-    return None
 
 
 def _database_line(report: dict) -> str:

@@ -150,7 +150,7 @@ def test_doctor_is_not_ok_when_the_database_cannot_be_written(home, monkeypatch)
     with MemoryStore(config.db_path, config=config, embedder=HashProvider(), namespace="proj") as store:
         store.remember("Deploys go through blue-green", kind="decision", create_namespace=True)
     real_access = os.access
-    monkeypatch.setattr(doctor.os, "access", lambda path, mode, **kw: False if str(path) == str(config.db_path)
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if str(path) == str(config.db_path)
                         and mode & os.W_OK else real_access(path, mode, **kw))
     report = doctor.run_checks(config)
     assert report["ok"] is False and report["memories"] == 1

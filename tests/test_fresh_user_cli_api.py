@@ -108,3 +108,77 @@ def test_dry_run_with_capture_switched_off_is_refused_like_the_run(tmp_path, db_
         for call in (store.backfill, store.backfill_plan):
             with pytest.raises(InvalidInputError, match="capture is switched off"):
                 call(claude=str(tmp_path), codex=str(tmp_path))
+
+
+# --- a data folder this process cannot write: reads work, writes say why ----------------------------------
+
+@pytest.fixture
+def deny_writes(monkeypatch):
+    """os.access answers 'not writable' for the data folder and what is in it (as chmod -R a-w does for a
+    normal user; root ignores the mode bits, so the suite patches the check instead)."""
+    real_access = os.access
+
+    def deny(folder: Path) -> None:
+        def access(path, mode, **kw):
+            if mode & os.W_OK and str(path).startswith(str(folder)):
+                return False
+            return real_access(path, mode, **kw)
+        monkeypatch.setattr(os, "access", access)
+    return deny
+
+
+def _seeded_home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "smhome"
+    monkeypatch.setenv("SUPERMEMORY_HOME", str(home))
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    monkeypatch.chdir(tmp_path)
+    for text in ("The staging proxy listens on port 8443", "Release notes live in docs/CHANGES.md"):
+        assert main(["remember", text, "--namespace", "global"]) == 0
+    return home
+
+
+def test_a_read_only_data_folder_still_answers_list_get_recall_and_history(tmp_path, monkeypatch, capsys,
+                                                                            deny_writes):
+    home = _seeded_home(tmp_path, monkeypatch)
+    capsys.readouterr()
+    before = sorted(p.name for p in home.iterdir())
+    deny_writes(home)
+    assert main(["list"]) == 0 and "staging proxy" in capsys.readouterr().out
+    assert main(["get", "M1"]) == 0 and "port 8443" in capsys.readouterr().out
+    assert main(["history", "M2"]) == 0 and "CHANGES.md" in capsys.readouterr().out
+    assert main(["recall", "which port does the staging proxy listen on", "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["results"][0]["id"] == "M1" and out.err == ""   # no write warning: nothing to say
+    for args in (["remember", "A third memory"], ["forget", "M1"], ["update", "M1", "--content", "port 9443"]):
+        assert main(args) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: nothing was written: the database {home / 'memory.db'} is read-only"), err
+        assert f"chmod u+w {home}" in err
+    assert sorted(p.name for p in home.iterdir()) == before    # no -shm / -wal left behind
+    monkeypatch.undo()
+    with MemoryStore(home / "memory.db") as store:
+        assert store.stats(namespace="*")["memories"] == 2
+        assert store.get("M1", namespace="*")["memories"][0]["recall_count"] == 0
+
+
+def test_a_read_only_open_reads_the_writes_still_waiting_in_the_wal(tmp_path, monkeypatch, deny_writes):
+    from supermemory.errors import StorageError
+    from supermemory.store import db as dbm
+
+    home = _seeded_home(tmp_path, monkeypatch)
+    db = home / "memory.db"
+    holder = dbm.connect(str(db), dbm.choose_driver(None))     # another process with the file open
+    holder.execute("PRAGMA wal_autocheckpoint = 0")
+    holder.execute("SELECT count(*) FROM memories").fetchone()
+    try:
+        with MemoryStore(db) as writer:
+            late = writer.remember("Written last, still only in the WAL", namespace="global")["id"]
+        assert os.path.getsize(f"{db}-wal") > 0
+        deny_writes(home)
+        with MemoryStore(db, namespace="global") as reader:
+            assert reader.context.readonly
+            assert reader.get(late)["memories"][0]["body"] == "Written last, still only in the WAL"
+            with pytest.raises(StorageError, match="nothing was written: the database .* is read-only"):
+                reader.remember("refused")
+    finally:
+        holder.close()

@@ -29,7 +29,8 @@ class StoreContext:
         self.config = config
         self.path = str(path) if path is not None else str(config.db_path)
         self.driver = dbm.choose_driver(driver, vectors=vectors)
-        self.conn = dbm.connect(self.path, self.driver)
+        self.readonly = dbm.opens_read_only(self.path)   # reads work, writes say which chmod they need
+        self.conn = dbm.connect(self.path, self.driver, readonly=self.readonly)
         self.clock = clock
         self.namespace = normalize_namespace(namespace or config.default_namespace(), allow_all=True)
         self.embedder = embedder              # None: resolved on first use

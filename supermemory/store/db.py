@@ -153,9 +153,61 @@ def _secure_file(path: Path) -> None:
         os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) & 0o600)
 
 
+def unwritable(db_path) -> list[str]:
+    """The database file and WAL sidecars (and, while they do not exist, the folder that gets them) this
+    process cannot write."""
+    found = [f"{db_path}{suffix}" for suffix in ("", "-wal", "-shm")
+             if os.path.exists(f"{db_path}{suffix}") and not os.access(f"{db_path}{suffix}", os.W_OK)]
+    folder = os.path.dirname(str(db_path)) or "."
+    if not all(os.path.exists(f"{db_path}{s}") for s in ("-wal", "-shm")) and not os.access(folder, os.W_OK):
+        found.append(folder)
+    return found
+
+
+def read_only_problem(db_path) -> str | None:
+    """What to tell a user whose database this process cannot write (None when it can)."""
+    blockers = unwritable(db_path)
+    if not blockers:
+        return None
+    return (f"the database {db_path} is read-only: memories can be read, but nothing can be stored (remember, "
+            f"updates, session capture); make it writable (chmod u+w {' '.join(blockers)})")
+
+
+def opens_read_only(path: str | os.PathLike) -> bool:
+    """Whether `connect` should open this database read-only: it holds data and this process cannot write
+    the file, its WAL sidecars or the folder that must hold them (chmod a-w, a read-only mount)."""
+    if str(path) == ":memory:":
+        return False
+    try:
+        return os.path.getsize(path) > 0 and bool(unwritable(path))
+    except OSError:
+        return False
+
+
+def _read_only_uri(path: Path) -> str:
+    """`mode=ro` while both WAL sidecars exist (SQLite reads the WAL under its locks; a writer may be at
+    work). Without them and with no committed frames waiting in a WAL, `immutable=1`: the file is the
+    whole database and nothing can change it, so SQLite needs no -shm (which it could not create in a
+    read-only folder, and would leave behind read-only in a writable one)."""
+    uri = path.as_uri() + "?mode=ro"
+    if os.path.exists(f"{path}-shm") and os.path.exists(f"{path}-wal"):
+        return uri
+    return uri if _wal_waiting(path) else uri + "&immutable=1"   # waiting writes: SQLite must build a -shm
+
+
+def _wal_waiting(path) -> bool:
+    """Whether a WAL file with frames sits beside the database (committed writes not yet checkpointed)."""
+    try:
+        return os.path.getsize(f"{path}-wal") > 0
+    except OSError:
+        return False
+
+
 def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
     """Open a connection in autocommit mode with WAL, a 30 s busy timeout and sqlite-vec.
 
+    :param readonly: open for reading only (`opens_read_only`): every write then fails, and `write_txn`
+        says which file or folder to make writable.
     Raises:
         StorageError: the file cannot be opened or is not a database.
     """
@@ -164,8 +216,7 @@ def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
         if not memory and not readonly:
             _secure_file(Path(path))
         if readonly and not memory:
-            target = Path(path).resolve().as_uri() + "?mode=ro"
-            conn = driver.module.connect(target, uri=True, isolation_level=None,
+            conn = driver.module.connect(_read_only_uri(Path(path).resolve()), uri=True, isolation_level=None,
                                          check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
         else:
             conn = driver.module.connect(str(path), isolation_level=None,
@@ -185,7 +236,12 @@ def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
     except driver.Error as exc:
         conn.close()
         folder = os.path.dirname(os.path.abspath(path))
-        if not os.access(folder, os.W_OK | os.X_OK):
+        if readonly and _wal_waiting(path):
+            raise StorageError(
+                f"{path}-wal holds writes not yet folded into {path}, and SQLite can read them only by creating "
+                f"{path}-shm, which the read-only folder {folder} refuses ({exc}); make the folder writable "
+                "(chmod u+w) and run any supermemory command once") from exc
+        if not readonly and not os.access(folder, os.W_OK | os.X_OK):
             raise StorageError(f"the data folder {folder} is not writable ({exc}); make it writable "
                                f"(chmod u+w) or point SUPERMEMORY_HOME at one that is") from exc
         raise StorageError(
@@ -206,13 +262,13 @@ def write_txn(conn, driver: Driver) -> Iterator[None]:
     try:
         conn.execute("BEGIN IMMEDIATE")
     except driver.Error as exc:
-        raise StorageError(f"database is busy or read-only: {exc}") from exc
+        raise StorageError(_read_only(conn, exc) or f"database is busy or read-only: {exc}") from exc
     try:
         yield
     except driver.Error as exc:  # e.g. SQLITE_FULL mid-write: a StorageError, never a raw driver error
         with contextlib.suppress(Exception):
             conn.execute("ROLLBACK")
-        raise StorageError(_write_failed(exc)) from exc
+        raise StorageError(_write_failed(exc, conn)) from exc
     except BaseException:
         with contextlib.suppress(Exception):
             conn.execute("ROLLBACK")
@@ -222,10 +278,25 @@ def write_txn(conn, driver: Driver) -> Iterator[None]:
     except driver.Error as exc:
         with contextlib.suppress(Exception):
             conn.execute("ROLLBACK")
-        raise StorageError(f"commit failed: {_write_failed(exc)}") from exc
+        raise StorageError(f"commit failed: {_write_failed(exc, conn)}") from exc
 
 
-def _write_failed(exc: BaseException) -> str:
+def _read_only(conn, exc: BaseException) -> str | None:
+    """'nothing was written: the database X is read-only …' when `exc` is SQLite refusing a write to a
+    read-only file, folder or connection (None for any other error)."""
+    if "readonly" not in str(exc).lower().replace("-", "").replace(" ", ""):
+        return None
+    try:
+        path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+    except Exception:  # noqa: BLE001 - only the message is at stake
+        path = ""
+    problem = (read_only_problem(path) if path else None) or f"the database {path} is read-only ({exc})"
+    return f"nothing was written: {problem}"
+
+
+def _write_failed(exc: BaseException, conn=None) -> str:
+    if conn is not None and (read_only := _read_only(conn, exc)):
+        return read_only
     if "full" in str(exc).lower():
         return (f"the disk is full (or the database reached its size limit): {exc}; nothing was written. "
                 "Free some disk space and try again")

@@ -68,6 +68,8 @@ def _check_pin(ctx: StoreContext, provider) -> None:
     fingerprint = provider.fingerprint()
     pinned = pinned_model(ctx)
     if pinned is None:
+        if ctx.readonly:   # pinned by the first write, which a read-only store cannot make
+            return
         with ctx.txn():
             if pinned_model(ctx) is None:
                 dbm.set_meta(ctx.conn, "embedder", json.dumps(fingerprint, sort_keys=True))
@@ -80,6 +82,8 @@ def _check_pin(ctx: StoreContext, provider) -> None:
             f"({pinned.get('dimensions')}-d, checksum {str(pinned.get('checksum'))[:12]}) but the configured "
             f"one is {fingerprint['provider']}/{fingerprint['model']} ({fingerprint['dimensions']}-d, checksum "
             f"{str(fingerprint['checksum'])[:12]}); run `supermemory reindex` to re-embed every memory")
+    if ctx.readonly:   # the vector index cannot be built or refreshed: search reads the vectors table
+        return
     if ctx.driver.vec and not dbm.vec_table_exists(ctx.conn):
         with ctx.txn():
             dbm.create_vec_table(ctx.conn, fingerprint["dimensions"])

@@ -14,7 +14,9 @@ def record_recall(ctx: StoreContext, *, query: str, namespaces: list[str] | None
                   touch: bool, counted_ids: Sequence[int] | None = None) -> None:
     """One recall's trace (inside a write transaction): the recall counters of the returned memories, or of
     `counted_ids` when given (when `touch`), and a search-log row (when `search_log.enabled`), capped at
-    `search_log.max_rows`."""
+    `search_log.max_rows`. A read-only store (`StoreContext.readonly`) keeps no trace: its reads stay quiet."""
+    if ctx.readonly:
+        return
     counted = list(hit_ids if counted_ids is None else counted_ids)
     if touch and counted:
         marks = ",".join("?" * len(counted))
