@@ -57,3 +57,95 @@ def test_a_request_over_the_frame_limit_is_refused_under_its_own_id(tmp_path, re
 ])
 def test_the_id_of_a_cut_frame_is_read_only_from_its_top_level(head, expected):
     assert head_request_id(head) == expected
+
+
+# --- cancellation -----------------------------------------------------------------------------------
+
+INIT_WITH_ROOTS = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {"listChanged": True}},
+                              "clientInfo": {"name": "claude-code", "version": "2.0"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _remember(request_id, text: str) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": "memory_remember", "arguments": {"content": text}}}
+
+
+def _cancel(request_id) -> dict:
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+
+
+@pytest.fixture
+def hash_store(tmp_path):
+    from supermemory.core import MemoryStore
+    from supermemory.embed import HashProvider
+
+    config = Config(home=tmp_path, settings=DEFAULTS)
+    store = MemoryStore(tmp_path / "m.db", config=config, embedder=HashProvider(), namespace="proj")
+    yield store
+    store.close()
+
+
+def _run_with(store, frames: list[dict]) -> list[dict]:
+    out = io.BytesIO()
+    data = b"".join(_frame(frame) + b"\n" for frame in frames)
+    assert serve(io.BytesIO(data), out, config=store.config, store_factory=lambda namespace: store) == 0
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_a_tool_call_cancelled_while_it_waits_for_the_roots_is_never_run(hash_store):
+    """Found by hand: the client offered roots, sent memory_remember, then notifications/cancelled for it (the
+    user pressed Esc); the call waited its 2 s for roots/list, then wrote the memory and answered anyway."""
+    responses = _run_with(hash_store, [INIT_WITH_ROOTS, INITIALIZED, _remember(5, "the user cancelled this write"),
+                                       _cancel(5), _remember(6, "this one stands"), PING])
+    answered = [r.get("id") for r in responses if "method" not in r]
+    assert 5 not in answered and 6 in answered and "after" in answered
+    assert [item["title"] for item in hash_store.list()["items"]] == ["this one stands"]
+
+
+def test_a_request_cancelled_while_queued_behind_a_slow_call_is_not_run(hash_store, monkeypatch):
+    """The reader notes a cancellation as soon as it reads it; the loop, busy with a slow call meanwhile, then
+    drops the request it names instead of running it."""
+    import threading
+
+    from supermemory.mcp.session import Session
+
+    noted = threading.Event()
+    note = Session.note_cancellation
+
+    def noting(self, frame):
+        note(self, frame)
+        if b"notifications/cancelled" in frame:
+            noted.set()
+
+    monkeypatch.setattr(Session, "note_cancellation", noting)
+    stats = hash_store.stats
+
+    def slow_stats(**kwargs):
+        assert noted.wait(10), "the reader never saw the cancellation"
+        return stats(**kwargs)
+
+    monkeypatch.setattr(hash_store, "stats", slow_stats)
+    slow = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_stats", "arguments": {}}}
+    responses = _run_with(hash_store, [slow, _remember(2, "cancelled while queued"), _cancel(2), PING])
+    assert [r["id"] for r in responses] == [1, "after"]
+    assert hash_store.list()["total"] == 0
+
+
+def test_a_cancellation_only_reaches_requests_sent_before_it(hash_store):
+    """A cancellation the loop has passed (of an id never sent, or already answered) does not swallow a later
+    request that uses the id; frames are fed one at a time as the reader and then the loop see them."""
+    from supermemory.mcp.session import Session
+
+    session = Session(hash_store.config, store_factory=lambda namespace: hash_store)
+    answered = []
+    for message in [_cancel(3), _remember(3, "sent after its id was cancelled"), _remember(4, "answered first"),
+                    _cancel(4), _remember(4, "reused id"), PING]:
+        frame = _frame(message)
+        session.note_cancellation(frame)
+        response = session.handle_frame(frame)
+        if response is not None:
+            answered.append(response["id"])
+    assert answered == [3, 4, 4, "after"]
+    assert hash_store.list()["total"] == 3

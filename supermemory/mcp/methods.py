@@ -9,7 +9,7 @@ from supermemory import __version__
 from supermemory.errors import SupermemoryError, did_you_mean
 from supermemory.mcp.fitting import fit_any
 from supermemory.mcp.protocol import (INVALID_PARAMS, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
-                                      TOOL_ARGUMENT_ERRORS_SINCE, JsonRpcError)
+                                      TOOL_ARGUMENT_ERRORS_SINCE, JsonRpcError, valid_id)
 from supermemory.mcp.tools import TOOLS, TOOLS_BY_NAME
 from supermemory.mcp.validation import validate
 from supermemory.render import fit_bytes
@@ -110,7 +110,10 @@ def _roots_changed(session, params: dict) -> dict:
     return {}
 
 
-def _ignore(session, params: dict) -> dict:
+def _cancelled(session, params: dict) -> dict:
+    request_id = params.get("requestId")
+    if valid_id(request_id):
+        session.cancelled(request_id)
     return {}
 
 
@@ -181,6 +184,6 @@ HANDLERS: dict[str, Handler] = {
     "tools/list": _tools_list,
     "tools/call": _tools_call,
     "notifications/initialized": _initialized,
-    "notifications/cancelled": _ignore,
+    "notifications/cancelled": _cancelled,
     "notifications/roots/list_changed": _roots_changed,
 }

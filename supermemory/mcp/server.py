@@ -85,13 +85,16 @@ class _FrameReader:
     """The client's frames, read on a thread of their own so the loop can stop waiting when nothing comes: a tool
     call held for the workspace roots must run once its wait is over, even if the client sends nothing more."""
 
-    def __init__(self, stream, limit: int):
+    def __init__(self, stream, limit: int, watch: Callable[[bytes], None] = lambda frame: None):
         self._frames: queue.Queue = queue.Queue(maxsize=16)   # backpressure: a fast client waits, memory stays flat
+        self._watch = watch   # sees each frame as it is read (cancellations must not wait their turn)
         threading.Thread(target=self._read, args=(stream, limit), name="supermemory-stdin", daemon=True).start()
 
     def _read(self, stream, limit: int) -> None:
         try:
             for frame in read_frames(stream, limit):
+                if isinstance(frame, bytes):
+                    self._watch(frame)
                 self._frames.put(frame)
         except Exception as exc:  # noqa: BLE001 - handed to the loop, which ends the session as it did before
             self._frames.put(exc)
@@ -146,7 +149,7 @@ def serve(stdin=None, stdout=None, *, config: Config | None = None,
             except (ValueError, OSError):
                 pass
         _watch_parent(stop)
-    frames = _FrameReader(inp, limit)
+    frames = _FrameReader(inp, limit, session.note_cancellation)
     try:
         while True:
             frame = frames.next(session.roots_wait())

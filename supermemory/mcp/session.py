@@ -22,6 +22,9 @@ logger = logging.getLogger(__name__)
 # (then runs in the launch directory's namespace): its workspace root decides where a memory is written and read.
 ROOTS_WAIT_SECONDS = 2.0
 WAITS_FOR_ROOTS = ("tools/call",)
+CANCELLED = "notifications/cancelled"
+CANCELLABLE = ("tools/call",)   # what a cancellation can stop before it runs (the rest answer at once, cheaply)
+_CANCEL_FRAME_MAX = 4096   # a cancellation is a few hundred bytes; longer frames are not looked into early
 
 
 def _path_from_uri(uri: str) -> str | None:
@@ -63,6 +66,10 @@ class Session:
         self._roots_deadline: float | None = None   # monotonic time until which tool calls wait for roots
         self._held: list[dict] = []                 # tool calls waiting for the roots answer, in arrival order
         self.warmup_thread: threading.Thread | None = None
+        # ids named by cancellations the reader has read but the loop has not reached: requests before them still
+        # waiting (queued behind a slow call, or held for the roots) are dropped unanswered
+        self._cancels: set = set()
+        self._cancels_lock = threading.Lock()
 
     # namespace and store
 
@@ -190,6 +197,35 @@ class Session:
         held, self._held = self._held, []
         return [r for r in (self.handle_message(m) for m in held) if r is not None]
 
+    # cancellation
+
+    def note_cancellation(self, frame: bytes) -> None:
+        """Called by the frame reader for every frame as it is read, so a cancellation is known before the loop
+        reaches the request it cancels (MCP: the receiver should stop processing it and not answer it)."""
+        if len(frame) > _CANCEL_FRAME_MAX or CANCELLED.encode() not in frame:
+            return
+        try:
+            request_id = cancel_target(loads(frame.decode("utf-8")))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return
+        if request_id is not None:
+            with self._cancels_lock:
+                self._cancels.add(request_id)
+
+    def cancelled(self, request_id: Any) -> None:
+        """The loop reached the cancellation of `request_id`: a tool call held with that id is dropped, and the
+        note is done with (every request before the cancellation has been dispatched or dropped by now)."""
+        with self._cancels_lock:
+            self._cancels.discard(request_id)
+        kept = [message for message in self._held if message.get("id") != request_id]
+        if len(kept) < len(self._held):
+            logger.info("request %r: cancelled by the client while it waited for the roots; not run", request_id)
+        self._held = kept
+
+    def _cancelled_ahead(self, request_id: Any) -> bool:
+        with self._cancels_lock:
+            return request_id in self._cancels
+
     # incoming traffic
 
     def handle_frame(self, frame: bytes) -> dict | None:
@@ -230,6 +266,9 @@ class Session:
             params = {}
         if not isinstance(params, dict):
             return None if notification else error_response(request_id, INVALID_PARAMS, "params must be an object")
+        if not notification and method in CANCELLABLE and self._cancelled_ahead(request_id):
+            logger.info("request %r: cancelled by the client before it ran; not run, not answered", request_id)
+            return None
         if method in WAITS_FOR_ROOTS and not notification and self._roots_deadline is not None:
             self._held.append(message)   # answered by release_held, once the roots say which namespace
             return None
@@ -249,6 +288,17 @@ class Session:
         if notification:
             return None
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def cancel_target(message: Any) -> Any:
+    """The request id a message cancels, when it is a cancellation `handle_message` hands to its handler."""
+    if not isinstance(message, dict) or "id" in message or message.get("jsonrpc") != "2.0":
+        return None
+    params = message.get("params")
+    if message.get("method") != CANCELLED or not isinstance(params, dict):
+        return None
+    request_id = params.get("requestId")
+    return request_id if valid_id(request_id) else None
 
 
 def _warm(load: Callable[[], None]) -> None:
