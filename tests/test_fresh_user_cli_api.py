@@ -182,3 +182,25 @@ def test_a_read_only_open_reads_the_writes_still_waiting_in_the_wal(tmp_path, mo
                 reader.remember("refused")
     finally:
         holder.close()
+
+
+def test_a_write_that_waits_out_another_writers_lock_says_so_and_names_the_file(tmp_path, monkeypatch, capsys):
+    from supermemory.errors import StorageError
+    from supermemory.store import db as dbm
+
+    home = _seeded_home(tmp_path, monkeypatch)
+    holder = dbm.connect(str(home / "memory.db"), dbm.choose_driver(None))
+    holder.execute("BEGIN EXCLUSIVE")      # another process in the middle of a long write
+    try:
+        with MemoryStore(home / "memory.db") as store:
+            store.conn.execute("PRAGMA busy_timeout = 20")   # not 30 s in a test
+            assert store.list(namespace="*")["total"] == 2   # reads are not blocked (WAL)
+            with pytest.raises(StorageError) as raised:
+                store.remember("Written while another process holds the lock", namespace="global")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    message = str(raised.value)
+    assert message.startswith(f"nothing was written: the database {home / 'memory.db'} is locked by another "
+                              "process"), message
+    assert "try again" in message

@@ -262,7 +262,7 @@ def write_txn(conn, driver: Driver) -> Iterator[None]:
     try:
         conn.execute("BEGIN IMMEDIATE")
     except driver.Error as exc:
-        raise StorageError(_read_only(conn, exc) or f"database is busy or read-only: {exc}") from exc
+        raise StorageError(_write_failed(exc, conn)) from exc
     try:
         yield
     except driver.Error as exc:  # e.g. SQLITE_FULL mid-write: a StorageError, never a raw driver error
@@ -281,23 +281,29 @@ def write_txn(conn, driver: Driver) -> Iterator[None]:
         raise StorageError(f"commit failed: {_write_failed(exc, conn)}") from exc
 
 
-def _read_only(conn, exc: BaseException) -> str | None:
-    """'nothing was written: the database X is read-only …' when `exc` is SQLite refusing a write to a
-    read-only file, folder or connection (None for any other error)."""
-    if "readonly" not in str(exc).lower().replace("-", "").replace(" ", ""):
-        return None
+def _db_file(conn) -> str:
     try:
-        path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
-    except Exception:  # noqa: BLE001 - only the message is at stake
-        path = ""
-    problem = (read_only_problem(path) if path else None) or f"the database {path} is read-only ({exc})"
-    return f"nothing was written: {problem}"
+        return next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "") or ":memory:"
+    except Exception:  # noqa: BLE001 - only a message is at stake
+        return ""
 
 
-def _write_failed(exc: BaseException, conn=None) -> str:
-    if conn is not None and (read_only := _read_only(conn, exc)):
-        return read_only
-    if "full" in str(exc).lower():
+def _write_failed(exc: BaseException, conn) -> str:
+    """What a failed write says: the database is read-only (which file or folder to make writable), locked
+    by another writer past the busy timeout, the disk is full, or SQLite's own words."""
+    text = str(exc).lower()
+    if "readonly" in text.replace("-", "").replace(" ", ""):
+        path = _db_file(conn)
+        return "nothing was written: " + ((read_only_problem(path) if path != ":memory:" else None)
+                                          or f"the database {path} is read-only ({exc})")
+    if "locked" in text or "busy" in text:
+        try:
+            waited = f" (waited {conn.execute('PRAGMA busy_timeout').fetchone()[0] / 1000:g} s)"
+        except Exception:  # noqa: BLE001 - only a message is at stake
+            waited = ""
+        return (f"nothing was written: the database {_db_file(conn)} is locked by another process that is "
+                f"writing{waited}: {exc}; try again (`fuser` names the process holding it)")
+    if "full" in text:
         return (f"the disk is full (or the database reached its size limit): {exc}; nothing was written. "
                 "Free some disk space and try again")
     return f"database write failed and was rolled back: {exc}"
