@@ -39,6 +39,9 @@ logger = logging.getLogger(__name__)
 EVENTS = ("session-start", "pre-compact", "session-end", "stop")
 PLATFORMS = ("claude-code", "codex")
 DEFAULT_BUDGET = 2.0
+# Payloads are small, but some carry text: Codex's Stop sends the last assistant message, Claude Code's
+# UserPromptSubmit the prompt (a pasted log). Past this the payload cannot be parsed and defaults are used.
+MAX_PAYLOAD = 64 * 1024 * 1024   # characters read from stdin (bytes when it is binary)
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _OUTPUT_LOCK = threading.Lock()
@@ -63,13 +66,17 @@ def _read_payload(stream) -> dict:
     except (AttributeError, ValueError, OSError):
         pass
     try:
-        raw = stream.read(4 * 1024 * 1024)
+        raw = stream.read(MAX_PAYLOAD + 1)
     except Exception as exc:  # noqa: BLE001 - closed, binary garbage, decode errors: all "no payload"
         sys.stderr.write(f"supermemory hook: cannot read stdin ({type(exc).__name__}); continuing with defaults\n")
         return {}
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8", "replace")
     if not isinstance(raw, str) or not raw.strip():
+        return {}
+    if len(raw) > MAX_PAYLOAD:
+        sys.stderr.write(f"supermemory hook: stdin payload larger than {MAX_PAYLOAD // (1024 * 1024)} MB; "
+                         "continuing with defaults\n")
         return {}
     try:
         data = json.loads(raw)

@@ -149,3 +149,28 @@ def test_a_cancellation_only_reaches_requests_sent_before_it(hash_store):
             answered.append(response["id"])
     assert answered == [3, 4, 4, "after"]
     assert hash_store.list()["total"] == 3
+
+
+# --- hooks ------------------------------------------------------------------------------------------
+
+def test_a_stop_payload_over_4_mb_is_still_read(capsys):
+    """Found by hand: a Codex Stop payload whose last_assistant_message was 5 MB was cut at 4 MB, reported as
+    'stdin was not JSON', and the turn was captured with defaults (no session id, no transcript)."""
+    from supermemory import hooks
+
+    payload = {"session_id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "transcript_path": None, "cwd": "/tmp/x",
+               "hook_event_name": "Stop", "last_assistant_message": "y" * (5 * 1024 * 1024)}
+    read = hooks._read_payload(io.StringIO(json.dumps(payload)))
+    assert read["session_id"] == payload["session_id"]
+    assert "not JSON" not in capsys.readouterr().err
+
+
+def test_a_payload_over_the_limit_says_so_instead_of_not_json(capsys, monkeypatch):
+    from supermemory import hooks
+
+    monkeypatch.setattr(hooks, "MAX_PAYLOAD", 1000)
+    assert hooks._read_payload(io.StringIO(json.dumps({"cwd": "/x", "text": "y" * 2000}))) == {}
+    err = capsys.readouterr().err
+    assert "larger than" in err and "not JSON" not in err
+    assert hooks._read_payload(io.StringIO(json.dumps({"cwd": "/x", "text": "y" * 900}))) == {"cwd": "/x",
+                                                                                              "text": "y" * 900}
