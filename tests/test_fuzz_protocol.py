@@ -148,9 +148,10 @@ def _depth(text: str) -> int:
 
 
 def _head_id(frame: bytes):
-    """A request id the frame's first FRAME_LIMIT bytes hold at the top level beside a method, else None."""
+    """A request id the frame's first FRAME_LIMIT bytes hold at the top level beside a method, else None (bytes
+    that are not UTF-8 read as U+FFFD, as the server reads the head of a frame it refuses)."""
     try:
-        message = json.loads(frame.decode("utf-8"), parse_constant=_reject_constant)
+        message = json.loads(frame.decode("utf-8", "replace"), parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         return None
     if not isinstance(message, dict) or not isinstance(message.get("method"), str):
@@ -217,6 +218,8 @@ def _exchange(server: McpClient, frame: bytes, sentinel: str) -> list[dict]:
         message = json.loads(line)
         assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", message
         if "method" in message:  # a request from the server (roots/list): not an answer
+            if "id" in message:   # answered as a client does, or tool calls wait 2 s for it and answer late
+                server.send_raw(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"roots": []}}).encode())
             continue
         if message.get("id") == sentinel:
             assert message == {"jsonrpc": "2.0", "id": sentinel, "result": {}}
