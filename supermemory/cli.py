@@ -287,10 +287,10 @@ def cmd_export(args) -> int:
 
 
 def cmd_import(args) -> int:
+    from supermemory.render import render_import
     with _store(args) as store:
         result = store.import_file(args.file, progress=_progress("importing"))
-    _print_json(result) if args.json else print(
-        f"imported {result['imported']} memories ({result['skipped']} already present)")
+    _print_json(result) if args.json else print(render_import(result))
     return 0
 
 
@@ -548,7 +548,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="output path")
     p.add_argument("--namespace", action="append", help="only this namespace (repeatable; default and '*': all)")
 
-    p = add("import", cmd_import, "import a JSONL export (re-embeds; skips ids already present)", ns=False)
+    p = add("import", cmd_import, "import a JSONL export (re-embeds; skips memories already here; new ids where taken)", ns=False)
     p.add_argument("file", help="input path")
 
     p = add("bench", cmd_bench, "retrieval benchmark (labelled cases or corpus/queries)", json_flag=False, ns=False)

@@ -346,6 +346,16 @@ def render_export(result: dict) -> str:
     return f"Exported to {result['path']}" + (f" ({extra})" if extra else "") + "."
 
 
+def render_import(result: dict) -> str:
+    """An import result: how many memories came in, were here already, and which took new ids."""
+    text = f"imported {result['imported']} memories ({result['skipped']} already present)"
+    moved = result.get("renumbered") or {}
+    if moved:
+        text += ("\nthis store already used their ids for other memories, so they have new ones: "
+                 + ", ".join(f"{old} → {new}" for old, new in moved.items()))
+    return text
+
+
 def fit_bytes(text: str, max_bytes: int, pointer: str = "") -> str:
     """Cut text to a UTF-8 byte budget at a line boundary, adding a pointer to the rest."""
     data = text.encode("utf-8")

@@ -204,3 +204,44 @@ def test_a_write_that_waits_out_another_writers_lock_says_so_and_names_the_file(
     assert message.startswith(f"nothing was written: the database {home / 'memory.db'} is locked by another "
                               "process"), message
     assert "try again" in message
+
+
+# --- import into a store that already holds memories: nothing lost, nothing doubled ------------------------
+
+def _bodies(store) -> list[str]:
+    return sorted(item["summary"] for item in store.list(namespace="*", limit=100)["items"])
+
+
+def test_import_into_a_store_whose_ids_hold_other_memories_keeps_both_under_new_ids(tmp_path):
+    from supermemory.config import Config
+
+    def opened(name):
+        return MemoryStore(tmp_path / name / "memory.db", config=Config(home=tmp_path / name),
+                           embedder=FakeEmbedder(), namespace="global")
+
+    with opened("laptop") as laptop:
+        first = laptop.remember("The API gateway runs on port 8080.")["id"]
+        head = laptop.update(first, content="The API gateway runs on port 9090.")["id"]
+        other = laptop.remember("Deploys happen on Tuesdays.")["id"]
+        laptop.link(other, head, relation="related")
+        laptop.export(tmp_path / "dump.jsonl")
+    with opened("desktop") as desktop:        # used on its own first: its M1, M2 are other memories
+        desktop.remember("The desktop keeps its builds in /srv/builds.")
+        desktop.remember("Use the staging VPN before deploying.")
+        result = desktop.import_file(tmp_path / "dump.jsonl")
+        assert result["imported"] == 2 and result["skipped"] == 0
+        assert _bodies(desktop) == ["Deploys happen on Tuesdays.", "The API gateway runs on port 9090.",
+                                    "The desktop keeps its builds in /srv/builds.",
+                                    "Use the staging VPN before deploying."]
+        renumbered = result["renumbered"]      # only the chain whose ids were taken; M3 was free and kept
+        assert set(renumbered) == {first, head} and set(renumbered.values()).isdisjoint({"M1", "M2", other})
+        assert desktop.get(other)["memories"][0]["body"] == "Deploys happen on Tuesdays."
+        history = desktop.history(renumbered[head])
+        assert [v["body"] for v in history["versions"]] == ["The API gateway runs on port 8080.",
+                                                            "The API gateway runs on port 9090."]
+        graph = desktop.graph(namespace="*")
+        assert {(e["src"], e["dst"], e["relation"]) for e in graph["edges"]} == {
+            (other, renumbered[head], "related")}
+        again = desktop.import_file(tmp_path / "dump.jsonl")          # a second import adds nothing
+        assert again["imported"] == 0 and again["skipped"] == 2
+        assert len(_bodies(desktop)) == 4

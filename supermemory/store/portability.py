@@ -100,15 +100,38 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
     return {"path": str(target), "memories": count}
 
 
+def _same_memory(row: dict | None, v: dict) -> bool:
+    """Whether a stored row is this exported version: same namespace and content (a match on less, e.g. the
+    creation second, could take another store's memory for this one and drop it)."""
+    return row is not None and row["namespace"] == v["namespace"] and row["content_hash"] == _hash(v)
+
+
+def _hash(v: dict) -> str:
+    return rec_.content_hash(v["kind"], v["title"], v["body"])
+
+
+def _present_elsewhere(ctx: StoreContext, v: dict) -> bool:
+    """Whether an earlier import stored this version under another id (same content, namespace, kind, second)."""
+    if v["created_at"] is None:
+        return False
+    return bool(ctx.q("SELECT 1 FROM memories WHERE namespace = ? AND kind = ? AND content_hash = ? "
+                      "AND CAST(created_at AS INTEGER) = ? LIMIT 1",
+                      (v["namespace"], v["kind"], _hash(v), int(v["created_at"]))))
+
+
 def import_file(ctx: StoreContext, path: str | os.PathLike, *,
                 progress: Callable[[int, int], None] | None = None) -> dict:
-    """Import a JSONL export: ids and timestamps preserved, existing ids skipped, re-embedded.
+    """Import a JSONL export: ids and timestamps preserved, re-embedded. A memory already here (the same
+    namespace and content under its id, or imported before under another id) is skipped; a memory whose ids this store already uses for other memories (a store that was used
+    on its own first) is imported under new ids, with its history and links, listed in `renumbered`.
 
+    :returns: {"imported", "skipped", "lines", "renumbered": {old id: new id}}.
     Raises:
         InvalidInputError: a line is not a valid export record (nothing is written then).
     """
     lines = read_jsonl(path)
     todo, skipped = [], 0
+    claimed: set[int] = set()     # ids the lines before this one will write
     limit = int(ctx.config.get("store.max_content_chars"))
     for number, line in enumerate(lines, 1):
         if not isinstance(line, dict) or "id" not in line or "body" not in line:
@@ -121,15 +144,22 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             links = _checked_links(line.get("links"))
         except InvalidInputError as exc:
             raise InvalidInputError(f"{path}:{number}: {exc}") from None
-        if any(ctx.fetch(v["id"]) is not None for v in versions):
+        rows = {v["id"]: ctx.fetch(v["id"]) for v in versions}
+        head = versions[-1]
+        if _same_memory(rows[head["id"]], head) or _present_elsewhere(ctx, head):
             skipped += 1
             continue
+        if any(rows[v["id"]] is not None or v["id"] in claimed for v in versions):
+            versions = [{**v, "new_id": True} for v in versions]   # its ids hold other memories here
+        else:
+            claimed.update(v["id"] for v in versions)
         todo.append((versions, links))
+    todo.sort(key=lambda item: bool(item[0][-1].get("new_id")))   # kept ids first, then the next free ones
     texts, slots = [], []
-    for versions, _ in todo:
-        for version in versions:
+    for c, (versions, _) in enumerate(todo):
+        for n, version in enumerate(versions):
             pieces = writes.chunk_body(ctx, version["body"])
-            slots.append((version["id"], pieces))
+            slots.append(((c, n), pieces))
             texts.extend(embed_text(version["title"], p) for p in pieces)
     try:
         matrix = embedding.embedder(ctx).embed_multi(texts, progress=progress) if texts else None
@@ -137,26 +167,37 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
         logger.warning("importing without vectors: %s", exc)
         matrix = None
     vec_of, offset = {}, 0
-    for vid, pieces in slots:
-        vec_of[vid] = (pieces, matrix[offset:offset + len(pieces)] if matrix is not None else None)
+    for slot, pieces in slots:
+        vec_of[slot] = (pieces, matrix[offset:offset + len(pieces)] if matrix is not None else None)
         offset += len(pieces)
+    renumbered: dict[int, int] = {}
     with ctx.txn():
         if todo:   # exported text is stored as it was: the next maintenance re-redacts it
             ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
-        for versions, links in todo:
-            for version in versions:
-                pieces, vectors = vec_of[version["id"]]
-                _insert_exported(ctx, version, pieces, vectors)
-            head = versions[-1]["id"]
+        for c, (versions, links) in enumerate(todo):
+            fresh = {}
+            for n, version in enumerate(versions):
+                pieces, vectors = vec_of[c, n]
+                fresh[version["id"]] = _insert_exported(ctx, version, pieces, vectors)
+            if versions[-1].get("new_id"):   # root and successor ids point at the new rows
+                renumbered.update(fresh)
+                for version in versions:
+                    ctx.conn.execute("UPDATE memories SET root_id = ?, superseded_by = ? WHERE id = ?",
+                                     (fresh.get(version["root_id"], version["root_id"]),
+                                      fresh.get(version["superseded_by"], version["superseded_by"]),
+                                      fresh[version["id"]]))
+            head = fresh[versions[-1]["id"]]
             if ctx.fetch(head)["deleted_at"] is None:
                 search_index.index_live(ctx, head)
         for versions, links in todo:
+            src = renumbered.get(versions[-1]["id"], versions[-1]["id"])
             for dst, relation, weight, created_at in links:
+                dst = renumbered.get(dst, dst)
                 if ctx.fetch(dst) is not None:
                     ctx.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) "
-                                     "VALUES (?,?,?,?,?)", (versions[-1]["id"], dst, relation, weight,
-                                                            created_at or ctx.clock()))
-    return {"imported": len(todo), "skipped": skipped, "lines": len(lines)}
+                                     "VALUES (?,?,?,?,?)", (src, dst, relation, weight, created_at or ctx.clock()))
+    return {"imported": len(todo), "skipped": skipped, "lines": len(lines),
+            "renumbered": {format_id(old): format_id(new) for old, new in renumbered.items()}}
 
 
 def _time(value: Any, field: str) -> float | None:
@@ -231,10 +272,11 @@ def _checked_links(links: Any) -> list[tuple[int, str, float, float | None]]:
     return out
 
 
-def _insert_exported(ctx: StoreContext, v: dict, pieces: list[str], vectors) -> None:
-    """One checked version (`_checked_version`) as a row; missing times are those of the import."""
+def _insert_exported(ctx: StoreContext, v: dict, pieces: list[str], vectors) -> int:
+    """One checked version (`_checked_version`) as a row (under its id, or the next free one when `new_id`);
+    missing times are those of the import. Returns the row's id."""
     now = v["updated_at"] or ctx.clock()
-    extra = {"id": v["id"], "expires_at": v["expires_at"], "last_recalled_at": v["last_recalled_at"],
+    extra = {"id": None if v.get("new_id") else v["id"], "expires_at": v["expires_at"], "last_recalled_at": v["last_recalled_at"],
              "recall_count": v["recall_count"], "updated_at": now}
     if v["valid_from"] is not None:
         extra["valid_from"] = v["valid_from"]
@@ -247,6 +289,7 @@ def _insert_exported(ctx: StoreContext, v: dict, pieces: list[str], vectors) -> 
     ctx.conn.execute("UPDATE memories SET superseded_by = ?, valid_to = ?, deleted_at = ?, delete_reason = ? "
                      "WHERE id = ?", (v["superseded_by"], v["valid_to"], v["deleted_at"], v["delete_reason"],
                                       memory_id))
+    return memory_id
 
 
 def reembed(ctx: StoreContext, *, progress: Callable[[int, int], None] | None = None) -> dict:
