@@ -86,16 +86,23 @@ async function api(path, params) {
     if (value === null || value === undefined || value === "") continue;
     for (const one of Array.isArray(value) ? value : [value]) url.searchParams.append(key, one);
   }
-  const response = await fetch(url, { headers: { "X-Supermemory-Token": TOKEN } });
-  const data = await response.json();
-  if (!response.ok) throw new Error(data.error || response.statusText);
-  return data;
+  return request(url, { headers: { "X-Supermemory-Token": TOKEN } });
 }
 
 async function post(path, body) {
-  const response = await fetch(path, { method: "POST", body: JSON.stringify(body),
+  return request(path, { method: "POST", body: JSON.stringify(body),
     headers: { "X-Supermemory-Token": TOKEN, "Content-Type": "application/json" } });
-  const data = await response.json();
+}
+
+const UNREACHABLE = "The page's server is not answering: `supermemory ui` was stopped (or its terminal closed). " +
+  "Run `supermemory ui` again and open the new address it prints (each run has its own token).";
+
+async function request(url, init) {
+  // fetch() itself only fails when nothing answers: say so in words, not the browser's "Failed to fetch".
+  let response;
+  try { response = await fetch(url, init); } catch (err) { throw new Error(UNREACHABLE); }
+  let data;
+  try { data = await response.json(); } catch (err) { throw new Error(`the server answered ${response.status} without JSON`); }
   if (!response.ok) throw new Error(data.error || response.statusText);
   return data;
 }
@@ -182,7 +189,12 @@ async function memoriesPage(params) {
     more.disabled = false;
     more.onclick = () => page(data.next_cursor).catch((err) => root.appendChild(problem(err)));
   }
-  await page(null);
+  try {
+    await page(null);
+  } catch (err) {   // e.g. a bad "from": named under the filters, which stay to correct it
+    table.hidden = true;
+    form.after(problem(err));
+  }
 }
 
 // --- Search -------------------------------------------------------------------------------------
@@ -200,7 +212,13 @@ async function searchPage(params) {
   put(root, h("h1", {}, "Search"), form,
     h("p", { class: "muted" }, "The same ranker as the agents' recall; searches from this page are not counted as recalls."));
   if (!params.q) return;
-  const result = await api("/api/search", { q: params.q, namespace: state.namespace, dropped: params.dropped });
+  let result;
+  try {
+    result = await api("/api/search", { q: params.q, namespace: state.namespace, dropped: params.dropped });
+  } catch (err) {   // under the search form, which stays
+    root.appendChild(problem(err));
+    return;
+  }
   const results = h("div", { id: "results" });
   root.appendChild(results);
   results.appendChild(h("p", { class: "muted" },
@@ -252,9 +270,10 @@ async function memoryPage(id) {
   const data = await api("/api/memory", { id });
   const m = data.memory;
   const current = data.versions.find((v) => v.id === data.current) || m;
-  const act = async (path, body, next) => {
+  const act = async (path, body, next, handled) => {
     try {
       const result = await post(path, body);
+      if (handled && handled(result)) return;
       const target = "#/memory/" + encodeURIComponent(next ? next(result) : data.current);
       if (location.hash === target) route();
       else location.hash = target;
@@ -279,14 +298,17 @@ async function memoryPage(id) {
   content.value = current.body;
   const tags = h("input", { name: "tags", value: current.tags.join(", "), class: "wide" });
   const importance = h("input", { name: "importance", type: "number", min: 0, max: 1, step: 0.05, value: current.importance });
+  const note = h("p", { class: "note", id: "edit-note", role: "status", hidden: true });
   const editor = h("form", { class: "editor", id: "editor", hidden: true, onsubmit: (event) => {
     event.preventDefault();
-    act("/api/update", { id: data.current, title: title.value, content: content.value,
-      tags: tags.value.split(",").map((t) => t.trim()).filter(Boolean), importance: Number(importance.value) }, (r) => r.id);
+    const changes = edits(current, { title: title.value, content: content.value, tags: tags.value, importance: importance.value });
+    const nothing = () => { note.textContent = "Nothing changed: no new version written."; note.hidden = false; };
+    if (!Object.keys(changes).length) return nothing();
+    act("/api/update", { id: data.current, ...changes }, (r) => r.id, (r) => r.status === "unchanged" && (nothing(), true));
   } }, h("label", {}, "title", title), h("label", {}, "text", content), h("label", {}, "tags (comma separated)", tags),
   h("label", {}, "importance", importance),
   h("p", { class: "muted" }, "Saving writes a new version (the old one stays in the history); secrets are redacted as for the agents."),
-  h("button", { type: "submit", id: "save" }, "Save as a new version"));
+  h("button", { type: "submit", id: "save" }, "Save as a new version"), note);
   const source = Object.entries(m.source || {});
   put(root, h("p", { class: "crumbs" }, h("a", { href: "#/memories" }, "Memories"), " / ", m.id),
     banner,
@@ -305,6 +327,19 @@ async function memoryPage(id) {
       memoryLink(l.other, l.other_title || l.other)))) : h("p", { class: "muted" }, "none"),
     h("h2", {}, `History (${data.versions.length} version${data.versions.length === 1 ? "" : "s"})`),
     timeline(data));
+}
+
+function edits(current, form) {
+  // Only what the user changed goes to /api/update: a title left as it was is not sent, so one that was
+  // made from the old text is made again from the new text (as for the agents' updates), and an emptied
+  // importance field changes nothing.
+  const changes = {};
+  if (form.title.trim() !== current.title) changes.title = form.title.trim();
+  if (form.content !== current.body.replace(/\r\n?/g, "\n")) changes.content = form.content;
+  const tags = form.tags.split(",").map((t) => t.trim()).filter(Boolean);
+  if (JSON.stringify(tags) !== JSON.stringify(current.tags)) changes.tags = tags;
+  if (form.importance.trim() !== "" && Number(form.importance) !== current.importance) changes.importance = Number(form.importance);
+  return changes;
 }
 
 function statusControl(memory, onChange) {

@@ -1,0 +1,124 @@
+"""What a fresh-user run of `supermemory ui` in headless chromium found: editing, bad filters, a stopped server.
+
+Each test drives the page like a user (one chromium for the module, a server per test) and checks the
+store afterwards. Skipped when chromium is missing on a developer machine; a failure in CI (`CI` set).
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import pytest
+
+from helpers.cdp import Browser, find_chromium
+from supermemory.core import MemoryStore
+from supermemory.ui.server import UIServer
+
+from conftest import FakeEmbedder
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    binary = find_chromium()
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed: .ci/run must `apt-get install chromium` for the browser tests")
+        pytest.skip("chromium not installed (Debian: apt-get install chromium)")
+    b = Browser(binary, tmp_path_factory.mktemp("profile"))
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def ui(db_path, config):
+    store = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="shop")
+    server = UIServer(store, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield store, server
+    server.shutdown()
+    server.server_close()
+    store.close()
+
+
+def _open(b: Browser, server: UIServer, page: str, ready: str) -> None:
+    b.navigate(server.url + page)
+    b.wait_for(ready, timeout=10)
+
+
+def _edit(b: Browser, fields: dict) -> None:
+    """Open the editor, set the given fields as a user typing would, press Save."""
+    sets = "".join(f"document.querySelector('#editor [name={name}]').value = {json.dumps(value)};"
+                   for name, value in fields.items())
+    b.js("document.getElementById('edit').click();" + sets + "document.getElementById('save').click()")
+
+
+def test_editing_the_text_of_an_untitled_memory_gives_the_new_version_a_title_from_the_new_text(browser, ui):
+    store, server = ui
+    old = store.remember("The billing service talks to the Postgres 9.6 cluster.", kind="fact")["id"]
+    _open(browser, server, f"#/memory/{old}", "document.getElementById('memory-body')")
+    _edit(browser, {"content": "Billing now runs on Postgres 16 behind pgbouncer."})
+    new = browser.wait_for(f"!location.hash.endsWith('/{old}') && document.getElementById('memory-body') "
+                           "&& location.hash.split('/').pop()", timeout=10)
+    title = store.get(new)["memories"][0]["title"]
+    assert "Postgres 16" in title, title
+    assert browser.js("document.getElementById('memory-title').textContent") == title
+
+
+def test_an_explicit_title_stays_when_only_the_text_is_edited(browser, ui):
+    store, server = ui
+    old = store.remember("Deploys go out on Tuesdays.", kind="fact", title="Deploy day")["id"]
+    _open(browser, server, f"#/memory/{old}", "document.getElementById('memory-body')")
+    _edit(browser, {"content": "Deploys go out on Wednesdays since March."})
+    new = browser.wait_for(f"!location.hash.endsWith('/{old}') && document.getElementById('memory-body') "
+                           "&& location.hash.split('/').pop()", timeout=10)
+    memory = store.get(new)["memories"][0]
+    assert (memory["title"], memory["body"]) == ("Deploy day", "Deploys go out on Wednesdays since March.")
+
+
+def test_an_emptied_importance_field_leaves_the_importance_as_it_was(browser, ui):
+    store, server = ui
+    old = store.remember("Always run the linters before committing.", kind="preference", importance=0.9)["id"]
+    _open(browser, server, f"#/memory/{old}", "document.getElementById('memory-body')")
+    _edit(browser, {"importance": "", "content": "Always run `make lint` before committing."})
+    new = browser.wait_for(f"!location.hash.endsWith('/{old}') && document.getElementById('memory-body') "
+                           "&& location.hash.split('/').pop()", timeout=10)
+    assert store.get(new)["memories"][0]["importance"] == 0.9
+
+
+def test_saving_without_a_change_says_so_and_writes_no_version(browser, ui):
+    store, server = ui
+    old = store.remember("Four queue workers run per host.", kind="fact")["id"]
+    _open(browser, server, f"#/memory/{old}", "document.getElementById('memory-body')")
+    _edit(browser, {})
+    note = browser.wait_for("document.getElementById('edit-note') && document.getElementById('edit-note').textContent",
+                            timeout=10)
+    assert "nothing changed" in note.lower()
+    assert len(store.history(old)["versions"]) == 1
+    assert browser.js("location.hash") == f"#/memory/{old}"
+
+
+def test_a_bad_filter_value_is_named_under_the_filters_which_stay_to_correct_it(browser, ui):
+    store, server = ui
+    store.remember("Production deploys happen on Tuesdays.", kind="fact")
+    _open(browser, server, "#/memories?since=garbage", "document.querySelector('#view .error')")
+    assert "garbage" in browser.js("document.querySelector('#view .error').textContent")
+    assert browser.js("document.querySelector('.filters input[name=since]').value") == "garbage"
+    browser.js("document.querySelector('.filters input[name=since]').value = '7d';"
+               "document.querySelector('.filters button[type=submit]').click()")
+    assert browser.wait_for("document.querySelectorAll('#memory-list tbody tr').length", timeout=10) == 1
+    assert browser.js("document.querySelector('#view .error')") is None
+
+
+def test_a_stopped_server_is_named_as_such_and_the_search_form_stays(browser, ui):
+    store, server = ui
+    store.remember("The job queue runs 4 workers.", kind="fact")
+    _open(browser, server, "#/memories", "document.querySelectorAll('#memory-list tbody tr').length")
+    server.shutdown()
+    server.server_close()
+    browser.js("location.hash = '#/search?q=queue'")
+    message = browser.wait_for("document.querySelector('#view .error') && "
+                               "document.querySelector('#view .error').textContent", timeout=10)
+    assert "supermemory ui" in message and "Failed to fetch" not in message, message
+    assert browser.js("document.querySelector('input[name=q]').value") == "queue"
