@@ -249,13 +249,13 @@ def project_root(start: Path) -> Path:
     start = Path(start).expanduser()
     try:
         start = start.resolve()
-    except OSError:
+    except (OSError, ValueError):   # ValueError: a NUL or a lone surrogate, which no real path holds
         pass
     for candidate in (start, *start.parents):
         try:
             if (candidate / ".git").exists():
                 return candidate
-        except OSError:   # e.g. PermissionError: a parent this user cannot search
+        except (OSError, ValueError):   # e.g. PermissionError: a parent this user cannot search
             continue
     return start
 

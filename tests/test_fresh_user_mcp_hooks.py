@@ -174,3 +174,37 @@ def test_a_payload_over_the_limit_says_so_instead_of_not_json(capsys, monkeypatc
     assert "larger than" in err and "not JSON" not in err
     assert hooks._read_payload(io.StringIO(json.dumps({"cwd": "/x", "text": "y" * 900}))) == {"cwd": "/x",
                                                                                               "text": "y" * 900}
+
+
+# --- paths no folder can have -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("uri", ["file:///tmp/a%00b", "file://[::1/work", "file:///tmp/\ud800x"])
+def test_a_roots_answer_naming_an_impossible_folder_does_not_end_the_server(hash_store, uri):
+    """Found by hand: the client answered roots/list with file:///tmp/a%00b and the server died with a
+    ValueError traceback (rc 1) before answering the next tool call; an unclosed IPv6 host did the same."""
+    roots = {"jsonrpc": "2.0", "id": "sm-roots-1", "result": {"roots": [{"uri": uri}]}}
+    stats = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_stats", "arguments": {}}}
+    responses = _run_with(hash_store, [INIT_WITH_ROOTS, INITIALIZED, roots, stats, PING])
+    answered = {r["id"]: r for r in responses if "method" not in r}
+    assert answered[2]["result"]["isError"] is False
+    assert answered["after"]["result"] == {}
+
+
+@pytest.mark.parametrize("folder", ["/srv/a\x00b", "\ud800", "/tmp/\udcff/x"])
+def test_a_folder_no_path_can_hold_still_gets_a_namespace(folder):
+    from supermemory.config import namespace_for_dir
+
+    assert namespace_for_dir(folder)
+
+
+def test_session_start_with_a_nul_in_the_payload_cwd_still_briefs():
+    """Found by hand: {"cwd": "/root/x\\u0000y"} ended the SessionStart hook with 'ValueError: embedded null
+    byte', so the session started without its briefing."""
+    from supermemory import hooks
+
+    out = io.StringIO()
+    assert hooks.run_hook("session-start", stdin=io.StringIO(json.dumps({"cwd": "/srv/x\x00y", "source": "startup"})),
+                          stdout=out, budget=120) == 0
+    answer = json.loads(out.getvalue())
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "no memories yet" in answer["hookSpecificOutput"]["additionalContext"]

@@ -29,10 +29,15 @@ _CANCEL_FRAME_MAX = 4096   # a cancellation is a few hundred bytes; longer frame
 
 def _path_from_uri(uri: str) -> str | None:
     """Local path of a `file://` URI (None for other schemes)."""
-    parsed = urllib.parse.urlparse(uri)
+    try:
+        parsed = urllib.parse.urlparse(uri)
+    except ValueError:   # e.g. "file://[::1/x", an unclosed IPv6 host
+        return None
     if parsed.scheme != "file":
         return None
     path = urllib.parse.unquote(parsed.path)
+    if "\x00" in path:   # %00: no local path holds it
+        return None
     if os.name == "nt" and re.match(r"^/[A-Za-z]:", path):
         path = path[1:]
     return path or None
@@ -249,7 +254,10 @@ class Session:
         if not isinstance(message, dict):
             return error_response(None, INVALID_REQUEST, "a request must be a JSON object")
         if "method" not in message and ("result" in message or "error" in message):
-            self.on_client_response(message)
+            try:
+                self.on_client_response(message)
+            except Exception:  # noqa: BLE001 - the dispatch loop's top-level handler: the session goes on
+                logger.exception("could not use the client's response %r", message.get("id"))
             return None
         notification = "id" not in message
         request_id = message.get("id")
