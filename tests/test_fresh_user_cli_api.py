@@ -245,3 +245,25 @@ def test_import_into_a_store_whose_ids_hold_other_memories_keeps_both_under_new_
         again = desktop.import_file(tmp_path / "dump.jsonl")          # a second import adds nothing
         assert again["imported"] == 0 and again["skipped"] == 2
         assert len(_bodies(desktop)) == 4
+
+
+def test_a_second_export_after_an_update_continues_the_imported_memory_instead_of_doubling_it(tmp_path):
+    from supermemory.config import Config
+
+    def opened(name):
+        return MemoryStore(tmp_path / name / "memory.db", config=Config(home=tmp_path / name),
+                           embedder=FakeEmbedder(), namespace="global")
+
+    with opened("laptop") as laptop:
+        first = laptop.remember("The nightly backup runs at 02:00.")["id"]
+        laptop.export(tmp_path / "monday.jsonl")
+        head = laptop.update(first, content="The nightly backup runs at 03:30.")["id"]
+        laptop.export(tmp_path / "friday.jsonl")
+    with opened("desktop") as desktop:
+        assert desktop.import_file(tmp_path / "monday.jsonl")["imported"] == 1
+        result = desktop.import_file(tmp_path / "friday.jsonl")
+        assert result["imported"] == 1 and result["renumbered"] == {}
+        assert _bodies(desktop) == ["The nightly backup runs at 03:30."]
+        assert [v["id"] for v in desktop.history(head)["versions"]] == [first, head]
+        hits = desktop.recall("when does the nightly backup run", gates=False)["results"]
+        assert [h["id"] for h in hits] == [head]          # the old version left the search index

@@ -122,8 +122,9 @@ def _present_elsewhere(ctx: StoreContext, v: dict) -> bool:
 def import_file(ctx: StoreContext, path: str | os.PathLike, *,
                 progress: Callable[[int, int], None] | None = None) -> dict:
     """Import a JSONL export: ids and timestamps preserved, re-embedded. A memory already here (the same
-    namespace and content under its id, or imported before under another id) is skipped; a memory whose ids this store already uses for other memories (a store that was used
-    on its own first) is imported under new ids, with its history and links, listed in `renumbered`.
+    namespace and content under its id, or imported before under another id) is skipped; newer versions of
+    one imported before continue its chain; a memory whose ids this store uses for other memories (a store
+    used on its own first) comes in under new ids, with its history and links, listed in `renumbered`.
 
     :returns: {"imported", "skipped", "lines", "renumbered": {old id: new id}}.
     Raises:
@@ -149,15 +150,21 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
         if _same_memory(rows[head["id"]], head) or _present_elsewhere(ctx, head):
             skipped += 1
             continue
-        if any(rows[v["id"]] is not None or v["id"] in claimed for v in versions):
-            versions = [{**v, "new_id": True} for v in versions]   # its ids hold other memories here
-        else:
+        taken = [v for v in versions if rows[v["id"]] is not None or v["id"] in claimed]
+        if all(v["id"] not in claimed and _same_memory(rows[v["id"]], v)
+               and rows[v["id"]]["superseded_by"] in (None, v["superseded_by"]) for v in taken):
+            # new versions of a memory imported before (and not revised here since): the chain goes on
+            versions = [{**v, "present": rows[v["id"]] is not None} for v in versions]
             claimed.update(v["id"] for v in versions)
+        else:
+            versions = [{**v, "new_id": True} for v in versions]   # its ids hold other memories here
         todo.append((versions, links))
     todo.sort(key=lambda item: bool(item[0][-1].get("new_id")))   # kept ids first, then the next free ones
     texts, slots = [], []
     for c, (versions, _) in enumerate(todo):
         for n, version in enumerate(versions):
+            if version.get("present"):
+                continue
             pieces = writes.chunk_body(ctx, version["body"])
             slots.append(((c, n), pieces))
             texts.extend(embed_text(version["title"], p) for p in pieces)
@@ -177,6 +184,9 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
         for c, (versions, links) in enumerate(todo):
             fresh = {}
             for n, version in enumerate(versions):
+                if version.get("present"):   # stored already: only its successor and end are the export's
+                    _continue_version(ctx, version)
+                    continue
                 pieces, vectors = vec_of[c, n]
                 fresh[version["id"]] = _insert_exported(ctx, version, pieces, vectors)
             if versions[-1].get("new_id"):   # root and successor ids point at the new rows
@@ -186,7 +196,7 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
                                      (fresh.get(version["root_id"], version["root_id"]),
                                       fresh.get(version["superseded_by"], version["superseded_by"]),
                                       fresh[version["id"]]))
-            head = fresh[versions[-1]["id"]]
+            head = fresh.get(versions[-1]["id"], versions[-1]["id"])
             if ctx.fetch(head)["deleted_at"] is None:
                 search_index.index_live(ctx, head)
         for versions, links in todo:
@@ -270,6 +280,18 @@ def _checked_links(links: Any) -> list[tuple[int, str, float, float | None]]:
         created_at = _time(link.get("created_at"), "links: created_at")
         out.append((parse_id(link.get("dst")), link["relation"], weight, created_at))
     return out
+
+
+def _continue_version(ctx: StoreContext, v: dict) -> None:
+    """A version stored by an earlier import, superseded (or forgotten) since in the store exported: it takes
+    the export's successor and end, and leaves the search index when it is no longer live."""
+    was_live = ctx.fetch(v["id"])
+    ctx.conn.execute("UPDATE memories SET superseded_by = ?, valid_to = ?, deleted_at = coalesce(?, deleted_at), "
+                     "delete_reason = coalesce(?, delete_reason) WHERE id = ?",
+                     (v["superseded_by"], v["valid_to"], v["deleted_at"], v["delete_reason"], v["id"]))
+    if was_live["superseded_by"] is None and was_live["deleted_at"] is None and (
+            v["superseded_by"] is not None or v["deleted_at"] is not None):
+        search_index.unindex(ctx, v["id"])
 
 
 def _insert_exported(ctx: StoreContext, v: dict, pieces: list[str], vectors) -> int:
