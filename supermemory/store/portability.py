@@ -298,7 +298,8 @@ def _insert_exported(ctx: StoreContext, v: dict, pieces: list[str], vectors) -> 
     """One checked version (`_checked_version`) as a row (under its id, or the next free one when `new_id`);
     missing times are those of the import. Returns the row's id."""
     now = v["updated_at"] or ctx.clock()
-    extra = {"id": None if v.get("new_id") else v["id"], "expires_at": v["expires_at"], "last_recalled_at": v["last_recalled_at"],
+    extra = {"id": None if v.get("new_id") else v["id"], "expires_at": v["expires_at"],
+             "last_recalled_at": v["last_recalled_at"],
              "recall_count": v["recall_count"], "updated_at": now}
     if v["valid_from"] is not None:
         extra["valid_from"] = v["valid_from"]
