@@ -267,3 +267,14 @@ def test_a_second_export_after_an_update_continues_the_imported_memory_instead_o
         assert [v["id"] for v in desktop.history(head)["versions"]] == [first, head]
         hits = desktop.recall("when does the nightly backup run", gates=False)["results"]
         assert [h["id"] for h in hits] == [head]          # the old version left the search index
+
+
+def test_a_folder_where_the_database_file_belongs_is_named_and_left_as_it_was(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "smhome"
+    (home / "memory.db").mkdir(parents=True)
+    (home / "memory.db").chmod(0o755)
+    monkeypatch.setenv("SUPERMEMORY_HOME", str(home))
+    assert main(["list"]) == 1
+    assert capsys.readouterr().err == (f"error: {home / 'memory.db'} is a folder, not a database file; move it "
+                                       "aside and run again\n")
+    assert (home / "memory.db").stat().st_mode & 0o777 == 0o755

@@ -212,6 +212,8 @@ def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
         StorageError: the file cannot be opened or is not a database.
     """
     memory = str(path) == ":memory:"
+    if not memory and os.path.isdir(path):   # before _secure_file, which would narrow its mode as a file's
+        raise StorageError(f"{path} is a folder, not a database file; move it aside and run again")
     try:
         if not memory and not readonly:
             _secure_file(Path(path))
