@@ -1,4 +1,4 @@
-"""What a fresh-user run of `supermemory ui` in headless chromium found: editing, bad filters, a stopped server.
+"""What a fresh-user run of `supermemory ui` in headless chromium found: editing, bad filters, a stopped server, diffs.
 
 Each test drives the page like a user (one chromium for the module, a server per test) and checks the
 store afterwards. Skipped when chromium is missing on a developer machine; a failure in CI (`CI` set).
@@ -13,6 +13,7 @@ import pytest
 
 from helpers.cdp import Browser, find_chromium
 from supermemory.core import MemoryStore
+from supermemory.ui import diff
 from supermemory.ui.server import UIServer
 
 from conftest import FakeEmbedder
@@ -122,3 +123,26 @@ def test_a_stopped_server_is_named_as_such_and_the_search_form_stays(browser, ui
                                "document.querySelector('#view .error').textContent", timeout=10)
     assert "supermemory ui" in message and "Failed to fetch" not in message, message
     assert browser.js("document.querySelector('input[name=q]').value") == "queue"
+
+
+def test_a_few_words_changed_in_a_long_paragraph_are_marked_as_those_words():
+    # Found in the page: a 69 KB one-paragraph memory with 20 words changed per version showed, for
+    # every version, the whole text struck out and the whole new text added (long texts were diffed
+    # line by line, and it was one line), a 440 000-pixel history where the change could not be found.
+    words = [f"w{i % 97}" for i in range(12000)]
+    before = " ".join(words)
+    words[100], words[6000], words[11990] = "alpha", "beta", "gamma"
+    after = " ".join(words)
+    result = diff.text_diff(before, after)
+    assert "".join(t for op, t in result if op != "+") == before
+    assert "".join(t for op, t in result if op != "-") == after
+    assert [piece for piece in result if piece[0] != "="] == [["-", "w3"], ["+", "alpha"], ["-", "w83"], ["+", "beta"],
+                                                              ["-", "w59"], ["+", "gamma"]]
+
+
+def test_one_word_changed_in_one_line_of_a_long_text_is_marked_as_that_word():
+    lines = [f"step {i}: the worker {i % 13} finished its batch without errors\n" for i in range(600)]
+    before = "".join(lines)
+    lines[300] = lines[300].replace("without", "with")
+    result = diff.text_diff(before, "".join(lines))
+    assert [piece for piece in result if piece[0] != "="] == [["-", "without"], ["+", "with"]]

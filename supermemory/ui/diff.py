@@ -29,16 +29,46 @@ def changes(before: dict | None, after: dict) -> list[dict]:
 
 
 def text_diff(a: str, b: str) -> list[list[str]]:
-    """A word-level diff of two texts (line-level when they are long), as `[op, text]` pieces.
+    """A word-level diff of two texts, as `[op, text]` pieces.
 
-    The cost is bounded whatever the texts: the common head and tail are cut first; SequenceMatcher
-    (quadratic or worse on repetitive text: two 130 KB logs took 80 s) runs only while the pieces left
-    are within `DIFF_BUDGET`; past it a greedy shortest edit script (fast when few pieces changed) is
-    tried, and a change larger than the budget allows is shown as one removal and one addition.
+    Long texts are compared line by line first, then each run of changed lines word by word, so a
+    few words changed in a long paragraph (one line) are marked as those words, not the whole text.
+    The cost is bounded whatever the texts: all comparisons share one `DIFF_BUDGET`; each cuts the
+    common head and tail first; SequenceMatcher (quadratic or worse on repetitive text: two 130 KB
+    logs took 80 s) runs only while the pieces left fit the budget; past it a greedy shortest edit
+    script (fast when few pieces changed) is tried, and a change larger than the budget allows is
+    shown as one removal and one addition.
     """
-    split = (lambda t: re.findall(r"\s+|\S+", t)) if max(len(a), len(b)) < WORD_DIFF_TOKENS * 6 \
-        else (lambda t: t.splitlines(keepends=True))
-    left, right = split(a), split(b)
+    budget = [DIFF_BUDGET]
+    if max(len(a), len(b)) < WORD_DIFF_TOKENS * 6:
+        return _pieces(_token_ops(_words(a), _words(b), budget))
+    ops: list[tuple[str, str]] = []
+    changed: dict[str, list[str]] = {"-": [], "+": []}
+
+    def refine() -> None:
+        removed, added = "".join(changed["-"]), "".join(changed["+"])
+        if removed and added:
+            ops.extend(_token_ops(_words(removed), _words(added), budget))
+        else:
+            ops.extend([("-", t) for t in changed["-"]] + [("+", t) for t in changed["+"]])
+        changed["-"], changed["+"] = [], []
+
+    for op, line in _token_ops(a.splitlines(keepends=True), b.splitlines(keepends=True), budget):
+        if op == "=":
+            refine()
+            ops.append((op, line))
+        else:
+            changed[op].append(line)
+    refine()
+    return _pieces(ops)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\s+|\S+", text)
+
+
+def _token_ops(left: list[str], right: list[str], budget: list[int]) -> list[tuple[str, str]]:
+    """`(op, token)` pairs from `left` to `right`, spending from `budget` (token pairs compared)."""
     head = 0
     while head < min(len(left), len(right)) and left[head] == right[head]:
         head += 1
@@ -46,13 +76,19 @@ def text_diff(a: str, b: str) -> list[list[str]]:
     while tail < min(len(left), len(right)) - head and left[-1 - tail] == right[-1 - tail]:
         tail += 1
     middle_left, middle_right = left[head:len(left) - tail], right[head:len(right) - tail]
-    if len(middle_left) * len(middle_right) <= DIFF_BUDGET:
+    size = len(middle_left) + len(middle_right)
+    ops = None
+    if not middle_left or not middle_right:
+        ops = []
+    elif len(middle_left) * len(middle_right) <= budget[0]:
+        budget[0] -= len(middle_left) * len(middle_right)
         ops = _matcher_ops(middle_left, middle_right)
-    else:
-        ops = _edit_script(middle_left, middle_right, DIFF_BUDGET // (len(middle_left) + len(middle_right)))
-    if ops is None:
+    elif budget[0] >= size:
+        ops, edits = _edit_script(middle_left, middle_right, budget[0] // size)
+        budget[0] -= size * (edits + 1)
+    if not ops:
         ops = [("-", t) for t in middle_left] + [("+", t) for t in middle_right]
-    return _pieces([("=", t) for t in left[:head]] + ops + [("=", t) for t in left[len(left) - tail:]])
+    return [("=", t) for t in left[:head]] + ops + [("=", t) for t in left[len(left) - tail:]]
 
 
 def _matcher_ops(left: list[str], right: list[str]) -> list[tuple[str, str]]:
@@ -67,9 +103,9 @@ def _matcher_ops(left: list[str], right: list[str]) -> list[tuple[str, str]]:
     return ops
 
 
-def _edit_script(left: list[str], right: list[str], max_edits: int) -> list[tuple[str, str]] | None:
+def _edit_script(left: list[str], right: list[str], max_edits: int) -> tuple[list[tuple[str, str]] | None, int]:
     """A shortest edit script (Myers' greedy algorithm) as `(op, token)` pairs, or None when it needs
-    more than `max_edits` insertions and deletions. Time O((n + m) * edits)."""
+    more than `max_edits` insertions and deletions; and the edits it looked at. Time O((n + m) * edits)."""
     n, m = len(left), len(right)
     frontier = {1: 0}
     trace = []
@@ -82,8 +118,8 @@ def _edit_script(left: list[str], right: list[str], max_edits: int) -> list[tupl
                 x, y = x + 1, y + 1
             frontier[k] = x
             if x >= n and y >= m:
-                return _walk_back(left, right, trace)
-    return None
+                return _walk_back(left, right, trace), d
+    return None, max_edits
 
 
 def _walk_back(left: list[str], right: list[str], trace: list[dict]) -> list[tuple[str, str]]:
