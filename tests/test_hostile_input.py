@@ -232,7 +232,7 @@ def test_every_tool_answers_hostile_arguments_with_a_clear_error_or_a_safe_resul
     assert serve(io.BytesIO(big + b"\n" + b'{"jsonrpc":"2.0","id":"after","method":"ping"}\n'), out, config=config,
                  store_factory=lambda namespace: store) == 0
     replies = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert replies[0]["id"] is None and replies[0]["error"]["code"] == INVALID_REQUEST
+    assert replies[0]["id"] == "big" and replies[0]["error"]["code"] == INVALID_REQUEST   # its id, from the head
     assert replies[-1] == {"jsonrpc": "2.0", "id": "after", "result": {}}
 
     # --- nothing stored before was harmed -------------------------------------------------------------
