@@ -146,3 +146,19 @@ def test_one_word_changed_in_one_line_of_a_long_text_is_marked_as_that_word():
     lines[300] = lines[300].replace("without", "with")
     result = diff.text_diff(before, "".join(lines))
     assert [piece for piece in result if piece[0] != "="] == [["-", "without"], ["+", "with"]]
+
+
+def test_the_history_of_a_long_memory_shows_the_changed_words_with_a_little_context(browser, ui):
+    # Found in the page: each version of a 69 KB memory repeated all 69 KB of unchanged text around
+    # its changes, so the history of 30 versions was 226 000 pixels tall.
+    store, server = ui
+    words = [f"w{i % 97}" for i in range(12000)]
+    old = store.remember(" ".join(words), kind="note", title="A long build log")["id"]
+    words[6000] = "CHANGED"
+    new = store.update(old, content=" ".join(words))["id"]
+    _open(browser, server, f"#/memory/{new}", "document.querySelector('#history .change .diff')")
+    shown = browser.js("document.querySelector('#history .change .diff').textContent")
+    assert "CHANGED" in shown and "w83" in shown
+    assert len(shown) < 2000, len(shown)
+    full = browser.js("document.querySelector('#history .vtext pre').textContent")
+    assert full == " ".join(words), "the whole text of each version stays one click away"

@@ -354,13 +354,29 @@ function factList(pairs) {
     .map(([k, v]) => h("span", { class: "fact" }, h("span", { class: "muted" }, k + " "), String(v)));
 }
 
+const DIFF_CONTEXT = 120;   // characters of unchanged text shown on each side of a change
+
+function diffPiece([op, text], first, last) {
+  // A long unchanged stretch keeps only the words next to the changes (the whole text of each
+  // version is under "text of this version").
+  if (op !== "=") return h(op === "+" ? "ins" : "del", {}, text);
+  const chars = Array.from(text);   // code points: never half an emoji
+  const head = first ? 0 : DIFF_CONTEXT;
+  const tail = last ? 0 : DIFF_CONTEXT;
+  if (chars.length <= head + tail + 200) return h("span", {}, text);
+  const before = chars.slice(0, head).join("").replace(/\s\S*$/, " ");
+  const after = tail ? chars.slice(chars.length - tail).join("").replace(/^\S*\s/, " ") : "";
+  const skipped = chars.length - Array.from(before).length - Array.from(after).length;
+  return h("span", {}, before, h("span", { class: "skip" }, `… ${skipped} unchanged characters …`), after);
+}
+
 function timeline(data) {
   const list = h("ol", { class: "timeline", id: "history" });
   for (const v of [...data.versions].reverse()) {
     const state_ = v.merged_into ? "merged into " + v.merged_into : v.superseded_by ? "superseded" : v.deleted_at ? "forgotten" : "current";
     const changes = v.changes.map((c) => c.diff
       ? h("div", { class: "change" }, h("span", { class: "field" }, c.field), h("span", { class: "diff" },
-        c.diff.map(([op, text]) => h(op === "+" ? "ins" : op === "-" ? "del" : "span", {}, text))))
+        c.diff.map((piece, i) => diffPiece(piece, i === 0, i === c.diff.length - 1))))
       : h("div", { class: "change" }, h("span", { class: "field" }, c.field), " ",
         h("del", {}, JSON.stringify(c.from)), " → ", h("ins", {}, JSON.stringify(c.to))));
     list.appendChild(h("li", { class: v.id === data.memory.id ? "version asked" : "version" },
