@@ -162,3 +162,14 @@ def test_the_history_of_a_long_memory_shows_the_changed_words_with_a_little_cont
     assert len(shown) < 2000, len(shown)
     full = browser.js("document.querySelector('#history .vtext pre').textContent")
     assert full == " ".join(words), "the whole text of each version stays one click away"
+
+
+def test_an_empty_store_says_how_memories_get_there_and_an_empty_filter_says_it_is_the_filter(browser, ui):
+    store, server = ui
+    _open(browser, server, "#/memories", "document.getElementById('list-summary').textContent")
+    assert "No memories yet" in browser.js("document.getElementById('list-summary').textContent")
+    assert browser.js("document.getElementById('memory-list').hidden")
+    store.remember("Deploys go out on Tuesdays.", kind="fact")
+    browser.js("location.hash = '#/memories?kind=task'")
+    assert "match these filters" in browser.wait_for(
+        "location.hash.includes('kind=task') && document.getElementById('list-summary').textContent", timeout=10)

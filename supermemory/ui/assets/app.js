@@ -184,7 +184,11 @@ async function memoriesPage(params) {
         h("td", { class: "num" }, String(m.recall_count))));
     }
     shown += data.items.length;
-    summary.textContent = total === 0 ? "No memories match." : `${shown} of ${total} memories, newest first`;
+    const filtered = Object.values(controls).some((c) => c.value.trim()) || state.namespace !== "*";
+    summary.textContent = total !== 0 ? `${shown} of ${total} memories, newest first`
+      : filtered ? "No memories match these filters."
+      : "No memories yet: agents store them with memory_remember (CLI: supermemory remember \"…\").";
+    table.hidden = total === 0;
     more.hidden = !data.next_cursor;
     more.disabled = false;
     more.onclick = () => page(data.next_cursor).catch((err) => root.appendChild(problem(err)));
