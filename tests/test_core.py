@@ -1094,3 +1094,36 @@ def test_another_namespace_s_matches_never_crowd_out_this_one_s(tmp_path):
         assert [r["id"] for r in found["results"]] == [mine]
     finally:
         store.close()
+
+
+def test_recall_answers_while_another_process_holds_the_write_lock(db_path, config, caplog):
+    """Its statistics are dropped after a short wait (a warning), not waited for through the 30 s busy timeout;
+    the store's own writes keep their full timeout."""
+    import time
+
+    from supermemory.retrieval import pipeline
+    from supermemory.store import db as dbm
+
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p")
+    memory = s.remember("The nightly export job writes parquet files to the archive bucket.")
+    holder = dbm.connect(str(db_path), dbm.choose_driver(None))
+    holder.execute("BEGIN EXCLUSIVE")      # another process in the middle of a long write
+    try:
+        started = time.monotonic()
+        with caplog.at_level("WARNING"):
+            found = s.recall("nightly export parquet archive")
+        waited = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert ids(found) == [memory["id"]]
+    assert waited < 10 * pipeline.STATS_WAIT_MS / 1000 + 5, waited      # was 30 s
+    assert "could not record recall statistics" in caplog.text
+    assert s.conn.execute("PRAGMA busy_timeout").fetchone()[0] == dbm.BUSY_TIMEOUT_MS
+    def recalled() -> int:
+        return s.conn.execute("SELECT recall_count FROM memories WHERE id = ?", (int(memory["id"][1:]),)).fetchone()[0]
+
+    assert recalled() == 0                                               # dropped, not half-written
+    s.recall("nightly export parquet archive")
+    assert recalled() == 1                                               # recorded once the lock is free
+    s.close()

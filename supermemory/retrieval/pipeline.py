@@ -19,6 +19,10 @@ from supermemory.text import estimate_tokens
 
 logger = logging.getLogger(__name__)
 
+# A recall's statistics (recall counters, search log) wait this long for another process's write lock, then
+# are dropped with a warning: the answer is ready, and an agent must not wait out a 30 s busy timeout for it.
+STATS_WAIT_MS = 250
+
 
 def dot(a, b) -> float:
     """The ranker's cosine of two L2-normalised vectors."""
@@ -168,7 +172,7 @@ def _page(ctx: StoreContext, text: str, namespaces, found: Gathered, selected, d
     counted = [item.candidate.id for item in selected if item.features["relevance"] >= relevant]
     if (touch and counted) or ctx.config.get("search_log.enabled"):
         try:
-            with ctx.txn():
+            with ctx.txn(wait_ms=STATS_WAIT_MS):
                 search_log.record_recall(ctx, query=text, namespaces=namespaces, candidates=len(found.candidates),
                                          hit_ids=hit_ids, top_score=results[0]["score"] if results else None,
                                          latency_ms=latency, origin=origin, touch=touch, counted_ids=counted)

@@ -41,9 +41,9 @@ class StoreContext:
         self.generation = 0                   # our own commits do not change PRAGMA data_version
         self.total_cache: tuple | None = None  # ((data_version, generation), live chunks per namespace)
 
-    def txn(self):
-        """A `BEGIN IMMEDIATE` write transaction."""
-        return dbm.write_txn(self.conn, self.driver)
+    def txn(self, *, wait_ms: int | None = None):
+        """A `BEGIN IMMEDIATE` write transaction (`wait_ms`: how long another writer's lock may hold it up)."""
+        return dbm.write_txn(self.conn, self.driver, wait_ms=wait_ms)
 
     def q(self, sql: str, params: Sequence = ()) -> list:
         """All rows of one statement; driver errors become StorageError."""

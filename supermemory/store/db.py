@@ -259,8 +259,24 @@ def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
 
 
 @contextlib.contextmanager
-def write_txn(conn, driver: Driver) -> Iterator[None]:
-    """`BEGIN IMMEDIATE` … `COMMIT`, rolled back on any error (no partial vec0 rows)."""
+def write_txn(conn, driver: Driver, *, wait_ms: int | None = None) -> Iterator[None]:
+    """`BEGIN IMMEDIATE` … `COMMIT`, rolled back on any error (no partial vec0 rows).
+
+    :param wait_ms: wait at most this long for another writer's lock (default `BUSY_TIMEOUT_MS`): a write
+        that may be dropped (a recall's statistics) must not hold up the answer for half a minute.
+    """
+    if wait_ms is None:
+        yield from _write_txn(conn, driver)
+        return
+    conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
+    try:
+        yield from _write_txn(conn, driver)
+    finally:
+        with contextlib.suppress(Exception):
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+def _write_txn(conn, driver: Driver) -> Iterator[None]:
     try:
         conn.execute("BEGIN IMMEDIATE")
     except driver.Error as exc:
