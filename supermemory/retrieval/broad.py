@@ -9,19 +9,15 @@ when that recall finds something; otherwise the plain recall answers, so it is n
 """
 from __future__ import annotations
 
-import logging
 import time
 from typing import Callable
 
 from supermemory.config import ALL_NAMESPACES, KINDS
-from supermemory.errors import StorageError
 from supermemory.retrieval import intent as intent_
 from supermemory.store import reads, search_log
 from supermemory.store.context import StoreContext
 from supermemory.store.records import parse_id, public
 from supermemory.text import estimate_tokens
-
-logger = logging.getLogger(__name__)
 
 LISTED_KINDS = tuple(k for k in KINDS if k != "session")   # a "recent changes" question lists work, not transcripts
 
@@ -107,13 +103,8 @@ def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: s
     latency = (time.perf_counter() - started) * 1000
     hit_ids = [parse_id(r["id"]) for r in results]
     if (touch and hit_ids) or ctx.config.get("search_log.enabled"):
-        try:
-            with ctx.txn():
-                search_log.record_recall(ctx, query=text, namespaces=namespaces, candidates=page["total"],
-                                         hit_ids=hit_ids, top_score=None, latency_ms=latency, origin=origin,
-                                         touch=touch)
-        except StorageError as exc:
-            logger.warning("could not record recall statistics: %s", exc)
+        search_log.trace_recall(ctx, query=text, namespaces=namespaces, candidates=page["total"], hit_ids=hit_ids,
+                                top_score=None, latency_ms=latency, origin=origin, touch=touch)
     out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,
            "candidates": page["total"], "latency_ms": round(latency, 2),
            "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"]) for r in results),

@@ -1,12 +1,10 @@
 """Recall, top to bottom: check the arguments, analyse the query, gather candidates, rank, page, log."""
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any, Sequence
 
 from supermemory.config import ALL_NAMESPACES
-from supermemory.errors import StorageError
 from supermemory.retrieval import broad, ranking
 from supermemory.retrieval.candidates import Gathered, gather
 from supermemory.retrieval.query import Query
@@ -16,12 +14,6 @@ from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
 from supermemory.store.records import format_id, public
 from supermemory.text import estimate_tokens
-
-logger = logging.getLogger(__name__)
-
-# A recall's statistics (recall counters, search log) wait this long for another process's write lock, then
-# are dropped with a warning: the answer is ready, and an agent must not wait out a 30 s busy timeout for it.
-STATS_WAIT_MS = 250
 
 
 def dot(a, b) -> float:
@@ -171,13 +163,9 @@ def _page(ctx: StoreContext, text: str, namespaces, found: Gathered, selected, d
     relevant = ranking.shipped_threshold("auto")
     counted = [item.candidate.id for item in selected if item.features["relevance"] >= relevant]
     if (touch and counted) or ctx.config.get("search_log.enabled"):
-        try:
-            with ctx.txn(wait_ms=STATS_WAIT_MS):
-                search_log.record_recall(ctx, query=text, namespaces=namespaces, candidates=len(found.candidates),
-                                         hit_ids=hit_ids, top_score=results[0]["score"] if results else None,
-                                         latency_ms=latency, origin=origin, touch=touch, counted_ids=counted)
-        except StorageError as exc:
-            logger.warning("could not record recall statistics: %s", exc)
+        search_log.trace_recall(ctx, query=text, namespaces=namespaces, candidates=len(found.candidates),
+                                hit_ids=hit_ids, top_score=results[0]["score"] if results else None,
+                                latency_ms=latency, origin=origin, touch=touch, counted_ids=counted)
     out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,
            "candidates": len(found.candidates), "latency_ms": round(latency, 2),
            "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"]) for r in results)}

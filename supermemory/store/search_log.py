@@ -2,11 +2,29 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from typing import Sequence
 
 from supermemory.config import ALL_NAMESPACES
+from supermemory.errors import StorageError
 from supermemory.store import namespaces as nsm
 from supermemory.store.context import StoreContext
+
+logger = logging.getLogger(__name__)
+
+# A recall's trace waits this long for another process's write lock, then is dropped with a warning: the
+# answer is ready, and an agent must not wait out the 30 s busy timeout for its statistics.
+STATS_WAIT_MS = 250
+
+
+def trace_recall(ctx: StoreContext, **trace) -> None:
+    """`record_recall` in its own short write transaction, best effort: when another process holds the write
+    lock past `STATS_WAIT_MS` (or the write fails), the trace is dropped with a warning and recall goes on."""
+    try:
+        with ctx.txn(wait_ms=STATS_WAIT_MS):
+            record_recall(ctx, **trace)
+    except StorageError as exc:
+        logger.warning("could not record recall statistics: %s", exc)
 
 
 def record_recall(ctx: StoreContext, *, query: str, namespaces: list[str] | None, candidates: int,
