@@ -173,3 +173,18 @@ def test_an_empty_store_says_how_memories_get_there_and_an_empty_filter_says_it_
     browser.js("location.hash = '#/memories?kind=task'")
     assert "match these filters" in browser.wait_for(
         "location.hash.includes('kind=task') && document.getElementById('list-summary').textContent", timeout=10)
+
+
+def test_a_long_unbroken_title_or_tag_wraps_instead_of_pushing_the_page_sideways(browser, ui):
+    # Found in the page: a title made of one 300-character path pushed the list to 2 461 px, the
+    # namespace, age and recall columns off screen; the memory page to 3 604 px.
+    store, server = ui
+    mid = store.remember("/srv/app/" + "module/" * 80 + "handler.py raises on empty input", kind="gotcha",
+                         title="averyveryverylongunbrokentitle_" * 10, tags=["tag-" + "y" * 150])["id"]
+    _open(browser, server, "#/memories", "document.querySelectorAll('#memory-list tbody tr').length")
+    width = browser.js("window.innerWidth")
+    assert browser.js("document.documentElement.scrollWidth") <= width
+    assert browser.js("document.querySelector('#memory-list tbody td.ns-cell').getBoundingClientRect().right") <= width
+    browser.js(f"location.hash = '#/memory/{mid}'")
+    browser.wait_for("document.getElementById('memory-title')", timeout=10)
+    assert browser.js("document.documentElement.scrollWidth") <= width
