@@ -173,15 +173,16 @@ class MemoryStore:
     growth = _delegate(lifecycle.growth)
     redact_stored = _delegate(redaction.redact_stored)
 
-    def maintenance(self, *, sweep: bool = False, redact: bool | None = None) -> dict:
+    def maintenance(self, *, sweep: bool = False, redact: bool | None = None, deadline: float | None = None) -> dict:
         """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL,
         and re-redact stored text (`redact_stored`) once after the redaction rules changed.
 
         :param sweep: also archive stale, unimportant memories (`sweep(apply=True)`).
         :param redact: True re-redacts now, False never; None (default) when the rules changed
             since the last pass and `store.redact_secrets` is on.
+        :param deadline: `time.monotonic()` value by which the once-per-store links pass pauses (a hook's budget).
         """
-        return lifecycle.maintenance(self.context, sweep_stale=sweep, redact=redact)
+        return lifecycle.maintenance(self.context, sweep_stale=sweep, redact=redact, deadline=deadline)
 
     # --- moving a store (store/portability.py) --------------------------------------------------------
 

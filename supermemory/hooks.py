@@ -39,6 +39,7 @@ logger = logging.getLogger(__name__)
 EVENTS = ("session-start", "pre-compact", "session-end", "stop")
 PLATFORMS = ("claude-code", "codex")
 DEFAULT_BUDGET = 2.0
+MAINTENANCE_MARGIN = 0.3   # seconds of the budget SessionEnd keeps after the links pass (checkpoint, exit)
 # Payloads are small, but some carry text: Codex's Stop sends the last assistant message, Claude Code's
 # UserPromptSubmit the prompt (a pasted log). Past this the payload cannot be parsed and defaults are used.
 MAX_PAYLOAD = 64 * 1024 * 1024   # characters read from stdin (bytes when it is binary)
@@ -393,7 +394,8 @@ def capture(payload: dict, *, housekeeping: bool = False, deadline: float | None
             result = {"status": "disabled"}
         if housekeeping:
             result["maintenance"] = store.maintenance(
-                sweep=_flag(config.get("lifecycle.sweep_on_session_end"), False))
+                sweep=_flag(config.get("lifecycle.sweep_on_session_end"), False),
+                deadline=None if deadline is None else deadline - MAINTENANCE_MARGIN)
     finally:
         store.close()
     return result

@@ -174,3 +174,57 @@ def test_the_rule_on_the_labelled_pairs_keeps_precision_and_gains_recall(model_d
     report = json.loads(done.stdout)
     assert report["pairs"] >= 60
     assert report["rule"]["precision"] >= 0.941 and report["rule"]["recall"] > 0.500   # today's query-time rule
+
+
+def test_the_links_pass_cut_short_goes_on_where_it_stopped(db_path, config, monkeypatch):
+    """A SessionEnd hook's budget ends the once-per-store pass part way on a large store: what it read stays
+    read (committed slice by slice), the next maintenance goes on from there without reading anything twice,
+    and the links come out as those of one uninterrupted pass."""
+    import shutil
+    import time
+
+    from supermemory.store import supersession
+
+    config.settings["supersession"]["enabled"] = False       # a store from before write-time links
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj") as s:
+        for n in ("alpha", "beta", "gamma"):
+            s.remember(f"{OLD} Pipeline {n}.", kind="decision")
+            s.remember(f"{NEW} Pipeline {n}.", kind="decision")
+    whole = db_path.with_name("whole.db")
+    shutil.copy(db_path, whole)
+    config.settings["supersession"]["enabled"] = True
+
+    def links(store) -> set:
+        return set(store.conn.execute("SELECT src, dst FROM links WHERE relation = 'supersedes'").fetchall())
+
+    with MemoryStore(whole, config=config, embedder=FakeEmbedder(), namespace="proj") as s:
+        assert s.maintenance()["supersedes_links"] >= 3
+        expected = links(s)
+    seen = []
+    real = supersession.superseded
+
+    def counting(ctx, namespace, text, *args, **kwargs):
+        seen.append(text)
+        return real(ctx, namespace, text, *args, **kwargs)
+
+    clock = iter([0.0] + [10.0] * 100)     # the pass starts in time, then every look at the clock is past 5
+
+    class Clock:
+        @staticmethod
+        def monotonic():
+            return next(clock)
+
+    monkeypatch.setattr(supersession, "superseded", counting)
+    monkeypatch.setattr(supersession, "BACKFILL_SLICE", 1)
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj") as s:
+        assert s.maintenance(deadline=time.monotonic() - 1)["supersedes_links"] == 0   # no time: nothing read
+        assert seen == []
+        with monkeypatch.context() as m:
+            m.setattr(supersession, "time", Clock)
+            s.maintenance(deadline=5.0)                       # one slice, then the clock says stop
+        assert len(seen) == 1
+        assert s.conn.execute("SELECT 1 FROM meta WHERE key = ?", (supersession.STAMP_KEY,)).fetchone() is None
+        s.maintenance()
+        assert len(seen) == len(set(seen)) == 3               # the other two, nothing read twice
+        assert links(s) == expected
+        assert s.maintenance()["supersedes_links"] == 0 and len(seen) == 3   # stamped: the pass is over

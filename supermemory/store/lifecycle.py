@@ -81,13 +81,15 @@ def sweep(ctx: StoreContext, *, stale_days: float | None = None, importance_floo
             "truncated": len(rows) > sample}
 
 
-def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | None = None) -> dict:
+def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | None = None,
+                deadline: float | None = None) -> dict:
     """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL,
     re-redact stored text (`redaction.redact_stored`) once after the redaction rules changed, and
     write the `supersedes` links of memories stored before `remember` wrote them (once per store).
 
     :param redact: True re-redacts now, False never; None (default) when the rules changed
         since the last pass and `store.redact_secrets` is on.
+    :param deadline: `time.monotonic()` value by which the links pass stops (it goes on next time).
     """
     now = ctx.clock()
     retention = float(ctx.config.get("lifecycle.purge_after_days")) * 86400
@@ -113,7 +115,7 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
         with ctx.txn():   # text written from now on is not redacted: re-check it once re-enabled
             ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
     swept = sweep(ctx, apply=True, namespace="*")["matched"] if sweep_stale else 0
-    links = supersession.backfill(ctx)
+    links = supersession.backfill(ctx, deadline=deadline)
     if ctx.path != ":memory:":
         with contextlib.suppress(ctx.driver.Error):
             ctx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()

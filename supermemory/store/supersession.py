@@ -19,6 +19,7 @@ undoes one, and stores written before the rule get theirs once (`backfill`, from
 """
 from __future__ import annotations
 
+import time
 from typing import Sequence
 
 from supermemory.store import db as dbm
@@ -31,6 +32,8 @@ from supermemory.text import (cjk_share, date_words, fts_match, has_revision_mar
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
 STAMP_KEY = "supersedes_backfill"   # meta: the maintenance pass over older memories has run
+CURSOR_KEY = "supersedes_backfill_at"   # meta: "created_at id" of the last memory that pass has read
+BACKFILL_SLICE = 50                  # memories with a change marker read between two commits of the pass
 CJK_TEXT = 0.3          # share of CJK characters from which cosines are not trusted
 
 
@@ -143,25 +146,44 @@ def successors(ctx: StoreContext, memory_ids: Sequence[int]) -> dict[int, int]:
     return out
 
 
-def backfill(ctx: StoreContext, *, force: bool = False) -> int:
+def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None = None) -> int:
     """Links for memories stored before links were written at write time: once per store (stamped in
-    meta), each live memory that announces a change against the older ones. Returns links written."""
+    meta), each live memory that announces a change against the older ones. Returns links written.
+
+    The pass reads the memories oldest first and commits every `BACKFILL_SLICE` change-announcing ones with
+    its place (`CURSOR_KEY`), so a pass cut short (a SessionEnd hook's budget, a killed process) goes on
+    from there next time instead of starting over and never finishing on a large store.
+
+    :param deadline: `time.monotonic()` value after which no new slice starts (None: run to the end).
+    """
     if not _settings(ctx)["enabled"] or (not force and dbm.get_meta(ctx.conn, STAMP_KEY)):
         return 0
+    if deadline is not None and time.monotonic() >= deadline:
+        return 0
+    cursor = (dbm.get_meta(ctx.conn, CURSOR_KEY) or "").split()
+    after = (float(cursor[0]), int(cursor[1])) if len(cursor) == 2 and not force else (float("-inf"), 0)
     rows = ctx.q(f"SELECT m.id, m.namespace, m.title, m.body, m.created_at FROM memories m WHERE {LIVE} "
-                 f"AND m.kind != 'session' ORDER BY m.created_at, m.id")
-    plan = []
-    for mid, namespace, title, body, created in rows:
+                 f"AND m.kind != 'session' AND (m.created_at > ? OR (m.created_at = ? AND m.id > ?)) "
+                 f"ORDER BY m.created_at, m.id", (after[0], after[0], after[1]))
+    written, plan, read = 0, [], 0
+    for index, (mid, namespace, title, body, created) in enumerate(rows):
         text = body if title and body.startswith(title) else f"{title}\n{body}"
-        if not has_revision_marker(text):
-            continue
-        vectors = [vec for _, vec in search_index.chunk_vectors(ctx, [mid])] or None
-        targets = superseded(ctx, namespace, text, vectors, newer_than=(created, mid))
-        if targets:
-            plan.append((mid, targets))
-    written = 0
+        if has_revision_marker(text):
+            read += 1
+            vectors = [vec for _, vec in search_index.chunk_vectors(ctx, [mid])] or None
+            targets = superseded(ctx, namespace, text, vectors, newer_than=(created, mid))
+            if targets:
+                plan.append((mid, targets))
+        done = index == len(rows) - 1
+        if done or read >= BACKFILL_SLICE:
+            with ctx.txn():
+                for src, targets in plan:
+                    written += len(record_links(ctx, src, targets, ctx.clock()))
+                dbm.set_meta(ctx.conn, CURSOR_KEY, f"{created!r} {mid}")
+            plan, read = [], 0
+            if not done and deadline is not None and time.monotonic() >= deadline:
+                return written
     with ctx.txn():
-        for mid, targets in plan:
-            written += len(record_links(ctx, mid, targets, ctx.clock()))
         dbm.set_meta(ctx.conn, STAMP_KEY, "1")
+        ctx.conn.execute("DELETE FROM meta WHERE key = ?", (CURSOR_KEY,))
     return written
