@@ -475,17 +475,33 @@ function layout(nodes, edges, width, height) {
   });
   const list = [...pos.values()];
   const k = 0.9 * Math.sqrt(1 / n);
-  const steps = 400;
+  const steps = Math.round(Math.min(400, Math.max(100, 60000 / n)));   // fewer for big graphs (each step costs more)
+  const reach = 3 * k;   // short-range repulsion only: gravity keeps separate groups together
   for (let step = 0; step < steps; step++) {
     for (const p of list) { p.dx = 0; p.dy = 0; }
-    for (let i = 0; i < list.length; i++) {
-      for (let j = i + 1; j < list.length; j++) {
-        const a = list[i], b = list[j];
-        const dx = a.x - b.x, dy = a.y - b.y;
-        const d = Math.max(0.01, Math.hypot(dx, dy));
-        if (d > 3 * k) continue;   // short-range only: gravity keeps separate groups together
-        const f = (k * k) / d / d;
-        a.dx += dx * f; a.dy += dy * f; b.dx -= dx * f; b.dy -= dy * f;
+    // Nodes binned in cells `reach` wide: each is compared with the nodes of its own and the next
+    // cells only, not with every other node (1000 nodes took 7 s that way).
+    const cells = new Map();
+    const cell = (cx, cy) => cx + "," + cy;
+    for (const p of list) {
+      const cx = Math.floor(p.x / reach), cy = Math.floor(p.y / reach);
+      if (!cells.has(cell(cx, cy))) cells.set(cell(cx, cy), { cx, cy, nodes: [] });
+      cells.get(cell(cx, cy)).nodes.push(p);
+    }
+    for (const { cx, cy, nodes: here } of cells.values()) {
+      for (const [ox, oy] of [[0, 0], [1, 0], [-1, 1], [0, 1], [1, 1]]) {   // each pair of cells once
+        const there = ox || oy ? cells.get(cell(cx + ox, cy + oy))?.nodes : here;
+        if (!there) continue;
+        for (let i = 0; i < here.length; i++) {
+          for (let j = ox || oy ? 0 : i + 1; j < there.length; j++) {
+            const a = here[i], b = there[j];
+            const dx = a.x - b.x, dy = a.y - b.y;
+            const d = Math.max(0.01, Math.hypot(dx, dy));
+            if (d > reach) continue;
+            const f = (k * k) / d / d;
+            a.dx += dx * f; a.dy += dy * f; b.dx -= dx * f; b.dy -= dy * f;
+          }
+        }
       }
     }
     for (const e of edges) {
