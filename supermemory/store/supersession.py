@@ -151,10 +151,11 @@ def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None =
     meta), each live memory that announces a change against the older ones. Returns links written.
 
     The pass reads the memories oldest first and commits every `BACKFILL_SLICE` change-announcing ones with
-    its place (`CURSOR_KEY`), so a pass cut short (a SessionEnd hook's budget, a killed process) goes on
-    from there next time instead of starting over and never finishing on a large store.
+    its place (`CURSOR_KEY`), and at `deadline`, so a pass cut short (a SessionEnd hook's budget, a killed
+    process) goes on from there next time instead of starting over and never finishing on a large store.
 
-    :param deadline: `time.monotonic()` value after which no new slice starts (None: run to the end).
+    :param deadline: `time.monotonic()` value after which the pass commits what it read and stops (None: to
+        the end); one memory's lookup (tens of ms, more on a large store) may run past it.
     """
     if not _settings(ctx)["enabled"] or (not force and dbm.get_meta(ctx.conn, STAMP_KEY)):
         return 0
@@ -175,13 +176,14 @@ def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None =
             if targets:
                 plan.append((mid, targets))
         done = index == len(rows) - 1
-        if done or read >= BACKFILL_SLICE:
+        late = deadline is not None and read and time.monotonic() >= deadline
+        if done or late or read >= BACKFILL_SLICE:
             with ctx.txn():
                 for src, targets in plan:
                     written += len(record_links(ctx, src, targets, ctx.clock()))
                 dbm.set_meta(ctx.conn, CURSOR_KEY, f"{created!r} {mid}")
             plan, read = [], 0
-            if not done and deadline is not None and time.monotonic() >= deadline:
+            if late and not done:
                 return written
     with ctx.txn():
         dbm.set_meta(ctx.conn, STAMP_KEY, "1")
