@@ -1,4 +1,4 @@
-"""What a fresh-user run of `supermemory ui` in headless chromium found: editing, bad filters, a stopped server, diffs.
+"""What a fresh-user run of `supermemory ui` in headless chromium found: editing, errors, diffs, layout, slow pages.
 
 Each test drives the page like a user (one chromium for the module, a server per test) and checks the
 store afterwards. Skipped when chromium is missing on a developer machine; a failure in CI (`CI` set).
@@ -13,7 +13,7 @@ import pytest
 
 from helpers.cdp import Browser, find_chromium
 from supermemory.core import MemoryStore
-from supermemory.ui import diff
+from supermemory.ui import api, diff
 from supermemory.ui.server import UIServer
 
 from conftest import FakeEmbedder
@@ -217,3 +217,31 @@ def test_the_graph_of_a_thousand_memories_is_laid_out_without_freezing_the_page(
         assert result["finite"] and 0 <= result["x0"] and result["x1"] <= 1000 and 0 <= result["y0"] and result["y1"] <= 560
         assert result["x1"] - result["x0"] > 400 and result["y1"] - result["y0"] > 300, "spread over the picture"
     assert big["distances"] < 15_000_000, big["distances"]
+
+
+def test_a_slow_page_left_before_it_answered_never_overwrites_the_page_opened_since(browser, ui, monkeypatch):
+    # Found in the page: Health on a 20 000-memory store answers after 12 s; a user who went to
+    # Memories meanwhile saw the list replaced by "Cannot read properties of null (reading 'remove')".
+    store, server = ui
+    store.remember("Deploys go out on Tuesdays.", kind="fact")
+    entered, release = threading.Event(), threading.Event()
+    health = api.GET["/api/health"]
+
+    def slow_health(store_, params):
+        entered.set()
+        release.wait(10)
+        return health(store_, params)
+
+    monkeypatch.setitem(api.GET, "/api/health", slow_health)
+    _open(browser, server, "#/memories", "document.querySelectorAll('#memory-list tbody tr').length")
+    browser.js("location.hash = '#/health'")
+    assert entered.wait(10)
+    browser.js("location.hash = '#/memories'")
+    release.set()
+    browser.wait_for("document.querySelectorAll('#memory-list tbody tr').length && "
+                     "performance.getEntriesByType('resource').some((e) => e.name.includes('/api/health'))", timeout=10)
+    # let the health answer's own code run to its end (a few turns of the page's event loop, no timer)
+    browser.js("(async () => { for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0)); })()")
+    assert browser.js("document.querySelectorAll('#view .error').length") == 0
+    assert browser.js("document.querySelectorAll('#memory-list tbody tr').length") == 1
+    assert browser.js("document.getElementById('health-cards')") is None

@@ -3,7 +3,7 @@
 "use strict";
 
 const TOKEN = document.querySelector('meta[name="supermemory-token"]').content;
-const state = { namespace: "*", meta: null };
+const state = { namespace: "*", meta: null, routes: 0 };
 const KIND_COLORS = { fact: "#2f6fb3", decision: "#8a4fbf", preference: "#2e9d6b", task: "#d08a1d",
   gotcha: "#c8453c", note: "#6b7785", session: "#9aa5b1" };
 const RELATION_COLORS = { refines: "#2f6fb3", contradicts: "#c8453c", "depends-on": "#d08a1d",
@@ -53,7 +53,11 @@ function clear(el) {
 }
 
 function view() {
-  return clear(document.getElementById("view"));
+  // Each page draws into a fresh element of its own: when the user has moved on before a slow answer
+  // came, that page's late drawing lands in a detached element, never on the page opened since.
+  const page = h("div", { class: "page" });
+  clear(document.getElementById("view")).appendChild(page);
+  return page;
 }
 
 function kindBadge(kind) {
@@ -120,7 +124,8 @@ function route() {
   const pages = { memories: memoriesPage, search: searchPage, memory: () => memoryPage(decodeURIComponent(arg || "")),
     graph: graphPage, health: healthPage };
   document.body.dataset.page = page;
-  (pages[page] || memoriesPage)(params).catch((err) => view().appendChild(problem(err)));
+  const ticket = ++state.routes;
+  (pages[page] || memoriesPage)(params).catch((err) => { if (ticket === state.routes) view().appendChild(problem(err)); });
 }
 
 function go(page, params) {
@@ -536,9 +541,10 @@ function layout(nodes, edges, width, height) {
 
 async function healthPage() {
   const root = view();
-  put(root, h("h1", {}, "Health"), h("p", { class: "muted", id: "health-loading" }, "Checking the store…"));
+  const loading = h("p", { class: "muted", id: "health-loading" }, "Checking the store…");
+  put(root, h("h1", {}, "Health"), loading);
   const data = await api("/api/health", { namespace: state.namespace });
-  document.getElementById("health-loading").remove();
+  loading.remove();
   const hl = data.health;
   const r = data.recall;
   const card = (label, value, note) => h("div", { class: "card" }, h("div", { class: "card-value" }, value),
