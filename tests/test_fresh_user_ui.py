@@ -245,3 +245,19 @@ def test_a_slow_page_left_before_it_answered_never_overwrites_the_page_opened_si
     assert browser.js("document.querySelectorAll('#view .error').length") == 0
     assert browser.js("document.querySelectorAll('#memory-list tbody tr').length") == 1
     assert browser.js("document.getElementById('health-cards')") is None
+
+
+def test_the_chosen_namespace_survives_a_reload_of_the_page(browser, ui):
+    # Found in the page: after choosing a project and pressing F5 the list showed every namespace
+    # again (the choice lived only in the script), under the same filters and address.
+    store, server = ui
+    store.remember("Deploys go out on Tuesdays.", kind="fact")
+    store.remember("Invoices are sent on the 1st.", kind="fact", namespace="billing", create_namespace=True)
+    _open(browser, server, "#/memories", "document.querySelectorAll('#memory-list tbody tr').length === 2")
+    browser.js("(() => { const s = document.getElementById('namespace'); s.value = 'billing';"
+               " s.dispatchEvent(new Event('change')); })()")
+    browser.wait_for("document.querySelectorAll('#memory-list tbody tr').length === 1", timeout=10)
+    browser.navigate("about:blank")
+    _open(browser, server, "#/memories", "document.querySelectorAll('#memory-list tbody tr').length")
+    assert browser.js("document.getElementById('namespace').value") == "billing"
+    assert browser.js("[...document.querySelectorAll('.ns-cell')].map((c) => c.textContent)") == ["billing"]

@@ -3,12 +3,21 @@
 "use strict";
 
 const TOKEN = document.querySelector('meta[name="supermemory-token"]').content;
-const state = { namespace: "*", meta: null, routes: 0 };
+const state = { namespace: remembered("namespace") || "*", meta: null, routes: 0 };
 const KIND_COLORS = { fact: "#2f6fb3", decision: "#8a4fbf", preference: "#2e9d6b", task: "#d08a1d",
   gotcha: "#c8453c", note: "#6b7785", session: "#9aa5b1" };
 const RELATION_COLORS = { refines: "#2f6fb3", contradicts: "#c8453c", "depends-on": "#d08a1d",
   supersedes: "#6b7785", related: "#2e9d6b" };
 const SVG_NS = "http://www.w3.org/2000/svg";
+
+function remembered(key, value) {
+  // The tab's own choices (sessionStorage: this tab and this run's address only), kept across a reload.
+  try {
+    if (value === undefined) return sessionStorage.getItem("supermemory-" + key);
+    sessionStorage.setItem("supermemory-" + key, value);
+  } catch (err) { /* storage refused: the choice lasts until the reload */ }
+  return value;
+}
 
 // --- DOM helpers --------------------------------------------------------------------------------
 
@@ -138,6 +147,7 @@ async function loadMeta() {
   const select = document.getElementById("namespace");
   clear(select).appendChild(h("option", { value: "*" }, "all"));
   for (const ns of state.meta.namespaces) select.appendChild(h("option", { value: ns }, ns));
+  if (!state.meta.namespaces.includes(state.namespace)) state.namespace = "*";
   select.value = state.namespace;
 }
 
@@ -634,7 +644,7 @@ function growthChart(growth, by) {
 // --- start --------------------------------------------------------------------------------------
 
 document.getElementById("namespace").addEventListener("change", (event) => {
-  state.namespace = event.target.value;
+  state.namespace = remembered("namespace", event.target.value);
   route();
 });
 window.addEventListener("hashchange", route);
