@@ -261,3 +261,21 @@ def test_the_chosen_namespace_survives_a_reload_of_the_page(browser, ui):
     _open(browser, server, "#/memories", "document.querySelectorAll('#memory-list tbody tr').length")
     assert browser.js("document.getElementById('namespace').value") == "billing"
     assert browser.js("[...document.querySelectorAll('.ns-cell')].map((c) => c.textContent)") == ["billing"]
+
+
+def test_a_memory_in_the_graph_can_be_reached_and_opened_with_the_keyboard(browser, ui):
+    # Found in the page: the graph's nodes took clicks only; Tab skipped them all.
+    store, server = ui
+    a = store.remember("The job queue runs 4 workers.", kind="fact")["id"]
+    b = store.remember("Use SQLite with WAL for the job queue.", kind="decision")["id"]
+    store.link(a, b, relation="depends-on")
+    _open(browser, server, "#/graph", "document.querySelectorAll('#graph .node').length === 2")
+    browser.js("document.getElementById('zoom-in').focus()")
+    for _ in range(3):   # zoom-out, reset, then the first node
+        browser.call("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Tab", "code": "Tab",
+                                                "windowsVirtualKeyCode": 9}, session=True)
+    focused = browser.js("document.activeElement.dataset.id || document.activeElement.tagName")
+    assert focused in (a, b), focused
+    browser.call("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Enter", "code": "Enter",
+                                            "windowsVirtualKeyCode": 13}, session=True)
+    browser.wait_for(f"location.hash === '#/memory/{focused}' && document.getElementById('memory-body')", timeout=10)

@@ -441,11 +441,17 @@ async function graphPage() {
   for (const n of data.nodes) {
     const p = positions.get(n.id);
     const label = n.title.length > 28 ? n.title.slice(0, 27) + "…" : n.title;
-    const node = s("g", { class: "node" + (n.live ? "" : " dead"), transform: `translate(${p.x},${p.y})`, "data-id": n.id },
+    const node = s("g", { class: "node" + (n.live ? "" : " dead"), transform: `translate(${p.x},${p.y})`, "data-id": n.id,
+      tabindex: 0, role: "link" },   // its <title> below names it
       s("title", {}, `${n.id} · ${n.kind}: ${n.title}`),
       s("circle", { r: 9, fill: KIND_COLORS[n.kind] || "#777" }),
       s("text", { x: 13, y: 4 }, label));
     node.addEventListener("click", () => { if (!dragged) location.hash = "#/memory/" + encodeURIComponent(n.id); });
+    node.addEventListener("keydown", (event) => {   // Tab reaches each memory; Enter or Space opens it
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();
+      location.hash = "#/memory/" + encodeURIComponent(n.id);
+    });
     scene.appendChild(node);
   }
   let zoom = { k: 1, x: 0, y: 0 };
