@@ -279,3 +279,15 @@ def test_a_memory_in_the_graph_can_be_reached_and_opened_with_the_keyboard(brows
     browser.call("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Enter", "code": "Enter",
                                             "windowsVirtualKeyCode": 13}, session=True)
     browser.wait_for(f"location.hash === '#/memory/{focused}' && document.getElementById('memory-body')", timeout=10)
+
+
+def test_editing_the_text_keeps_a_tag_that_holds_a_comma(browser, ui):
+    # Found while fixing the editor: the tags field is split on commas, so any save split an agent's
+    # tag "db,staging" into two tags even when the user had only edited the text.
+    store, server = ui
+    old = store.remember("Staging Postgres listens on 5433.", kind="fact", tags=["db,staging", "ports"])["id"]
+    _open(browser, server, f"#/memory/{old}", "document.getElementById('memory-body')")
+    _edit(browser, {"content": "Staging Postgres listens on 5434 since the move."})
+    new = browser.wait_for(f"!location.hash.endsWith('/{old}') && document.getElementById('memory-body') "
+                           "&& location.hash.split('/').pop()", timeout=10)
+    assert store.get(new)["memories"][0]["tags"] == ["db,staging", "ports"]

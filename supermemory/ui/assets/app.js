@@ -349,14 +349,13 @@ async function memoryPage(id) {
 }
 
 function edits(current, form) {
-  // Only what the user changed goes to /api/update: a title left as it was is not sent, so one that was
-  // made from the old text is made again from the new text (as for the agents' updates), and an emptied
-  // importance field changes nothing.
+  // Only the fields the user changed go to /api/update: a title left as it was is not sent, so one that
+  // was made from the old text is made again from the new text (as for the agents' updates); tags left
+  // as they were are not split again on commas (a tag may hold one); an emptied importance changes nothing.
   const changes = {};
   if (form.title.trim() !== current.title) changes.title = form.title.trim();
   if (form.content !== current.body.replace(/\r\n?/g, "\n")) changes.content = form.content;
-  const tags = form.tags.split(",").map((t) => t.trim()).filter(Boolean);
-  if (JSON.stringify(tags) !== JSON.stringify(current.tags)) changes.tags = tags;
+  if (form.tags.trim() !== current.tags.join(", ")) changes.tags = form.tags.split(",").map((t) => t.trim()).filter(Boolean);
   if (form.importance.trim() !== "" && Number(form.importance) !== current.importance) changes.importance = Number(form.importance);
   return changes;
 }
