@@ -55,7 +55,7 @@ def test_the_wheel_holds_every_module_and_data_file_of_the_checkout(installed):
     missing = [rel for rel in wanted if not (installed / rel).is_file()]
     assert missing == [], f"left out of the wheel: {missing}"
     assets = installed / "supermemory" / "ui" / "assets"
-    assert sorted(p.name for p in assets.iterdir()) == ["app.css", "app.js", "index.html"]
+    assert sorted(p.name for p in assets.iterdir()) == ["app.css", "app.js", "graph.js", "index.html"]
 
 
 def _inherit(disposition):

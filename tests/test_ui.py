@@ -113,7 +113,7 @@ def test_the_server_is_bound_to_the_loopback_address_only(page):
         assert ours == [f"0100007F:{page.port:04X}"]
 
 
-@pytest.mark.parametrize("path", ["/", "/app.js", "/app.css", "/api/memories", "/api/meta", "/api/health"])
+@pytest.mark.parametrize("path", ["/", "/app.js", "/graph.js", "/app.css", "/api/memories", "/api/meta", "/api/health"])
 def test_every_request_without_the_right_token_is_refused(page, path):
     assert page.request("GET", path, token=None)[0] == 403
     assert page.request("GET", path, token="wrong-token")[0] == 403
@@ -192,14 +192,15 @@ def test_script_in_memory_text_comes_back_as_data_and_the_page_only_sets_text(pa
     memory = json.loads(raw)["memory"]
     assert memory["body"] == "Beware <script>alert('x')</script> in titles"
     assert memory["title"] == "<img src=x onerror=alert(1)>"
-    script = (ASSETS / "app.js").read_text(encoding="utf-8")
+    script = "\n".join(path.read_text(encoding="utf-8") for path in sorted(ASSETS.glob("*.js")))
+    assert "function graphPage" in script and "function memoryPage" in script
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function",
                  "javascript:"):
         assert sink not in script, sink
     assert "createTextNode" in script
     html = (ASSETS / "index.html").read_text(encoding="utf-8")
     assert all(re.search(r'\ssrc="', tag) for tag in re.findall(r"<script[^>]*>", html))
-    assert re.findall(r"<script[^>]*>([^<]*)</script>", html) == [""], "no inline script"
+    assert set(re.findall(r"<script[^>]*>([^<]*)</script>", html)) == {""}, "no inline script"
     assert not re.search(r"\son[a-z]+=", html), "no inline event handlers"
     assert "http://" not in html and "https://" not in html and "https://" not in script, "no CDN, no network"
 

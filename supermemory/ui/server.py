@@ -49,6 +49,7 @@ MAX_BODY = 1 << 20
 STOP_SIGNALS = ("SIGINT", "SIGTERM")
 STOP_GRACE_S = 2.0      # how long a stopping server waits for the request using the store
 STATIC = {"/app.js": ("app.js", "text/javascript; charset=utf-8"),
+          "/graph.js": ("graph.js", "text/javascript; charset=utf-8"),
           "/app.css": ("app.css", "text/css; charset=utf-8")}
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
