@@ -345,11 +345,12 @@ def _scan_value(s: str, i: int, ml: str | None, depth: int) -> tuple[str | None,
 
 
 class _Region:
-    __slots__ = ("start", "stop", "content_end", "path", "is_array", "keys")
+    __slots__ = ("start", "stop", "content_end", "path", "is_array", "keys", "spans")
 
     def __init__(self, start, path, is_array):
         self.start, self.stop, self.content_end = start, start, start
         self.path, self.is_array, self.keys = path, is_array, []
+        self.spans: list[list[int]] = []  # [first line, line after the value] of each key, in order
 
 
 def toml_regions(text: str) -> tuple[list[str], list[_Region]]:
@@ -364,6 +365,7 @@ def toml_regions(text: str) -> tuple[list[str], list[_Region]]:
         if ml is not None or depth > 0:
             ml, depth = _scan_value(body, 0, ml, depth)
             cur.content_end = idx + 1
+            cur.spans[-1][1] = idx + 1
             continue
         s = body.strip()
         if not s or s.startswith("#"):
@@ -379,6 +381,7 @@ def toml_regions(text: str) -> tuple[list[str], list[_Region]]:
         if i >= len(s) or s[i] != "=":
             raise TomlSyntaxError(f"line {idx + 1}: expected `key = value`")
         cur.keys.append(key)
+        cur.spans.append([idx, idx + 1])
         ml, depth = _scan_value(s, i + 1, None, 0)
         cur.content_end = idx + 1
     if ml is not None:
@@ -387,6 +390,10 @@ def toml_regions(text: str) -> tuple[list[str], list[_Region]]:
         raise TomlSyntaxError("unterminated array or inline table")
     regions[-1].stop = len(lines)
     return lines, regions
+
+
+# The keys of [mcp_servers.supermemory] install.py writes (render_codex_table); the rest there is the user's.
+OUR_TOML_KEYS = ("command", "args", "env", "startup_timeout_sec")
 
 
 def _our_path(path) -> bool:
@@ -428,10 +435,26 @@ def toml_upsert_table(text: str, table: str) -> str:
     block = [ln + nl for ln in table.rstrip("\n").split("\n")]
     ours = [r for r in regions if _our_path(r.path)]
     if ours:
-        for r in reversed(ours[1:]):
-            lines = _delete_span(lines, r.start, r.content_end)
-        first = ours[0]
-        return "".join(lines[: first.start] + block + lines[first.content_end :])
+        main = next((r for r in ours if list(r.path) == ["mcp_servers", SERVER_NAME] and not r.is_array), None)
+        if main is None:  # only subtables of ours ([mcp_servers.supermemory.env], ...): put our table before them
+            return toml_upsert_table("".join(_insert_block(lines, ours[0].start, block + [nl], nl)), table)
+        # Our header and keys (with the comment lines just above each) are replaced; any other key a user gave
+        # our server (disabled_tools, tool_timeout_sec, enabled, ...), its comments and the subtables stay.
+        # The env subtable goes: its variables are in our inline env (with_their_env).
+        ours_lines = set()
+        for key, (a, b) in zip(main.keys, main.spans):
+            if key[0] in OUR_TOML_KEYS:
+                while a - 1 > main.start and lines[a - 1].strip().startswith("#"):
+                    a -= 1
+                ours_lines.update(range(a, b))
+        kept = [ln for i, ln in enumerate(lines[main.start + 1 : main.content_end], main.start + 1) if i not in ours_lines]
+        drop = [r for r in ours if r is not main and (len(r.path) == 2 or r.path[2] == "env")]
+        for r in sorted(drop + [main], key=lambda r: r.start, reverse=True):
+            if r is main:
+                lines[main.start : main.content_end] = [*block, *kept]
+            else:
+                lines = _delete_span(lines, r.start, r.content_end)
+        return "".join(lines)
     mcp = [r for r in regions if r.path and r.path[0] == "mcp_servers"]
     anchor = mcp[-1] if mcp else regions[-1]
     idx = anchor.content_end

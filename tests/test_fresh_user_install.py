@@ -1,0 +1,95 @@
+"""install.py against the files a real user already has (found by fresh-user runs of the installer).
+
+Each test here reproduces one defect seen in such a run: what a user wrote in their config must
+survive the install, a file they protected is left alone, two runs at once do not break each other.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    tomllib = None
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTALL = ROOT / "install.py"
+FAST = ["--python", sys.executable, "--no-pip", "--no-model", "--no-selfcheck", "--no-backfill"]
+needs_tomllib = pytest.mark.skipif(tomllib is None, reason="tomllib needs Python 3.11+")
+
+_spec = importlib.util.spec_from_file_location("supermemory_install_fresh_user", INSTALL)
+inst = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(inst)
+
+PY = "/opt/sm/venv/bin/python"
+
+HAND_WRITTEN = (
+    "# my servers\r\n"
+    "[mcp_servers.github]\r\n"
+    'command = "npx"\r\n'
+    "\r\n"
+    "# hand-written before install.py\r\n"
+    "[mcp_servers.supermemory]\r\n"
+    'command = "supermemory"\r\n'
+    'args = ["mcp"]\r\n'
+    "# no forgetting from Codex\r\n"
+    'disabled_tools = ["memory_forget"]\r\n'
+    "tool_timeout_sec = 120\r\n"
+    "\r\n"
+    "[mcp_servers.supermemory.env]\r\n"
+    'SUPERMEMORY_NAMESPACE = "work"\r\n'
+    "\r\n"
+    "[mcp_servers.supermemory.tools.memory_remember]\r\n"
+    'approval_mode = "approve"\r\n'
+    "\r\n"
+    "[profiles.fast]\r\n"
+    'model = "gpt-5-mini"\r\n'
+)
+
+
+def run_install(home: Path, data: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, HOME=str(home), USERPROFILE=str(home), SUPERMEMORY_HOME=str(data),
+               PYTHONPATH=str(ROOT))
+    env.pop("CODEX_HOME", None)
+    res = subprocess.run([sys.executable, str(INSTALL), "--home", str(home), *FAST, *args], env=env,
+                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    res.output = res.stdout + res.stderr
+    return res
+
+
+# ---------------------------------------------------------------------------
+# a [mcp_servers.supermemory] the user wrote by hand
+
+
+@needs_tomllib
+def test_settings_a_user_gave_our_codex_server_by_hand_survive_the_install():
+    new = inst.CodexTomlEditor(PY, {}).apply(HAND_WRITTEN)
+    server = tomllib.loads(new)["mcp_servers"]["supermemory"]
+    assert server["command"] == PY and server["args"] == ["-m", "supermemory", "mcp"]
+    assert server["disabled_tools"] == ["memory_forget"] and server["tool_timeout_sec"] == 120
+    assert server["tools"] == {"memory_remember": {"approval_mode": "approve"}}
+    assert server["env"] == {"SUPERMEMORY_NAMESPACE": "work"}
+    assert "# no forgetting from Codex\r\n" in new and "\n" not in new.replace("\r\n", "")
+    assert tomllib.loads(new)["profiles"] == {"fast": {"model": "gpt-5-mini"}}
+
+
+def test_a_reinstall_over_a_hand_written_codex_entry_is_a_no_op():
+    editor = inst.CodexTomlEditor(PY, {})
+    once = editor.apply(HAND_WRITTEN)
+    assert editor.apply(once) == once
+
+
+@needs_tomllib
+def test_a_hand_written_codex_entry_made_only_of_subtables_gets_our_table_beside_them():
+    text = '[mcp_servers.supermemory.env]\nSUPERMEMORY_NAMESPACE = "work"\n\n[mcp_servers.supermemory.tools.memory_forget]\nenabled = false\n'
+    new = inst.CodexTomlEditor(PY, {}).apply(text)
+    server = tomllib.loads(new)["mcp_servers"]["supermemory"]
+    assert server["command"] == PY and server["env"] == {"SUPERMEMORY_NAMESPACE": "work"}
+    assert server["tools"] == {"memory_forget": {"enabled": False}}
+    assert inst.CodexTomlEditor(PY, {}).apply(new) == new
