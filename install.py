@@ -998,6 +998,24 @@ def read_target(path: Path) -> tuple[bytes | None, str | None]:
         raise ConfigError("is not UTF-8 text") from None
 
 
+READ_ONLY_HINT = ("is read-only; left untouched. Make it writable (chmod u+w {path}) and re-run install.py, "
+                  "or edit it by hand")
+
+
+def read_only(path: Path) -> bool:
+    """Did the user make this file read-only (no write bit at all, or not writable for us)?
+
+    The write itself would succeed (a new file renamed over it), so a file protected on purpose,
+    e.g. against an agent rewriting it, is only left alone if we ask first.
+    """
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        return False
+    return not mode & 0o222 or not os.access(real, os.W_OK)
+
+
 def print_diff(path: Path, old: str | None, new: str | None) -> None:
     a = split_lines(old or "")
     b = split_lines(new or "")
@@ -1116,6 +1134,10 @@ def install_file(sess: Session, kind: str, path: Path, editor: Editor) -> bool:
     if old_bytes == new_bytes:
         say("--", f"unchanged {path}")
         return True
+    if old_bytes is not None and read_only(path):
+        sess.errors += 1
+        say("!!", f"{path}: {READ_ONLY_HINT.format(path=shlex.quote(str(path)))}")
+        return False
     if sess.dry_run:
         say("~~", f"would {'create' if old_bytes is None else 'update'} {path}")
         print_diff(path, old_text, new_text)
@@ -1755,6 +1777,10 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
     if sess.dry_run:
         say("~~", f"would {'delete' if delete else 'update'} {path}")
         print_diff(path, old_text, None if delete else new_bytes.decode("utf-8", "replace"))
+        return
+    if read_only(path):
+        sess.errors += 1
+        say("!!", f"{path}: {READ_ONLY_HINT.format(path=shlex.quote(str(path)))}; the supermemory entries are still in it")
         return
     try:
         sess.backup(path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +94,36 @@ def test_a_hand_written_codex_entry_made_only_of_subtables_gets_our_table_beside
     assert server["command"] == PY and server["env"] == {"SUPERMEMORY_NAMESPACE": "work"}
     assert server["tools"] == {"memory_forget": {"enabled": False}}
     assert inst.CodexTomlEditor(PY, {}).apply(new) == new
+
+
+# ---------------------------------------------------------------------------
+# a file the user made read-only
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+def test_a_read_only_claude_json_is_left_untouched_and_named(tmp_path):
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    target = home / ".claude.json"
+    original = b'{"numStartups": 3, "mcpServers": {"github": {"command": "npx"}}}'
+    target.write_bytes(original)
+    target.chmod(0o444)
+    res = run_install(home, data, "--claude-only")
+    assert res.returncode == 2, res.output
+    assert target.read_bytes() == original
+    assert stat.S_IMODE(target.stat().st_mode) == 0o444
+    assert "read-only" in res.output and "Traceback" not in res.output
+    assert (home / ".claude" / "settings.json").is_file()   # the other files are still registered
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+def test_uninstall_leaves_a_claude_json_made_read_only_since_alone_and_says_so(tmp_path):
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    assert run_install(home, data, "--claude-only").returncode == 0
+    target = home / ".claude.json"
+    before = target.read_bytes()
+    target.chmod(0o400)
+    res = run_install(home, data, "--uninstall", "--claude-only")
+    assert res.returncode == 2 and "read-only" in res.output and "Traceback" not in res.output
+    assert target.read_bytes() == before
