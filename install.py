@@ -1379,6 +1379,21 @@ def _read_quiet(path: Path) -> str:
         return ""
 
 
+def source_copy(checkout: Path, dest: Path) -> Path:
+    """A private copy of what pip builds the package from: the checkout's top-level files and the package.
+
+    pip builds a local folder in place (setuptools writes build/ and *.egg-info/ into it), so two runs from
+    one clone at once broke each other's build; a copy per run cannot.
+    """
+    src = dest / "src"
+    src.mkdir()
+    for entry in checkout.iterdir():
+        if entry.is_file():
+            shutil.copy2(entry, src / entry.name)
+    shutil.copytree(checkout / "supermemory", src / "supermemory", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return src
+
+
 def prepare_python(args, paths: Paths) -> str | None:
     checkout = Path(__file__).resolve().parent
     if args.python:
@@ -1409,7 +1424,15 @@ def prepare_python(args, paths: Paths) -> str | None:
         say("~~", "would run: " + " ".join(shlex.quote(p) for p in pip))
         return python
     say("..", f"pip install {'-e ' if args.dev else ''}{checkout}")
-    res = subprocess.run(pip, stdin=subprocess.DEVNULL)
+    with tempfile.TemporaryDirectory(prefix="supermemory-src-") as tmp:
+        if not args.dev:
+            try:
+                pip[-1] = str(source_copy(checkout, Path(tmp)))
+            except OSError as exc:
+                say("!!", f"cannot copy {checkout} to build it ({exc}); nothing was registered.")
+                return None
+        res = subprocess.run(pip, stdin=subprocess.DEVNULL)
+    pip[-1] = str(checkout)
     if res.returncode != 0:
         say("!!", f"pip install failed (exit {res.returncode}); nothing was registered.")
         say("", f"      Fix the error above and re-run, or retry by hand: {' '.join(shlex.quote(p) for p in pip)}")

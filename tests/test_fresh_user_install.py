@@ -127,3 +127,38 @@ def test_uninstall_leaves_a_claude_json_made_read_only_since_alone_and_says_so(t
     res = run_install(home, data, "--uninstall", "--claude-only")
     assert res.returncode == 2 and "read-only" in res.output and "Traceback" not in res.output
     assert target.read_bytes() == before
+
+
+# ---------------------------------------------------------------------------
+# two installs at once
+
+
+FAKE_PYTHON = """#!/bin/sh
+# stands in for the venv's python: records what pip was asked to build, and what that folder held
+[ "$1 $2 $3" = "-m pip install" ] || exit 9
+for src; do :; done
+{ echo "src=$src"; ls -a "$src"; ls "$src/supermemory"; } > "$FAKE_PIP_LOG"
+"""
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a shell script stands in for python")
+def test_pip_builds_from_a_private_copy_of_the_checkout_not_in_it(tmp_path):
+    """Found by running install.py for two users at once from one clone: pip builds a local folder in place
+    (setuptools' build/ and *.egg-info/ in the checkout) and the second build failed ('File exists:
+    build/bdist.linux-x86_64/wheel/...'), so nothing was registered."""
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    fake = tmp_path / "python"
+    fake.write_text(FAKE_PYTHON, encoding="utf-8")
+    fake.chmod(0o755)
+    env = dict(os.environ, HOME=str(home), SUPERMEMORY_HOME=str(data), FAKE_PIP_LOG=str(tmp_path / "pip.log"))
+    res = subprocess.run([sys.executable, str(INSTALL), "--home", str(home), "--python", str(fake), "--no-model",
+                          "--no-selfcheck", "--no-backfill", "--no-launcher", "--no-instructions", "--claude-only"],
+                         env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert res.returncode == 0, res.stdout + res.stderr
+    log = (tmp_path / "pip.log").read_text(encoding="utf-8").split("\n")
+    src = Path(log[0].removeprefix("src="))
+    assert src.resolve() != ROOT.resolve() and ROOT.resolve() not in src.resolve().parents
+    assert {"pyproject.toml", "README.md", "supermemory"} <= set(log) and "__init__.py" in log
+    assert not {".git", ".venv", "build", "tests"} & set(log)
+    assert not src.exists()   # the copy is removed afterwards
