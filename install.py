@@ -1679,6 +1679,36 @@ def offer_backfill(args, python: str, paths: Paths, cli: str = "supermemory") ->
     say("--", f"project rules: run `{cli} import-rules` inside a project to import its CLAUDE.md / AGENTS.md")
 
 
+LOCK_NAME = "install.lock"
+_held_lock = []   # the open lock file, kept for the rest of the run
+
+
+def hold_run_lock(paths: Paths) -> bool:
+    """Take <data dir>/install.lock for the rest of this run; False (and why) when another run holds it.
+
+    Two runs at once would create the venv, pip-install into it and edit the same files side by side.
+    Where there is no fcntl (Windows) or the file cannot be opened, the run goes on unlocked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return True
+    path = paths.data_dir / LOCK_NAME
+    try:
+        handle = open(path, "a+")
+    except OSError:
+        return True
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        say("!!", f"another install.py is running for the data dir {paths.data_dir} (it holds {path}); "
+                  "wait for it to finish, then re-run.")
+        return False
+    _held_lock.append(handle)
+    return True
+
+
 def do_install(args, paths: Paths) -> int:
     say("", f"supermemory install{' (dry run: nothing is written)' if args.dry_run else ''}")
     say("--", f"data dir: {paths.data_dir}")
@@ -1691,6 +1721,8 @@ def do_install(args, paths: Paths) -> int:
             return 2
     if paths.project and not paths.project.is_dir():
         say("!!", f"--project {paths.project} is not a directory")
+        return 2
+    if not args.dry_run and not hold_run_lock(paths):
         return 2
     python = prepare_python(args, paths)
     if python is None:
@@ -1824,6 +1856,8 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
 def do_uninstall(args, paths: Paths) -> int:
     purge = args.purge
     say("", f"supermemory {'purge' if purge else 'uninstall'}{' (dry run: nothing is written)' if args.dry_run else ''}")
+    if not args.dry_run and paths.data_dir.is_dir() and not hold_run_lock(paths):
+        return 2
     sess = Session(paths, args.dry_run)
     kinds = list(KINDS) if purge else selected_kinds(args)
     targets: dict[str, str] = {}

@@ -162,3 +162,20 @@ def test_pip_builds_from_a_private_copy_of_the_checkout_not_in_it(tmp_path):
     assert {"pyproject.toml", "README.md", "supermemory"} <= set(log) and "__init__.py" in log
     assert not {".git", ".venv", "build", "tests"} & set(log)
     assert not src.exists()   # the copy is removed afterwards
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the lock is fcntl's")
+def test_a_second_install_while_one_runs_for_the_same_data_dir_stops_with_a_clear_message(tmp_path):
+    import fcntl
+
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    data.mkdir()
+    with open(data / "install.lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        res = run_install(home, data)
+        again = run_install(home, data, "--uninstall")
+    assert res.returncode == 2 and again.returncode == 2, res.output + again.output
+    assert "another install.py" in res.output and "Traceback" not in res.output + again.output
+    assert not (home / ".claude.json").exists() and not (home / ".codex").exists()
+    assert run_install(home, data).returncode == 0   # the lock goes with the process that held it
