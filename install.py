@@ -612,13 +612,19 @@ class JsonEditor(Editor):
         return obj
 
     @staticmethod
-    def dump(obj: dict) -> str:
-        text = json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+    def dump(obj: dict, like: str | None = None) -> str:
+        """obj as JSON laid out like the text it replaces: its indentation (spaces or tabs), line ends and
+        whether it ends with a newline (Claude Code writes none); 2 spaces and a final newline otherwise."""
+        m = re.search(r"\n([ \t]+)\S", like or "")
+        indent = 2 if not m else "\t" if m.group(1)[0] == "\t" else len(m.group(1))
+        text = json.dumps(obj, indent=indent, ensure_ascii=False)
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes
-            text = json.dumps(obj, indent=2, ensure_ascii=True) + "\n"
-        return text
+            text = json.dumps(obj, indent=indent, ensure_ascii=True)
+        if not (like or "").strip() or like.rstrip(" \t").endswith("\n"):
+            text += "\n"
+        return text.replace("\n", "\r\n") if like and "\r\n" in like else text
 
     def apply(self, text):
         obj = self.load(text)
@@ -626,13 +632,13 @@ class JsonEditor(Editor):
         self.apply_obj(new)
         if text is not None and new == obj:
             return text
-        return self.dump(new)
+        return self.dump(new, text)
 
     def strip(self, text):
         obj = self.load(text)
         if not self.strip_obj(obj):
             return text
-        return self.dump(obj)
+        return self.dump(obj, text)
 
     def has_ours(self, text):
         try:

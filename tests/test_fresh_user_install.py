@@ -5,7 +5,9 @@ survive the install, a file they protected is left alone, two runs at once do no
 """
 from __future__ import annotations
 
+import difflib
 import importlib.util
+import json
 import os
 import stat
 import subprocess
@@ -179,3 +181,38 @@ def test_a_second_install_while_one_runs_for_the_same_data_dir_stops_with_a_clea
     assert "another install.py" in res.output and "Traceback" not in res.output + again.output
     assert not (home / ".claude.json").exists() and not (home / ".codex").exists()
     assert run_install(home, data).returncode == 0   # the lock goes with the process that held it
+
+
+# ---------------------------------------------------------------------------
+# the layout of a JSON file the user keeps by hand
+
+
+USER_SETTINGS = {
+    "permissions": {"allow": ["Bash(npm run lint)"], "deny": ["Read(./.env)"]},
+    "hooks": {
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi >&2"}]}],
+        "PreCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "~/bin/notes.sh", "timeout": 30}]}],
+    },
+    "model": "opus",
+}
+
+
+@pytest.mark.parametrize("indent, newline, end", [(4, "\n", "\n"), ("\t", "\r\n", ""), (2, "\n", "")])
+def test_a_json_file_keeps_its_indentation_line_ends_and_last_newline(indent, newline, end):
+    """Found by a fresh-user run: a ~/.claude/settings.json indented with 4 spaces came back indented with 2, so
+    the install's diff (and the user's dotfiles repo) showed every line changed, not just our hooks."""
+    original = json.dumps(USER_SETTINGS, indent=indent, ensure_ascii=False).replace("\n", newline) + end
+    editor = inst.build_editor("claude_hooks", PY, {}, None)
+    new = editor.apply(original)
+    removed = [ln for ln in difflib.unified_diff(original.split(newline), new.split(newline), lineterm="", n=0)
+               if ln.startswith("-") and not ln.startswith("---")]
+    assert len(removed) <= 2 and all(ln.rstrip().endswith(("}", "]")) for ln in removed), removed  # a comma added
+    assert new.endswith("}" + end) and new.count("\r\n") == (new.count("\n") if newline == "\r\n" else 0)
+    assert editor.apply(new) == new
+    assert editor.strip(new) == original
+
+
+def test_our_entry_in_a_compact_one_line_claude_json_is_still_written_readably():
+    new = inst.build_editor("claude_mcp", PY, {}, None).apply('{"numStartups":3}')
+    assert json.loads(new)["mcpServers"]["supermemory"]["command"] == PY
+    assert new.startswith('{\n  "numStartups": 3,')
