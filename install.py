@@ -993,6 +993,10 @@ def read_target(path: Path) -> tuple[bytes | None, str | None]:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
+        if path.is_symlink():  # a dotfiles manager's link to a file that is not there: do not guess
+            target = os.path.join(os.path.dirname(path), os.readlink(path))
+            raise ConfigError(f"is a symlink to {os.path.normpath(target)}, which does not exist; create that "
+                              "file (or remove the link)") from None
         return None, None
     except IsADirectoryError:
         raise ConfigError("is a directory") from None
@@ -1802,7 +1806,7 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
     rec = sess.state.files.get(key)
     editor = build_editor(kind, None, {}, None)
     try:
-        old_bytes, old_text = read_target(path)
+        old_bytes, old_text = read_target(path) if os.path.exists(path) else (None, None)  # a dangling link: nothing
         if old_bytes is None:
             if rec is not None and not sess.dry_run:
                 del sess.state.files[key]

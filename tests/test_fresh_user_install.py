@@ -216,3 +216,19 @@ def test_our_entry_in_a_compact_one_line_claude_json_is_still_written_readably()
     new = inst.build_editor("claude_mcp", PY, {}, None).apply('{"numStartups":3}')
     assert json.loads(new)["mcpServers"]["supermemory"]["command"] == PY
     assert new.startswith('{\n  "numStartups": 3,')
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks")
+def test_a_dangling_symlinked_claude_json_is_named_as_such_and_left_alone(tmp_path):
+    """Found by a fresh-user run with a dotfiles manager whose link pointed at a file not checked out: the
+    message was 'cannot write it ([Errno 2] No such file or directory: '/…/.claude.json.9pnqvxlt.tmp')'."""
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    (home / ".claude.json").symlink_to(tmp_path / "dotfiles" / "claude.json")
+    res = run_install(home, data, "--claude-only")
+    assert res.returncode == 2
+    assert f"a symlink to {tmp_path / 'dotfiles' / 'claude.json'}, which does not exist" in res.output
+    assert ".tmp" not in res.output and "Traceback" not in res.output
+    assert (home / ".claude.json").is_symlink() and not (tmp_path / "dotfiles").exists()
+    res = run_install(home, data, "--uninstall")   # nothing of ours behind it: nothing to report
+    assert res.returncode == 0 and "which does not exist" not in res.output, res.output
