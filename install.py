@@ -1689,6 +1689,28 @@ def offer_backfill(args, python: str, paths: Paths, cli: str = "supermemory") ->
     say("--", f"project rules: run `{cli} import-rules` inside a project to import its CLAUDE.md / AGENTS.md")
 
 
+def hooks_switched_off(paths: Paths, kinds: list[str]) -> list[str]:
+    """The user's own settings that keep the hooks we registered from ever running (left as they are)."""
+    out, effect = [], "runs no hooks: no session-start briefing, no session capture (the MCP tools still work)"
+    if "claude_hooks" in kinds:
+        try:
+            settings = json.loads(paths.claude_settings.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            settings = None
+        if isinstance(settings, dict) and settings.get("disableAllHooks") is True:
+            out.append(f'{paths.claude_settings} sets "disableAllHooks": true, so Claude Code {effect}; '
+                       "remove that setting to turn them on.")
+    if "codex_hooks" in kinds and _tomllib is not None:
+        try:
+            features = _tomllib.loads(paths.codex_config.read_text(encoding="utf-8")).get("features")
+        except (OSError, ValueError):
+            features = None
+        if isinstance(features, dict) and features.get("codex_hooks") is False:
+            out.append(f"{paths.codex_config} sets [features] codex_hooks = false, so Codex {effect}; "
+                       "set it to true to turn them on.")
+    return out
+
+
 LOCK_NAME = "install.lock"
 _held_lock = []   # the open lock file, kept for the rest of the run
 
@@ -1786,6 +1808,8 @@ def do_install(args, paths: Paths) -> int:
                 "asks you to review new hooks, check the supermemory SessionStart/PreCompact/Stop hooks and approve\n"
                 "them (you can review them again later with /hooks). Older Codex versions also need\n"
                 "`[features] codex_hooks = true` in config.toml.")
+    for why in hooks_switched_off(paths, kinds):
+        say("!!", why)
     if code == 1:
         say("!!", "the self-check failed (see above); registration is in place.")
     if launcher:
