@@ -894,6 +894,8 @@ class State:
             if isinstance(obj, dict) and isinstance(obj.get("files"), dict):
                 self.data["files"] = obj["files"]
                 self.data["created_dirs"] = [d for d in obj.get("created_dirs", []) if isinstance(d, str)]
+                if isinstance(obj.get("python"), str):  # the Python our registrations run (--python or the venv)
+                    self.data["python"] = obj["python"]
                 self.loaded_text = raw
         except FileNotFoundError:
             pass
@@ -1825,6 +1827,22 @@ def do_install(args, paths: Paths) -> int:
 # uninstall
 
 
+def hand_written_entry(sess: Session, kind: str, text: str) -> bool:
+    """Does text register a supermemory MCP server whose command is not this install's Python?"""
+    try:
+        if kind == "claude_mcp":
+            entry = json.loads(text)["mcpServers"][SERVER_NAME]
+        elif kind == "codex_config" and _tomllib is not None:
+            entry = _tomllib.loads(text)["mcp_servers"][SERVER_NAME]
+        else:
+            return False
+        command = entry["command"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    ours = [p for p in (sess.state.data.get("python"), str(sess.paths.venv_python())) if p]
+    return isinstance(command, str) and not any(_same_path(command, p) for p in ours)
+
+
 def uninstall_file(sess: Session, kind: str, path: Path) -> None:
     key = str(path)
     rec = sess.state.files.get(key)
@@ -1842,7 +1860,7 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
         if rec and rec.get("created"):
             if editor.empty(stripped):
                 delete, how = True, "deleted (we created it)"
-        elif rec and rec.get("backup") and not rec.get("original_has_ours"):
+        elif rec and rec.get("backup"):
             backup = Path(rec["backup"])
             try:
                 orig = backup.read_bytes()
@@ -1850,7 +1868,11 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
                 orig = None
             if orig is not None and sha256(orig) == rec.get("original_sha256"):
                 try:
-                    if editor.same(stripped, orig.decode("utf-8")):
+                    orig_text = orig.decode("utf-8")
+                    # an entry the user had written by hand (a pipx install's `supermemory mcp`) comes back with
+                    # the rest of the file; one an earlier run of this install wrote does not
+                    theirs = not rec.get("original_has_ours") or hand_written_entry(sess, kind, orig_text)
+                    if theirs and editor.same(stripped, editor.strip(orig_text)):
                         new_bytes, how = orig, "restored the pre-install bytes of"
                 except (ConfigError, UnicodeDecodeError):
                     pass

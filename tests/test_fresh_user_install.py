@@ -260,3 +260,35 @@ def test_a_codex_config_that_turns_hooks_off_is_named_at_the_end(tmp_path):
     res = run_install(home, data, "--codex-only")
     assert res.returncode == 0, res.output
     assert "codex_hooks = false" in res.output and "no hooks" in res.output
+
+
+# ---------------------------------------------------------------------------
+# uninstall after install.py took over a registration the user wrote by hand
+
+
+def test_uninstall_gives_back_a_supermemory_registration_the_user_had_written_by_hand(tmp_path):
+    """Found by a fresh-user run: a config.toml that registered supermemory by hand (a pipx install's
+    `supermemory mcp`) came back from --uninstall without that table, not byte-identical as the README says."""
+    home, data = tmp_path / "home", tmp_path / "data"
+    (home / ".codex").mkdir(parents=True)
+    toml_bytes = HAND_WRITTEN.encode("utf-8")
+    json_bytes = b'{"mcpServers": {"supermemory": {"command": "supermemory", "args": ["mcp"]}}, "theme": "dark"}'
+    (home / ".codex" / "config.toml").write_bytes(toml_bytes)
+    (home / ".claude.json").write_bytes(json_bytes)
+    assert run_install(home, data, "--no-hooks", "--no-instructions").returncode == 0
+    assert b'command = "supermemory"' not in (home / ".codex" / "config.toml").read_bytes()   # taken over
+    res = run_install(home, data, "--uninstall")
+    assert res.returncode == 0, res.output
+    assert (home / ".codex" / "config.toml").read_bytes() == toml_bytes
+    assert (home / ".claude.json").read_bytes() == json_bytes
+
+
+def test_uninstall_still_removes_an_entry_an_earlier_run_of_this_install_had_written(tmp_path):
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    ours = json.dumps({"mcpServers": {"supermemory": {"command": sys.executable, "args": ["-m", "supermemory", "mcp"]}},
+                       "theme": "dark"}).encode("utf-8")
+    (home / ".claude.json").write_bytes(ours)
+    assert run_install(home, data, "--claude-only", "--no-hooks", "--no-instructions").returncode == 0
+    assert run_install(home, data, "--uninstall").returncode == 0
+    assert json.loads((home / ".claude.json").read_text(encoding="utf-8")) == {"theme": "dark"}
