@@ -33,7 +33,12 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
                                 origin="briefing")
         relevant = [r for r in found["results"] if r["id"] not in shown and not set(without) & set(r.get("tags") or [])]
     sections["relevant"] = relevant
-    return {"sections": sections, "budget": budget, "namespaces": namespaces or [ALL_NAMESPACES]}
+    out = {"sections": sections, "budget": budget, "namespaces": namespaces or [ALL_NAMESPACES]}
+    if own and not any(sections.values()):   # say why it is empty when the agent's own file holds the memories
+        left_out = reads.list_memories(ctx, namespace=namespace, tags=without, limit=1)["total"]
+        if left_out:
+            out["left_out"] = {"file": own, "memories": left_out}
+    return out
 
 
 def memory_index(ctx: StoreContext, *, max_lines: int = 200, namespace: str | None = None) -> dict:

@@ -58,16 +58,19 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
     return f"- [{item['id']} {label}] " + " — ".join(part for part in (title, text) if part)
 
 
-def render_briefing(sections: dict, *, budget: int, namespace: str) -> tuple[str, int]:
+def render_briefing(sections: dict, *, budget: int, namespace: str, left_out: dict | None = None) -> tuple[str, int]:
     """Section-by-section briefing cut to `budget` tokens; returns (text, tokens used).
 
     Each line is charged its token estimate plus one for its newline. When items are left out,
     the "more not shown" note is charged too (room for it is kept back, so the total stays within
-    `budget` unless the header and the note alone exceed it).
+    `budget` unless the header and the note alone exceed it). `left_out`: the memories imported from the file
+    the agent loads by itself (`{"file", "memories"}`), named when nothing else is there.
     """
     total_items = sum(len(v) for v in sections.values())
     if total_items == 0:
-        text = (f"supermemory: no memories yet for {namespace}. Store durable facts with memory_remember "
+        so_far = (f"nothing for {namespace} beyond the {left_out['memories']} rule(s) imported from "
+                  f"{left_out['file']}, which you load already" if left_out else f"no memories yet for {namespace}")
+        text = (f"supermemory: {so_far}. Store durable facts with memory_remember "
                 "as you learn them (decisions, gotchas, preferences, open tasks).")
         return text, estimate_tokens(text)
     header = f"# supermemory briefing ({namespace})"
@@ -420,7 +423,8 @@ def briefing_view(result: dict) -> dict:
     counts and ids per section, namespaces."""
     sections = result["sections"]
     namespaces = result["namespaces"]
-    text, used = render_briefing(sections, budget=result["budget"], namespace=",".join(namespaces))
+    text, used = render_briefing(sections, budget=result["budget"], namespace=",".join(namespaces),
+                                 left_out=result.get("left_out"))
     return {"text": text, "tokens": used, "sections": {name: len(items) for name, items in sections.items()},
             "namespaces": namespaces, "items": {name: [i["id"] for i in items] for name, items in sections.items()}}
 

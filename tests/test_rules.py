@@ -171,3 +171,16 @@ def test_a_file_that_is_not_utf8_is_reported_not_imported_with_replacement_chara
     assert out.err.startswith(f"error: {project / 'AGENTS.md'}:3: not valid UTF-8 (byte 0xe9 at offset 34)"), out.err
     assert main(["import-rules", str(project), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["created"] == 0
+
+
+def test_a_briefing_with_only_the_agents_own_rules_says_so(store, project):
+    """Not "no memories yet" when the rules imported from the file the agent loads itself are all there is."""
+    from supermemory.render import briefing_view
+
+    (project / "CLAUDE.md").write_text("# Claude\n- Run ruff before committing.\n- Keep diffs small.\n",
+                                       encoding="utf-8")
+    store.import_rules([str(project)])
+    text = briefing_view(store.briefing(namespace="shop", platform="claude-code"))["text"]
+    assert "no memories yet" not in text
+    assert "beyond the 2 rule(s) imported from CLAUDE.md, which you load already" in text
+    assert "Run ruff" in briefing_view(store.briefing(namespace="shop", platform="codex"))["text"]
