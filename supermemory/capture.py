@@ -138,36 +138,13 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
         legacy = capture_state.load(ctx, old)
         if legacy and _same_file(legacy[3], path):
             saved, legacy_key = legacy, old
-    offset, digest, memory_id = 0, None, None
-    if saved:
-        offset, raw, memory_id, old_path = saved
-        try:
-            digest = transcripts.digest_from_dict(json.loads(raw))
-        except (TypeError, ValueError):
-            offset, digest = 0, None
-    else:
-        old_path = None
-
-    def position(file: str) -> int:
-        """Where reading `file` resumes: the saved offset for the file the state names, else that
-        file's own entry in the digest (a session spread over several files), else 0."""
-        if saved and _same_file(old_path, file):
-            at = offset
-        else:
-            known_files = digest.state.get("files") if digest is not None else None
-            at = known_files.get(file, 0) if isinstance(known_files, dict) else 0
-        try:
-            at = max(0, int(at or 0))
-            return at if at <= os.path.getsize(file) else -1   # -1: truncated or rotated
-        except (TypeError, ValueError, OSError):
-            return -1
-
+    offset, digest, memory_id, old_path = _resumed(saved)
     files = [path] + [os.path.abspath(os.path.expanduser(os.fspath(p))) for p in extra_paths
                       if isinstance(p, (str, os.PathLike))]
     files = [f for i, f in enumerate(files) if f not in files[:i] and (i == 0 or os.path.isfile(f))]
     starts = {}
     for file in files:
-        starts[file] = position(file)
+        starts[file] = _resume_at(file, offset, old_path, digest)   # digest: None once the main one restarts
         if starts[file] < 0:
             starts[file] = 0
             if file == path:
@@ -253,6 +230,36 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
             "platform": digest.platform, "complete": drained}
 
 
+def _resumed(saved) -> tuple:
+    """(offset, digest, memory id, path) of a saved capture state (`capture_state.load`); a digest that no
+    longer decodes starts the reading over."""
+    from supermemory import transcripts
+
+    if not saved:
+        return 0, None, None, None
+    offset, raw, memory_id, old_path = saved
+    try:
+        return offset, transcripts.digest_from_dict(json.loads(raw)), memory_id, old_path
+    except (TypeError, ValueError):
+        return 0, None, memory_id, old_path
+
+
+def _resume_at(file: str, offset: int, old_path: str | None, digest) -> int:
+    """Where reading `file` resumes: the saved offset for the file the state names, else that file's own
+    entry in the digest (a session spread over several files), else 0; -1 when the file is shorter than
+    that (truncated or rotated: read it from the start)."""
+    if old_path is not None and _same_file(old_path, file):
+        at = offset
+    else:
+        known_files = digest.state.get("files") if digest is not None else None
+        at = known_files.get(file, 0) if isinstance(known_files, dict) else 0
+    try:
+        at = max(0, int(at or 0))
+        return at if at <= os.path.getsize(file) else -1
+    except (TypeError, ValueError, OSError):
+        return -1
+
+
 def keeps_anything(ctx: StoreContext, paths: Sequence[str], *, session_id: str, platform: str,
                    step_bytes: int = 256 * 1024) -> bool:
     """Whether `capture_session` of these files would keep anything (a request, a file or a command) rather
@@ -267,25 +274,15 @@ def keeps_anything(ctx: StoreContext, paths: Sequence[str], *, session_id: str, 
     def kept(d) -> bool:
         return d is not None and bool(d.requests or d.files or d.commands)
 
-    saved = capture_state.load(ctx, f"{platform}:{session_id}")
-    digest, positions, old_path, offset = None, {}, None, 0
-    if saved:
-        offset, raw, _memory_id, old_path = saved
-        try:
-            digest = transcripts.digest_from_dict(json.loads(raw))
-            positions = digest.state.get("files") if isinstance(digest.state.get("files"), dict) else {}
-        except (TypeError, ValueError, AttributeError):
-            digest = None
+    offset, digest, _memory_id, old_path = _resumed(capture_state.load(ctx, f"{platform}:{session_id}"))
     if kept(digest):
         return True
-    for index, file in enumerate(os.path.abspath(os.path.expanduser(os.fspath(p))) for p in paths):
-        at = offset if saved and _same_file(old_path, file) else positions.get(file, 0)
-        try:
-            at = max(0, int(at or 0))
-            if at > os.path.getsize(file):   # truncated or rotated: a capture starts it over
-                at, digest = 0, (None if index == 0 else digest)
-        except (TypeError, ValueError, OSError):
-            at = 0
+    files = [os.path.abspath(os.path.expanduser(os.fspath(p))) for p in paths]
+    starts = {file: _resume_at(file, offset, old_path, digest) for file in files}   # before any reading
+    for index, file in enumerate(files):
+        at = starts[file]
+        if at < 0:   # truncated or rotated: a capture starts it over
+            at, digest = 0, (None if index == 0 else digest)
         while True:
             more, further = transcripts.read_new_lines(file, at, max_bytes=step_bytes)
             if further <= at:
