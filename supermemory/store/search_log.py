@@ -19,7 +19,10 @@ STATS_WAIT_MS = 250
 
 def trace_recall(ctx: StoreContext, **trace) -> None:
     """`record_recall` in its own short write transaction, best effort: when another process holds the write
-    lock past `STATS_WAIT_MS` (or the write fails), the trace is dropped with a warning and recall goes on."""
+    lock past `STATS_WAIT_MS` (or the write fails), the trace is dropped with a warning and recall goes on.
+    A read-only store (`StoreContext.readonly`) keeps no trace and opens no transaction: its reads stay quiet."""
+    if ctx.readonly:
+        return
     try:
         with ctx.txn(wait_ms=STATS_WAIT_MS):
             record_recall(ctx, **trace)
@@ -32,9 +35,7 @@ def record_recall(ctx: StoreContext, *, query: str, namespaces: list[str] | None
                   touch: bool, counted_ids: Sequence[int] | None = None) -> None:
     """One recall's trace (inside a write transaction): the recall counters of the returned memories, or of
     `counted_ids` when given (when `touch`), and a search-log row (when `search_log.enabled`), capped at
-    `search_log.max_rows`. A read-only store (`StoreContext.readonly`) keeps no trace: its reads stay quiet."""
-    if ctx.readonly:
-        return
+    `search_log.max_rows`."""
     counted = list(hit_ids if counted_ids is None else counted_ids)
     if touch and counted:
         marks = ",".join("?" * len(counted))
