@@ -692,6 +692,25 @@ def test_health_finds_planted_near_duplicates_and_contradictions(store):
     assert not report["clean"] and sum(report["orphans"].values()) == 0
 
 
+def test_health_pairs_are_the_same_whatever_the_block_size():
+    import numpy as np
+
+    from supermemory.store.lifecycle import similar_pairs
+
+    rng = np.random.default_rng(3)
+    matrix = rng.normal(size=(40, 16)).astype(np.float32)
+    matrix[[9, 23, 39]] = matrix[2] + rng.normal(scale=0.05, size=16)  # twins across block edges
+    matrix[31] = matrix[30] + rng.normal(scale=0.05, size=16)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    full = matrix @ matrix.T
+    expected = {(a, b) for a in range(40) for b in range(a + 1, 40) if full[a, b] >= 0.9}
+    assert {(2, 9), (2, 23), (2, 39), (9, 39), (30, 31)} <= expected
+    for block in (1, 7, 10, 64):
+        found = list(similar_pairs(matrix, 0.9, block=block))
+        assert {(a, b) for a, b, _ in found} == expected and len(found) == len(expected)
+        assert all(abs(sim - full[a, b]) < 1e-5 for a, b, sim in found)
+
+
 def test_health_of_a_clean_store_reports_nothing(store):
     store.remember("Redis holds the session cache")
     store.remember("Deploys happen on Tuesday mornings")
