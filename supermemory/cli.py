@@ -68,13 +68,14 @@ def cmd_remember(args) -> int:
                                 namespace=_ns(args), create_namespace=args.create_namespace,
                                 source={"platform": "cli", "cwd": os.getcwd()},
                                 progress=_progress("embedding", min_total=LONG_WRITE_CHUNKS))
-    if args.json:
-        _print_json(result)
-    else:
-        print(result["id"])
-        for line in remember_notes(result, commands=CLI_COMMANDS):
-            sys.stderr.write(line + "\n")
+    _print_written(args, result, remember_notes(result, commands=CLI_COMMANDS))
     return 0
+
+
+def _print_written(args, result: dict, notes: list[str]) -> None:
+    """A write's id on stdout (or its JSON), and what it says about the text on stderr."""
+    _print_json(result) if args.json else print(result["id"])
+    sys.stderr.write("".join(line + "\n" for line in notes) if not args.json else "")
 
 
 def cmd_recall(args) -> int:
@@ -131,12 +132,14 @@ def cmd_history(args) -> int:
 
 
 def cmd_update(args) -> int:
+    from supermemory.render import text_notes
+
     with _store(args) as store:
         result = store.update(args.id, content=_text(args.content, "content"), title=_text(args.title, "title"),
                               kind=args.kind, tags=args.tag,
                               importance=args.importance, pinned=args.pin, status=args.status,
                               namespace=_ns(args))
-    _print_json(result) if args.json else print(result["id"])
+    _print_written(args, result, text_notes(result))
     return 0
 
 
@@ -530,8 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("doctor", cmd_doctor, "check the installation and say how to fix problems", ns=False)
     add("init", cmd_init, "create the data dir and database", ns=False)
     add("reindex", cmd_reindex, "re-embed every memory with the configured model", ns=False)
-    p = add("maintenance", cmd_maintenance, "purge expired and old soft-deleted rows, optimise FTS, checkpoint WAL",
-            ns=False)
+    p = add("maintenance", cmd_maintenance, "purge expired rows, optimise FTS, embed chunks still without a vector", ns=False)
     p.add_argument("--redact", action="store_true", help="re-redact every stored copy with the current rules now "
                    "(default: once, after the rules changed)")
 
@@ -563,8 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: user-level files and this project's)")
 
     add("mcp", cmd_mcp, "run the MCP stdio server", json_flag=False, ns=False)
-    p = add("ui", cmd_ui, "open a local page to browse, search and clean memories (127.0.0.1 only)",
-            json_flag=False, ns=False)
+    p = add("ui", cmd_ui, "open a local page to browse, search and clean memories (127.0.0.1 only)", json_flag=False, ns=False)
     p.add_argument("--port", type=int, help="port (default 7377, or a free one when it is taken; 0 = any free)")
     p.add_argument("--no-open", action="store_true", help="print the address but do not open a browser")
     p = add("hook", cmd_hook, "Claude Code / Codex hook entry point (JSON on stdin)", json_flag=False, ns=False)

@@ -172,6 +172,7 @@ class MemoryStore:
     health = _delegate(lifecycle.health)
     growth = _delegate(lifecycle.growth)
     redact_stored = _delegate(redaction.redact_stored)
+    fill_vectors = _delegate(lifecycle.fill_vectors)
 
     def maintenance(self, *, sweep: bool = False, redact: bool | None = None, deadline: float | None = None) -> dict:
         """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL,

@@ -160,7 +160,8 @@ def _with_note(text: str, result: dict) -> str:
 
 
 def remember_notes(result: dict, *, commands: Commands) -> list[str]:
-    """What a remember result says besides its id: an exact repeat, no vector, near-duplicates, redactions."""
+    """What a remember result says besides its id: an exact repeat, no vector, near-duplicates, supersedes
+    links, then `text_notes`."""
     lines = []
     if result.get("status") == "duplicate":
         lines.append(f"Already stored as {result['id']} (exact duplicate); nothing new written.")
@@ -174,6 +175,13 @@ def remember_notes(result: dict, *, commands: Commands) -> list[str]:
         lines.append(f"Supersedes {old}: this memory announces a change to it, so recall ranks {old} lower "
                      f"(never hides it); if it still holds, "
                      f"{commands.unlink.format(src=result['id'], dst=old, relation='supersedes')}.")
+    return lines + text_notes(result)
+
+
+def text_notes(result: dict) -> list[str]:
+    """What a remember or update says about the text it stored: what was redacted, what an unclosed
+    `<private>` tag left out, and chunks of a long text whose vectors come later."""
+    lines = []
     redacted = result.get("redacted") or {}
     if redacted:
         lines.append("Redacted before storing: " + ", ".join(f"{n} × {k}" for k, n in redacted.items()))
@@ -181,6 +189,9 @@ def remember_notes(result: dict, *, commands: Commands) -> list[str]:
         lines.append(f"An unclosed <private> tag: everything after it ({result['unclosed_private']} characters) was "
                      "left out. Close the span with </private> to keep the text after it; to mention the tag "
                      "itself, write it without angle brackets (backticks do not stop it hiding the rest).")
+    if result.get("vectors_pending"):
+        lines.append(f"({result['vectors_pending']} chunks of this long text get their vectors later, while the MCP "
+                     f"server idles or at `supermemory maintenance`; keyword search finds them now)")
     return lines
 
 
@@ -256,7 +267,8 @@ def render_update(result: dict) -> str:
     """An update result: the new version and the one it supersedes, or that nothing changed."""
     if result.get("status") == "unchanged":
         return f"{result['id']} unchanged: the new values equal the current ones."
-    return f"Updated: {result['id']} is the new version and supersedes {result.get('previous')} (history kept)."
+    return "\n".join([f"Updated: {result['id']} is the new version and supersedes {result.get('previous')} "
+                      f"(history kept)."] + text_notes(result))
 
 
 def render_history(result: dict) -> str:

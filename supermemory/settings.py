@@ -70,6 +70,8 @@ DEFAULTS: dict[str, Any] = {
         "chunk_max_tokens": 260,
         "chunk_overlap_tokens": 48,
         "max_content_chars": 1_000_000,
+        "write_embed_chunks": 32,     # chunks a write embeds before it answers (~0.1 s each); the rest of a
+                                      # long text gets its vectors while the server idles or at maintenance
         "near_duplicate_similarity": 0.9,
         "redact_secrets": True,
         "default_importance": 0.5,
@@ -149,6 +151,7 @@ RULES: dict[str, Rule] = {
     "store.chunk_max_tokens": Rule(16, 100_000),
     "store.chunk_overlap_tokens": _COUNT,
     "store.max_content_chars": _AT_LEAST_ONE,
+    "store.write_embed_chunks": _AT_LEAST_ONE,
     "store.near_duplicate_similarity": _SHARE,
     "store.default_importance": _SHARE,
     "lifecycle.stale_days": Rule(0, 36_500, real=True),

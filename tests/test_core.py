@@ -13,7 +13,9 @@ from supermemory.config import Config
 from supermemory.core import MemoryStore
 from supermemory.render import briefing_view, render_index_md
 from supermemory.embed import HashProvider
-from supermemory.errors import InvalidInputError, ModelMismatchError, NamespaceError, NotFoundError, StorageError
+from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, ModelMismatchError, NamespaceError,
+                                 NotFoundError, StorageError)
+from supermemory.store.embedding import FILL_SLICE
 from supermemory.text import estimate_tokens
 
 from conftest import FakeEmbedder
@@ -1148,3 +1150,66 @@ def test_recall_answers_while_another_process_holds_the_write_lock(db_path, conf
     s.recall("nightly export parquet archive")
     assert recalled() == 1                                               # recorded once the lock is free
     s.close()
+
+
+def _long_text(sections: int) -> str:
+    """A text of `sections` sentences, each with words of its own."""
+    return " ".join(f"Section {n}: the ingest worker{n} retries batch{n} after timeout{n} errors." for n in range(sections))
+
+
+def _vector_rows(store) -> tuple[int, int, int]:
+    conn = store.context.conn
+    return (conn.execute("SELECT count(*) FROM chunks").fetchone()[0],
+            conn.execute("SELECT count(*) FROM vectors").fetchone()[0],
+            conn.execute("SELECT count(*) FROM vec_mem").fetchone()[0] if store.context.driver.vec else -1)
+
+
+def test_a_long_text_is_answered_after_its_first_chunks_and_the_rest_gets_vectors_later(store):
+    store.config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0,
+                                                         write_embed_chunks=2)
+    out = store.remember(_long_text(12))
+    chunks, vectors, indexed = _vector_rows(store)
+    assert out["chunks"] == chunks > 4 and vectors == 2 and out["vectors_pending"] == chunks - 2
+    assert indexed == (2 if store.context.driver.vec else -1)
+    assert store.health()["orphans"]["live_chunks_without_vector"] == chunks - 2
+    assert store.recall("worker11 timeout11")["results"][0]["id"] == out["id"]   # words find the rest at once
+    assert store.fill_vectors(limit=1) == FILL_SLICE                                 # one slice
+    assert store.maintenance()["vectors_embedded"] == chunks - 2 - FILL_SLICE
+    assert _vector_rows(store) == (chunks, chunks, chunks if indexed != -1 else -1)
+    assert store.fill_vectors() == 0 and store.context.vectors_pending is False
+    assert store.health()["orphans"]["live_chunks_without_vector"] == 0
+
+
+def test_filling_in_vectors_leaves_forgotten_memories_alone_and_a_short_text_is_embedded_whole(store):
+    store.config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0,
+                                                         write_embed_chunks=1)
+    long_one = store.remember(_long_text(6))
+    short = store.remember("Deploys run on Tuesdays")
+    assert short["vectors_pending"] == 0 and long_one["vectors_pending"] > 0
+    store.forget([long_one["id"]])
+    assert store.fill_vectors() == 0
+    assert store.context.conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 2
+
+
+def test_an_update_keeping_the_text_keeps_the_vectors_it_has_and_the_rest_follow(store):
+    store.config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0,
+                                                         write_embed_chunks=2)
+    first = store.remember(_long_text(8))
+    updated = store.update(first["id"], importance=0.9)
+    assert updated["vectors_pending"] == first["vectors_pending"]
+    assert store.fill_vectors() == first["vectors_pending"]
+    assert store.health()["orphans"]["live_chunks_without_vector"] == 0
+
+
+def test_without_an_embedder_filling_in_says_so_once_and_stops(store, monkeypatch, caplog):
+    store.config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0,
+                                                         write_embed_chunks=1)
+    store.remember(_long_text(6))
+
+    def unavailable(texts, progress=None):
+        raise EmbeddingUnavailableError("model missing")
+
+    monkeypatch.setattr(store.context.embedder, "embed_multi", unavailable)
+    with caplog.at_level("INFO", logger="supermemory"):
+        assert store.fill_vectors(limit=1) == 0
+    assert store.context.vectors_pending is False and "model missing" in caplog.text

@@ -770,6 +770,21 @@ def test_session_end_runs_maintenance_and_archives_expired_memories(tmp_path, ho
         assert store.get(kept, namespace="*")["memories"]
 
 
+def test_session_end_gives_vectors_to_the_rest_of_a_long_text_within_its_budget(tmp_path, home, hash_env):
+    config = load_config()
+    config.settings["store"].update(chunk_max_tokens=20, chunk_overlap_tokens=0, write_embed_chunks=1)
+    text = " ".join(f"Step {n}: the nightly job{n} copies table{n} to the archive{n}." for n in range(12))
+    with MemoryStore(home / "memory.db", config=config, embedder=HashProvider(), namespace="shop") as store:
+        pending = store.remember(text)["vectors_pending"]
+    assert pending > 4
+    started = time.monotonic()
+    result = hooks.capture(claude_payload(claude_copy(tmp_path), project(tmp_path), event="SessionEnd"),
+                           housekeeping=True, deadline=started + 2.0)
+    assert result["maintenance"]["vectors_embedded"] == pending and time.monotonic() - started < 20
+    with MemoryStore(home / "memory.db", config=config, embedder=HashProvider()) as store:
+        assert store.health()["orphans"]["live_chunks_without_vector"] == 0
+
+
 def test_session_end_subprocess_runs_maintenance(tmp_path, home):
     with MemoryStore(home / "memory.db", config=load_config(), embedder=HashProvider(), namespace="shop",
                      clock=lambda: time.time() - 3 * 86400) as store:

@@ -289,6 +289,42 @@ def test_a_held_tool_call_is_answered_when_the_client_never_lists_its_roots(stor
     assert by_id(responses)[5]["result"]["structuredContent"]["namespace"] == "proj"
 
 
+def test_the_rest_of_a_long_text_gets_its_vectors_while_the_server_idles(tmp_path):
+    config = make_config(tmp_path, store={"chunk_max_tokens": 20, "chunk_overlap_tokens": 0, "write_embed_chunks": 1})
+    memory_store = MemoryStore(tmp_path / "m.db", config=config, embedder=HashProvider(), namespace="proj")
+    text = " ".join(f"Part {n}: the export job{n} writes shard{n} before upload{n}." for n in range(30))
+
+    def waiting() -> int:
+        with MemoryStore(tmp_path / "m.db", config=config, embedder=HashProvider()) as other:
+            return other.health()["orphans"]["live_chunks_without_vector"]
+
+    read_fd, write_fd = os.pipe()
+    out = io.BytesIO()
+    with os.fdopen(read_fd, "rb") as server_in:
+        server = threading.Thread(target=serve, args=(server_in, out),
+                                  kwargs={"config": config, "store_factory": lambda namespace: memory_store})
+        server.start()
+        with os.fdopen(write_fd, "wb") as client:
+            client.write(b"".join(encode(f) + b"\n" for f in (INIT, INITIALIZED, _remember(5, text))))
+            client.flush()
+            deadline = time.monotonic() + 30
+            while b'"id":5' not in out.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            answer = by_id([json.loads(line) for line in out.getvalue().splitlines()])[5]["result"]
+            pending = answer["structuredContent"]["vectors_pending"]
+            assert pending >= 20 and "get their vectors later" in answer["content"][0]["text"]
+            while waiting() and time.monotonic() < deadline:   # the client sends nothing meanwhile
+                time.sleep(0.05)
+            assert waiting() == 0
+            client.write(encode(PING) + b"\n")
+            client.flush()
+            while b'"after"' not in out.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.02)
+        server.join(30)
+    memory_store.close()
+    assert_still_serving([json.loads(line) for line in out.getvalue().splitlines()])
+
+
 def test_a_held_tool_call_is_answered_before_the_server_exits_at_eof(store, tmp_path):
     init, _ = _roots_project(tmp_path)
     responses = run([init, INITIALIZED, _remember(5, "The client hung up")], store)
@@ -817,6 +853,11 @@ class ExplodingStore:
         print("a library printing to stdout")
         return {"items": [], "total": 0, "limit": 50, "offset": 0, "truncated": False}
 
+    context = type("Context", (), {"vectors_pending": True})()
+
+    def fill_vectors(self, **kwargs):
+        raise RuntimeError("idle failure")
+
 
 def test_unexpected_exceptions_become_a_generic_internal_error(tmp_path, caplog):
     responses = run([{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_stats"}}, PING],
@@ -825,6 +866,26 @@ def test_unexpected_exceptions_become_a_generic_internal_error(tmp_path, caplog)
     assert "secret internal detail" not in json.dumps(responses)
     assert "secret internal detail" in caplog.text
     assert_still_serving(responses)
+
+
+def test_work_between_requests_that_fails_is_logged_once_and_the_server_keeps_serving(tmp_path, caplog):
+    read_fd, write_fd = os.pipe()
+    out = io.BytesIO()
+    with os.fdopen(read_fd, "rb") as server_in:
+        server = threading.Thread(target=serve, args=(server_in, out), kwargs={
+            "config": make_config(tmp_path), "store_factory": lambda namespace: ExplodingStore()})
+        server.start()
+        with os.fdopen(write_fd, "wb") as client:
+            client.write(encode({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_list"}})
+                         + b"\n")
+            client.flush()
+            deadline = time.monotonic() + 30
+            while "idle failure" not in caplog.text and time.monotonic() < deadline:
+                time.sleep(0.02)
+            client.write(encode(PING) + b"\n")
+        server.join(30)
+    assert caplog.text.count("filling in vectors between requests failed") == 1
+    assert_still_serving([json.loads(line) for line in out.getvalue().splitlines()])
 
 
 def test_prints_during_a_call_do_not_reach_the_frame_stream(tmp_path, capsys):

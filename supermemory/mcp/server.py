@@ -152,7 +152,7 @@ def serve(stdin=None, stdout=None, *, config: Config | None = None,
     frames = _FrameReader(inp, limit, session.note_cancellation)
     try:
         while True:
-            frame = frames.next(session.roots_wait())
+            frame = frames.next(0 if session.has_idle_work() else session.roots_wait())
             if frame is _EOF:
                 for response in session.release_held(give_up=True):
                     session.send(response)
@@ -164,6 +164,8 @@ def serve(stdin=None, stdout=None, *, config: Config | None = None,
                 response = session.handle_frame(frame)
                 if response is not None:
                     session.send(response)
+            else:
+                session.idle_work()
             for response in session.release_held():
                 session.send(response)
     except KeyboardInterrupt:

@@ -59,6 +59,7 @@ class Session:
         self._factory = store_factory or self._open_default
         self._write = write or (lambda message: None)
         self._store = None
+        self._idle_ok = True   # False after idle work failed: it is not retried in this session
         self.protocol_version: str | None = None
         self.client_info: dict = {}
         self.client_capabilities: dict = {}
@@ -179,6 +180,24 @@ class Session:
             return
         self.warmup_thread = threading.Thread(target=_warm, args=(load,), name="supermemory-warmup", daemon=True)
         self.warmup_thread.start()
+
+    # work done between requests
+
+    def has_idle_work(self) -> bool:
+        """True while the open store may hold chunks still without a vector (the rest of a long text)."""
+        context = getattr(self._store, "context", None)
+        return self._idle_ok and context is not None and context.vectors_pending is not False
+
+    def idle_work(self) -> None:
+        """Embed one slice of the chunks still without a vector: a request that arrives meanwhile waits
+        about a second at most, and a long text gets its vectors while the agent works."""
+        if not self.has_idle_work():
+            return
+        try:
+            self._store.fill_vectors(limit=1)
+        except Exception:  # noqa: BLE001 - work between requests must never take the server down
+            logger.exception("filling in vectors between requests failed; `supermemory maintenance` does it")
+            self._idle_ok = False
 
     # tool calls held until the workspace roots are known
 

@@ -38,6 +38,7 @@ class StoreContext:
         self.embedder_warning: str | None = None
         self.cache_vectors = cache_vectors
         self.matrix_cache: dict = {}          # namespaces → (data_version, ids, matrix, rows per memory id)
+        self.vectors_pending: bool | None = None   # live chunks wait for a vector (None: not looked yet)
         self.generation = 0                   # our own commits do not change PRAGMA data_version
         self.total_cache: tuple | None = None  # ((data_version, generation), live chunks per namespace)
 

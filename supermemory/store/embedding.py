@@ -93,30 +93,60 @@ def _check_pin(ctx: StoreContext, provider) -> None:
             search_index.fill_vec_index(ctx)
 
 
-def embed_missing_vectors(ctx: StoreContext) -> int:
-    """Embed the live chunks written while no model could run (right after the first pin)."""
-    rows = ctx.q(f"SELECT c.id, c.text, m.title FROM chunks c JOIN memories m ON m.id = c.memory_id "
-                 f"WHERE {LIVE} AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)")
-    if not rows:
+FILL_SLICE = 4   # chunks embedded per transaction when filling in (~0.5 s): a request waits at most this long
+
+
+def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None) -> int:
+    """Embed live chunks that have no vector yet: those written while no model could run, and the
+    rest of a long text a write embedded only the start of (`store.write_embed_chunks`).
+
+    Works in slices of `FILL_SLICE`, each committed on its own, so it can stop at `deadline`
+    (`time.monotonic()`) or after about `limit` chunks and go on next time; returns the chunks embedded.
+    A chunk forgotten or already filled in by another process meanwhile is left alone.
+    """
+    import time
+
+    if ctx.readonly:
+        ctx.vectors_pending = False
         return 0
-    matrix = ctx.embedder.embed_multi([embed_text(title, text) for _, text, title in rows])
-    with ctx.txn():
-        for (chunk_id, _, _), vector in zip(rows, matrix):
-            ctx.conn.execute("INSERT OR IGNORE INTO vectors(chunk_id, embedding) VALUES (?, ?)",
-                             (chunk_id, to_blob(vector)))
-        if search_index.vec_index_usable(ctx):
-            search_index.fill_vec_index(ctx)
-        else:
-            search_index.mark_vec_dirty(ctx)
-    ctx.generation += 1
-    logger.info("embedded %d chunks stored while the model was missing", len(rows))
-    return len(rows)
+    done = after = 0
+    while (deadline is None or time.monotonic() < deadline) and (limit is None or done < limit):
+        rows = ctx.q(f"SELECT c.id, c.text, m.title FROM chunks c JOIN memories m ON m.id = c.memory_id "
+                     f"WHERE {LIVE} AND c.id > ? AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id) "
+                     f"ORDER BY c.id LIMIT ?", (after, FILL_SLICE))
+        if not rows:
+            ctx.vectors_pending = False
+            break
+        after = rows[-1][0]
+        matrix = embedder(ctx).embed_multi([embed_text(title, text) for _, text, title in rows])
+        with ctx.txn():
+            usable = search_index.vec_index_usable(ctx)
+            for (chunk_id, _, _), vector in zip(rows, matrix):
+                if ctx.conn.execute(f"INSERT OR IGNORE INTO vectors(chunk_id, embedding) SELECT c.id, ? FROM chunks c "
+                                    f"JOIN memories m ON m.id = c.memory_id WHERE c.id = ? AND {LIVE}",
+                                    (to_blob(vector), chunk_id)).rowcount != 1:
+                    continue
+                done += 1
+                if usable:
+                    ctx.conn.execute("INSERT INTO vec_mem(chunk_id, namespace, embedding) SELECT c.id, c.namespace, "
+                                     "v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id WHERE c.id = ?",
+                                     (chunk_id,))
+            if not usable:
+                search_index.mark_vec_dirty(ctx)
+            ctx.changed()
+    if done:
+        logger.info("embedded %d chunks that had no vector yet", done)
+    return done
 
 
 def embed_chunks(ctx: StoreContext, title: str, pieces: list[str],
                  progress: Callable[[int, int], None] | None = None):
-    """Vectors for a memory's chunks, or None when no embedder can run (lexical-only, loudly)."""
-    texts = [embed_text(title, p) for p in pieces]
+    """Vectors for the first `store.write_embed_chunks` of a memory's chunks (the rest wait for
+    `embed_missing_vectors`, so a megabyte of text does not hold the agent up for minutes), or None
+    when no embedder can run (lexical-only, loudly)."""
+    texts = [embed_text(title, p) for p in pieces[:int(ctx.config.get("store.write_embed_chunks"))]]
+    if len(texts) < len(pieces):
+        ctx.vectors_pending = True
     try:
         return embedder(ctx).embed_multi(texts, progress=progress)
     except EmbeddingUnavailableError as exc:

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 
 from supermemory.config import ALL_NAMESPACES
-from supermemory.errors import SupermemoryError
+from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, StorageError, SupermemoryError
 from supermemory.stats import percentile
 from supermemory.store import db as dbm
 from supermemory.store import embedding, redaction, search_log, supersession, versions
@@ -14,6 +15,8 @@ from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id, from_blob
 from supermemory.timeparse import iso
+
+logger = logging.getLogger(__name__)
 
 
 def stats(ctx: StoreContext, *, namespace: str | None = None) -> dict:
@@ -85,11 +88,12 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
                 deadline: float | None = None) -> dict:
     """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL,
     re-redact stored text (`redaction.redact_stored`) once after the redaction rules changed, and
-    write the `supersedes` links of memories stored before `remember` wrote them (once per store).
+    write the `supersedes` links of memories stored before `remember` wrote them (once per store), and
+    embed the chunks still without a vector (`fill_vectors`).
 
     :param redact: True re-redacts now, False never; None (default) when the rules changed
         since the last pass and `store.redact_secrets` is on.
-    :param deadline: `time.monotonic()` value by which the links pass stops (it goes on next time).
+    :param deadline: `time.monotonic()` value by which the links pass and the vectors stop (they go on next time).
     """
     now = ctx.clock()
     retention = float(ctx.config.get("lifecycle.purge_after_days")) * 86400
@@ -116,11 +120,25 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
             ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
     swept = sweep(ctx, apply=True, namespace="*")["matched"] if sweep_stale else 0
     links = supersession.backfill(ctx, deadline=deadline)
+    vectors = fill_vectors(ctx, deadline=deadline)
     if ctx.path != ":memory:":
         with contextlib.suppress(ctx.driver.Error):
             ctx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     return {"expired": len(expired), "purged": len(old), "log_trimmed": max(0, trimmed), "swept": swept,
-            "session_versions_pruned": pruned, "redacted": redacted, "supersedes_links": links}
+            "session_versions_pruned": pruned, "redacted": redacted, "supersedes_links": links,
+            "vectors_embedded": vectors}
+
+
+def fill_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None) -> int:
+    """Give vectors to the chunks still without one (the rest of a long text, or text written while no
+    model could run), until `deadline` or about `limit` chunks; returns how many. No embedder, or one
+    the database is not pinned to, leaves them for later (said on stderr), as does a locked database."""
+    try:
+        return embedding.embed_missing_vectors(ctx, deadline=deadline, limit=limit)
+    except (EmbeddingUnavailableError, ModelMismatchError, StorageError) as exc:
+        ctx.vectors_pending = False   # not again until a write leaves chunks waiting, or the next maintenance
+        logger.info("chunks without a vector stay so for now (keyword search still finds them): %s", exc)
+        return 0
 
 
 def _prune_session_versions(ctx: StoreContext, *, keep: int) -> int:

@@ -1,6 +1,7 @@
 """Version chains and links: update (a new row supersedes the old), merge, forget/restore, link, history."""
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any, Sequence
 
@@ -59,14 +60,16 @@ def _not_found(memory_id: int, namespaces: list[str] | None) -> NotFoundError:
 
 
 def _stored_vectors(ctx: StoreContext, memory_id: int):
+    """The vectors of a memory's first chunks, up to the first one still without a vector (None if
+    the first has none): what a new version with the same text can keep."""
     import numpy as np
 
-    rows = ctx.q("SELECT v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
+    rows = ctx.q("SELECT v.embedding FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id "
                  "WHERE c.memory_id = ? ORDER BY c.seq", (memory_id,))
-    count = ctx.q("SELECT count(*) FROM chunks WHERE memory_id = ?", (memory_id,))[0][0]
-    if not rows or len(rows) != count:
-        return None
-    return np.vstack([from_blob(r[0]) for r in rows])
+    kept = [from_blob(r[0]) for r in itertools.takewhile(lambda r: r[0] is not None, rows)]
+    if len(kept) < len(rows):
+        ctx.vectors_pending = True
+    return np.vstack(kept) if kept else None
 
 
 def supersede(ctx: StoreContext, old_id: int, new_id: int, now: float) -> None:
@@ -153,7 +156,8 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
         supersede(ctx, old["id"], new_id, now)
         search_index.index_live(ctx, new_id)
     return {"id": format_id(new_id), "previous": format_id(old["id"]), "status": "updated",
-            "redacted": redacted, "unclosed_private": left_out}
+            "redacted": redacted, "unclosed_private": left_out,
+            "vectors_pending": len(pieces) - len(vectors) if vectors is not None else 0}
 
 
 def delete_rows(ctx: StoreContext, row_ids: Sequence[int], *, indexed: bool = True) -> None:

@@ -80,7 +80,7 @@ def insert(ctx: StoreContext, *, namespace: str, kind: str, title: str, body: st
         chunk_id = ctx.conn.execute(
             "INSERT INTO chunks(memory_id, seq, namespace, text) VALUES (?, ?, ?, ?)",
             (memory_id, seq, namespace, piece)).lastrowid
-        if vectors is not None:
+        if vectors is not None and seq < len(vectors):   # the rest: `embedding.embed_missing_vectors`
             ctx.conn.execute("INSERT INTO vectors(chunk_id, embedding) VALUES (?, ?)",
                              (chunk_id, to_blob(vectors[seq])))
     return memory_id
@@ -110,7 +110,8 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         backfilled session sorts by its own time; `created_at` defaults to it.
     :returns: {"id", "status": "created"|"duplicate", "near_duplicates", "supersedes" (ids of the older
         memories this one announces a change to: `store.supersession`), "chunks", "redacted",
-        "unclosed_private" (characters an unclosed `<private>` tag left out: all after it; 0 if none), ...}
+        "unclosed_private" (characters an unclosed `<private>` tag left out: all after it; 0 if none),
+        "vectors_pending" (chunks of a long text embedded later: `embedding.embed_missing_vectors`), ...}
     Raises:
         InvalidInputError: bad arguments. NamespaceError: unknown namespace without consent.
     """
@@ -168,7 +169,8 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         supersedes = supersession.record_links(ctx, memory_id, stale, now)
     return {"id": format_id(memory_id), "status": "created", "namespace": ns, "kind": kind,
             "title": title, "near_duplicates": near, "supersedes": supersedes, "chunks": len(pieces),
-            "redacted": redacted, "unclosed_private": left_out, "embedded": vectors is not None}
+            "redacted": redacted, "unclosed_private": left_out, "embedded": vectors is not None,
+            "vectors_pending": len(pieces) - len(vectors) if vectors is not None else 0}
 
 
 def _own_text(title: str, body: str) -> str:
