@@ -103,6 +103,14 @@ def test_update_then_history_shows_both_versions(env):
     assert mid in hist and new in hist and "fridays" in hist and "tuesdays" in hist
 
 
+def test_update_says_what_it_redacted_as_remember_does(env):
+    token = "ghp_" + "Zq8Xw2Rt5Yu7Io9Pa1Sd3Fg4Hj6Kl0Mn2Bv4"
+    mid = run(["remember", "deploys use the bot account"], env).stdout.strip()
+    done = run(["update", mid, "--content", f"deploys use the bot account, token {token}"], env)
+    assert done.stdout.strip().startswith("M") and "Redacted before storing" in done.stderr
+    assert token not in run(["get", done.stdout.strip()], env).stdout
+
+
 def test_maintenance_redact_runs_the_re_redaction_pass_now(env):
     run(["remember", "deploys run on fridays"], env)
     out = json.loads(run(["maintenance", "--redact", "--json"], env).stdout)

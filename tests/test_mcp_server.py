@@ -508,6 +508,8 @@ def test_memory_update_and_history(store):
     history = ok(store, "memory_history", {"id": new_id})
     assert [v["id"] for v in history["structuredContent"]["versions"]] == [memory_id, new_id]
     assert "6432" in history["content"][0]["text"] and "5432" in history["content"][0]["text"]
+    secret = ok(store, "memory_update", {"id": new_id, "content": "Staging DB password: hunter2-" + "x9Qz7Lw3Rt5"})
+    assert "Redacted before storing" in secret["content"][0]["text"]
 
 
 def test_memory_update_refuses_a_status_on_a_memory_that_is_not_a_task(store):
