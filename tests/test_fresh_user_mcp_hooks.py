@@ -8,9 +8,14 @@ from pathlib import Path
 import pytest
 
 from supermemory.config import Config
+from supermemory.core import MemoryStore
+from supermemory.errors import EmbeddingUnavailableError
 from supermemory.mcp.protocol import INVALID_REQUEST, head_request_id
 from supermemory.mcp.server import serve
 from supermemory.settings import DEFAULTS, deep_merge
+from supermemory.store.embedding import FILL_SLICE
+
+from conftest import FakeEmbedder
 
 PING = {"jsonrpc": "2.0", "id": "after", "method": "ping"}
 
@@ -208,3 +213,57 @@ def test_session_start_with_a_nul_in_the_payload_cwd_still_briefs():
     answer = json.loads(out.getvalue())
     assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert "no memories yet" in answer["hookSpecificOutput"]["additionalContext"]
+
+
+
+def _long_text(sections: int) -> str:
+    """A text of `sections` sentences, each with words of its own."""
+    return " ".join(f"Section {n}: the ingest worker{n} retries batch{n} after timeout{n} errors." for n in range(sections))
+
+
+def _small_chunks(config, write_embed_chunks: int = 32) -> None:
+    """Tiny chunks, so a short test text makes many of them."""
+    config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0,
+                                                   write_embed_chunks=write_embed_chunks)
+
+
+class _Missing(FakeEmbedder):
+    """The model is not installed: nothing can be embedded, nothing pinned."""
+
+    def fingerprint(self):
+        raise EmbeddingUnavailableError("model files missing")
+
+    def embed_multi(self, texts, progress=None):
+        raise EmbeddingUnavailableError("model files missing")
+
+
+class _Counting(FakeEmbedder):
+    """Counts the texts it embeds."""
+
+    def __init__(self):
+        super().__init__()
+        self.embedded = 0
+
+    def embed_multi(self, texts, progress=None):
+        self.embedded += len(texts)
+        return super().embed_multi(texts, progress=progress)
+
+
+def test_the_first_use_of_a_newly_installed_model_embeds_one_slice_not_the_whole_backlog(db_path, config):
+    # Found by a fresh-user run: a 377 KB note stored while the model was missing (545 chunks, lexical only);
+    # once the model was there, the MCP server's first idle slice pinned the database and embedded all 545
+    # chunks in one go on the main thread: `tools/list` right after `initialize` answered after 71 s.
+    _small_chunks(config)
+    with MemoryStore(db_path, config=config, embedder=_Missing(), namespace="p") as store:
+        written = store.remember(_long_text(40), create_namespace=True)
+    with MemoryStore(db_path, config=config, embedder=_Counting(), namespace="p") as store:
+        chunks = written["chunks"]
+        assert chunks > 2 * FILL_SLICE and store.pinned_model() is None
+        store.remember("deploys go out on Tuesdays")           # the first embedding pins the database
+        counting = store.context.embedder
+        assert store.pinned_model() is not None
+        at_pin = counting.embedded - 1                         # the new text is one chunk
+        assert at_pin <= FILL_SLICE                            # one slice of the backlog
+        assert store.context.vectors_pending is True           # the rest: idle time or maintenance
+        assert store.fill_vectors() == chunks - at_pin
+        assert store.health()["orphans"]["live_chunks_without_vector"] == 0

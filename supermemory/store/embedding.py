@@ -33,8 +33,9 @@ def embedder(ctx: StoreContext):
         fresh = pinned_model(ctx) is None
         _check_pin(ctx, ctx.embedder)
         ctx.embedder_checked = True
-        if fresh:
-            embed_missing_vectors(ctx)
+        if fresh:   # chunks written while no model could run: one slice now, the rest while the
+            ctx.vectors_pending = True   # server idles or at maintenance (a backlog can take minutes)
+            embed_missing_vectors(ctx, limit=1)
     return ctx.embedder
 
 
