@@ -338,21 +338,11 @@ def cmd_backfill(args) -> int:
 
 
 def cmd_graph(args) -> int:
-    from supermemory.render import render_mermaid
+    from supermemory.render import render_graph, render_mermaid
 
     with _store(args) as store:
-        result = store.graph(id=args.id, depth=args.depth, namespace=_ns(args))
-    if args.json:
-        _print_json(result)
-    elif args.mermaid:
-        print(render_mermaid(result))
-    else:
-        titles = {n["id"]: n["title"] for n in result["nodes"]}
-        for edge in result["edges"]:
-            print(f"{edge['src']} --{edge['relation']}--> {edge['dst']}   ({titles.get(edge['src'], '')} → "
-                  f"{titles.get(edge['dst'], '')})")
-        if not result["edges"]:
-            print("no links")
+        result = store.graph(id=args.id, depth=args.depth, namespace=_ns(args), limit=args.limit)
+    _print_json(result) if args.json else print(render_mermaid(result) if args.mermaid else render_graph(result))
     return 0
 
 
@@ -521,6 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--id", help="start from this memory")
     p.add_argument("--depth", type=int, default=2, help="hops from --id")
     p.add_argument("--mermaid", action="store_true", help="print a Mermaid diagram")
+    p.add_argument("--limit", type=int, default=500, help="at most this many links, newest first (default 500)")
 
     p = add("merge", cmd_merge, "close OTHER into KEEP as a new version (explicit, never automatic)")
     p.add_argument("keep", help="memory id to keep")

@@ -350,3 +350,19 @@ def test_unlink_removes_a_link_from_the_command_line(env):
     assert run(["unlink", b, a], env).stdout.strip() == f"Removed {b} -supersedes→ {a}."
     again = run(["unlink", b, a], env, check=False)
     assert again.returncode == 1 and again.stderr == f"error: no link from {b} to {a}\n"
+
+
+def test_graph_says_when_it_shows_only_the_newest_links_of_more(env):
+    from supermemory.core import MemoryStore
+    from supermemory.embed import HashProvider
+
+    with MemoryStore(Path(env["SUPERMEMORY_HOME"]) / "memory.db", embedder=HashProvider(), namespace="global") as store:
+        ids = [store.remember(f"service {name} talks to the queue")["id"] for name in ("alpha", "beta", "gamma")]
+        store.link(ids[0], ids[1], relation="refines")
+        store.link(ids[1], ids[2], relation="depends-on")
+    text = run(["graph", "--limit", "1"], env).stdout.splitlines()
+    assert len(text) == 2 and text[0].startswith(f"{ids[1]} --depends-on--> {ids[2]} ")
+    assert text[1] == "showing the 1 newest of 2 links (--limit N for more, --id M12 for one memory's neighbourhood)"
+    assert "%% showing the 1 newest of 2 links" in run(["graph", "--limit", "1", "--mermaid"], env).stdout
+    whole = run(["graph"], env).stdout
+    assert "showing" not in whole and len(whole.splitlines()) == 2

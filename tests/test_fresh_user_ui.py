@@ -291,3 +291,18 @@ def test_editing_the_text_keeps_a_tag_that_holds_a_comma(browser, ui):
     new = browser.wait_for(f"!location.hash.endsWith('/{old}') && document.getElementById('memory-body') "
                            "&& location.hash.split('/').pop()", timeout=10)
     assert store.get(new)["memories"][0]["tags"] == ["db,staging", "ports"]
+
+
+def test_a_graph_cut_at_the_page_limit_says_how_many_links_it_left_out(browser, ui):
+    # Found on a 20k-memory store: the page drew the 500 links the server sends and said "… with 500 typed
+    # links", while the store held 40,000.
+    store, server = ui
+    ids = [store.remember(f"service number {i} talks to the queue", kind="fact")["id"] for i in range(24)]
+    for a in ids:
+        for b in ids:
+            if a != b:
+                store.link(a, b, relation="related")
+    _open(browser, server, "#/graph", "document.getElementById('graph-note')")
+    note = browser.js("document.getElementById('graph-note').textContent")
+    assert "Showing the 500 newest of 552 typed links (24 memories); open a memory to see its own links." in note, note
+    assert browser.js("document.querySelectorAll('#graph line.edge').length") == 500

@@ -1,7 +1,7 @@
 """The shared renderers: a memory line never loses a character where its title was cut."""
 from __future__ import annotations
 
-from supermemory.render import memory_line
+from supermemory.render import memory_line, render_graph, render_mermaid
 from supermemory.text import summarize
 
 
@@ -97,3 +97,18 @@ def test_stats_of_a_new_store_says_no_searches_yet_and_never_none():
                          "latency_ms_p50": None, "latency_ms_p95": None, "recent_empty_queries": []})
     assert "0 live memories" in text and "searches     none yet" in text and "not pinned yet" in text
     assert "None" not in text
+
+
+GRAPH = {"nodes": [{"id": "M1", "kind": "fact", "title": "alpha", "live": True},
+                   {"id": "M2", "kind": "fact", "title": "beta", "live": True}],
+         "edges": [{"src": "M1", "dst": "M2", "relation": "refines", "weight": 1.0}]}
+
+
+def test_a_graph_cut_at_its_limit_says_how_many_links_it_left_out_in_text_and_mermaid():
+    assert render_graph({**GRAPH, "truncated": False, "total_edges": 1}) == "M1 --refines--> M2   (alpha → beta)"
+    cut = {**GRAPH, "truncated": True, "total_edges": 1234}
+    assert render_graph(cut).splitlines()[-1].startswith("showing the 1 newest of 1,234 links (--limit N for more")
+    assert "%% showing the 1 newest of 1,234 links" in render_mermaid(cut).splitlines()[1]
+    around = render_graph({**GRAPH, "truncated": True, "total_edges": None})
+    assert "showing 1 link of this neighbourhood; it has more" in around
+    assert render_graph({"nodes": [], "edges": [], "truncated": False, "total_edges": 0}) == "no links"

@@ -348,6 +348,22 @@ def test_graph_returns_nodes_and_typed_edges(page, seeded):
     assert {n["id"] for n in around["nodes"]} == {seeded["task"], seeded["fact"]}
 
 
+def test_a_graph_cut_at_its_limit_says_so_and_how_many_links_there_are_in_all(page, seeded):
+    # Found on a 20k-memory store: the Graph page drew 500 of 40,000 links and said "N memories with
+    # 500 typed links", as if that were all of them.
+    whole = page.get("/api/graph")
+    assert (len(whole["edges"]), whole["truncated"], whole["total_edges"]) == (2, False, 2)
+    cut = page.get("/api/graph?limit=1")
+    assert (len(cut["edges"]), cut["truncated"], cut["total_edges"]) == (1, True, 2)
+    assert cut["edges"][0]["src"] == seeded["fact"], "the newest link first"
+    around = page.get(f"/api/graph?id={seeded['task']}&depth=2&limit=1")
+    assert (len(around["edges"]), around["truncated"], around["total_edges"]) == (1, True, None)
+    assert page.get(f"/api/graph?id={seeded['task']}&depth=2")["total_edges"] == 2
+    assert page.request("GET", "/api/graph?limit=0")[0] == 400
+    script = (ASSETS / "graph.js").read_text()
+    assert "newest of ${count(data.total_edges)} typed links" in script and "open a memory to see its own links" in script
+
+
 def test_health_reports_duplicates_contradictions_expired_growth_and_recall_figures(page, seeded, store):
     store.remember("The staging Postgres listens on port 5433 today", kind="fact")
     store.recall("staging postgres port", origin="mcp")

@@ -214,29 +214,46 @@ def index_items(ctx: StoreContext, namespace: str | None) -> list[dict]:
 
 def graph(ctx: StoreContext, *, id: Any = None, depth: int = 2, namespace: str | None = None,
           limit: int = 500) -> dict:
-    """Nodes and typed edges: the neighbourhood of `id` up to `depth` hops, or all live links."""
+    """Nodes and typed edges: the neighbourhood of `id` up to `depth` hops, or all live links; at most
+    `limit` links (newest first), `truncated` saying whether more exist and `total_edges` how many there
+    are in all (None for a neighbourhood cut short: counting it would mean walking all of it)."""
     depth = rec_.integer(depth, "depth", 0, 10)
+    limit = rec_.integer(limit, "limit", 1, 100_000)
     namespaces = nsm.for_read(ctx, namespace)
     edges: dict[tuple, dict] = {}
+    truncated = False
     if id is None:
         ns_sql, ns_params = nsm.clause(namespaces)
-        for src, dst, rel, w in ctx.q(f"SELECT l.src, l.dst, l.relation, l.weight FROM links l JOIN memories m "
-                                      f"ON m.id = l.src WHERE {LIVE} AND {ns_sql} LIMIT ?", ns_params + [limit]):
+        dst_sql, dst_params = nsm.clause(namespaces, "d.namespace")
+        where = f"FROM links l JOIN memories m ON m.id = l.src JOIN memories d ON d.id = l.dst " \
+                f"WHERE {LIVE} AND {ns_sql} AND {dst_sql}"
+        for src, dst, rel, w in ctx.q(f"SELECT l.src, l.dst, l.relation, l.weight {where} "
+                                      f"ORDER BY l.created_at DESC, l.rowid DESC LIMIT ?",
+                                      ns_params + dst_params + [limit]):
             edges[(src, dst, rel)] = {"src": src, "dst": dst, "relation": rel, "weight": w}
+        total = len(edges) if len(edges) < limit else ctx.q(f"SELECT COUNT(*) {where}", ns_params + dst_params)[0][0]
+        truncated = total > len(edges)
         node_ids = {e["src"] for e in edges.values()} | {e["dst"] for e in edges.values()}
     else:
         start = versions.live(ctx, parse_id(id), namespaces)["id"]
-        node_ids, frontier = {start}, {start}
+        node_ids, frontier = {start}, [start]
         for _ in range(depth):
             nxt = set()
             for node in frontier:
-                for src, dst, rel, w in ctx.q("SELECT src, dst, relation, weight FROM links WHERE src = ? OR dst = ?",
-                                              (node, node)):
+                for src, dst, rel, w in ctx.q("SELECT src, dst, relation, weight FROM links WHERE src = ? OR dst = ? "
+                                              "ORDER BY created_at DESC, rowid DESC", (node, node)):
+                    if (src, dst, rel) in edges:
+                        continue
+                    if len(edges) >= limit:
+                        truncated = True
+                        break
                     edges[(src, dst, rel)] = {"src": src, "dst": dst, "relation": rel, "weight": w}
                     nxt.update((src, dst))
-            frontier = nxt - node_ids
+                if truncated:
+                    break
+            frontier = sorted(nxt - node_ids)
             node_ids |= nxt
-            if len(node_ids) > limit:
+            if truncated:
                 break
     nodes = []
     for node in sorted(node_ids):
@@ -249,7 +266,9 @@ def graph(ctx: StoreContext, *, id: Any = None, depth: int = 2, namespace: str |
     out_edges = [{"src": format_id(e["src"]), "dst": format_id(e["dst"]), "relation": e["relation"],
                   "weight": e["weight"]} for e in edges.values()
                  if format_id(e["src"]) in shown and format_id(e["dst"]) in shown]
-    return {"nodes": nodes, "edges": out_edges}
+    if id is not None:
+        total = None if truncated else len(out_edges)
+    return {"nodes": nodes, "edges": out_edges, "truncated": truncated, "total_edges": total, "limit": limit}
 
 
 def live_by_key(ctx: StoreContext, namespace: str, external_key: str) -> list[dict]:

@@ -8,8 +8,8 @@
 async function graphPage() {
   const root = view();
   const data = await api("/api/graph", { namespace: state.namespace });
-  put(root, h("h1", {}, "Graph"), h("p", { class: "muted" },
-    `${data.nodes.length} memories with ${data.edges.length} typed links. Scroll to zoom, drag to move, click a memory to open it.`));
+  put(root, h("h1", {}, "Graph"), h("p", { class: "muted", id: "graph-note" }, graphNote(data) +
+    " Scroll to zoom, drag to move, click a memory to open it."));
   if (!data.nodes.length) {
     root.appendChild(h("p", {}, "No links yet: agents record them with memory_link (CLI: supermemory link)."));
     return;
@@ -79,6 +79,18 @@ async function graphPage() {
     h("button", { id: "zoom-out", onclick: () => zoomAt(0.8, { x: width / 2, y: height / 2 }) }, "−"),
     h("button", { onclick: () => { zoom = { k: 1, x: 0, y: 0 }; apply(); } }, "reset"));
   put(root, legend, controls, h("div", { class: "graph-box" }, svg));
+}
+
+function graphNote(data) {
+  // How much of the graph is drawn: a graph cut at the server's limit says how many links it left out.
+  const count = (n) => n.toLocaleString("en-US");
+  if (!data.truncated) return `${count(data.nodes.length)} memories with ${count(data.edges.length)} typed links.`;
+  if (data.total_edges == null) {
+    const links = data.edges.length === 1 ? "link" : "links";
+    return `Showing ${count(data.edges.length)} ${links} of this neighbourhood (${count(data.nodes.length)} memories); it has more.`;
+  }
+  return `Showing the ${count(data.edges.length)} newest of ${count(data.total_edges)} typed links ` +
+    `(${count(data.nodes.length)} memories); open a memory to see its own links.`;
 }
 
 function layout(nodes, edges, width, height) {
