@@ -267,3 +267,28 @@ def test_the_first_use_of_a_newly_installed_model_embeds_one_slice_not_the_whole
         assert store.context.vectors_pending is True           # the rest: idle time or maintenance
         assert store.fill_vectors() == chunks - at_pin
         assert store.health()["orphans"]["live_chunks_without_vector"] == 0
+
+
+def test_a_slice_another_process_filled_first_still_ends_the_idle_turn(db_path, config):
+    # Found by a fresh-user run: two MCP servers on one store, both filling the rest of a 377 KB note between
+    # requests. Whichever lost the race for a slice (the other committed its vectors while it was embedding)
+    # counted nothing done and went on to the next slice, and the next, while its client waited: a ping took
+    # 80 s, a memory_stats 11.9 s.
+    _small_chunks(config, write_embed_chunks=1)
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as other:
+        other.remember(_long_text(40), create_namespace=True)
+        with MemoryStore(db_path, config=config, embedder=_Counting(), namespace="p") as store:
+            store.remember("deploys go out on Tuesdays")
+            racing = store.context.embedder
+            calls = []
+            real = racing.embed_multi
+
+            def beaten(texts, progress=None):   # the other server commits the same slice meanwhile
+                calls.append(len(texts))
+                other.fill_vectors(limit=1)
+                return real(texts, progress=progress)
+
+            racing.embed_multi = beaten
+            assert store.fill_vectors(limit=1) == 0
+            assert calls == [FILL_SLICE]                    # one slice per idle turn, won or lost
+            assert store.context.vectors_pending is not False

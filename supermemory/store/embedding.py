@@ -103,22 +103,23 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
 
     Works in slices of `FILL_SLICE`, each committed on its own, so it can stop at `deadline`
     (`time.monotonic()`) or after about `limit` chunks and go on next time; returns the chunks embedded.
-    A chunk forgotten or already filled in by another process meanwhile is left alone.
+    A chunk forgotten or already filled in by another process meanwhile is left alone, and counts
+    towards `limit` all the same (a slice lost to another process still ends an idle turn).
     """
     import time
 
     if ctx.readonly:
         ctx.vectors_pending = False
         return 0
-    done = after = 0
-    while (deadline is None or time.monotonic() < deadline) and (limit is None or done < limit):
+    done = after = tried = 0
+    while (deadline is None or time.monotonic() < deadline) and (limit is None or tried < limit):
         rows = ctx.q(f"SELECT c.id, c.text, m.title FROM chunks c JOIN memories m ON m.id = c.memory_id "
                      f"WHERE {LIVE} AND c.id > ? AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id) "
                      f"ORDER BY c.id LIMIT ?", (after, FILL_SLICE))
         if not rows:
             ctx.vectors_pending = False
             break
-        after = rows[-1][0]
+        after, tried = rows[-1][0], tried + len(rows)
         matrix = embedder(ctx).embed_multi([embed_text(title, text) for _, text, title in rows])
         with ctx.txn():
             usable = search_index.vec_index_usable(ctx)
