@@ -292,3 +292,33 @@ def test_a_slice_another_process_filled_first_still_ends_the_idle_turn(db_path, 
             assert store.fill_vectors(limit=1) == 0
             assert calls == [FILL_SLICE]                    # one slice per idle turn, won or lost
             assert store.context.vectors_pending is not False
+
+
+def test_a_running_server_fills_in_what_another_process_wrote_after_its_next_tool_call(db_path, config):
+    # Found by a fresh-user run: with `supermemory mcp` running (it had looked once and found nothing to fill
+    # in), a `supermemory remember` of a 377 KB note from the CLI left 513 chunks without a vector; 40 pings
+    # and a memory_stats over 20 s later the server had filled in none (it never looked again), though the
+    # note said the server fills them while it idles.
+    from supermemory.mcp.session import Session
+
+    _small_chunks(config, write_embed_chunks=1)
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as server_store:
+        server_store.remember("deploys go out on Tuesdays", create_namespace=True)
+        session = Session(config, store_factory=lambda namespace: server_store)
+        stats = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_stats"}}
+        assert "result" in session.handle_message(stats)
+        session.idle_work()
+        assert not session.has_idle_work()                      # looked, nothing to do: the loop may block
+        with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as cli:
+            pending = cli.remember(_long_text(20))["vectors_pending"]
+        assert pending > FILL_SLICE and not session.has_idle_work()   # nothing tells the server yet
+        assert "result" in session.handle_message(dict(stats, id=2))
+        assert session.has_idle_work()                          # after a tool call it looks again
+        session.idle_work()
+        left = server_store.health()["orphans"]["live_chunks_without_vector"]
+        assert left == pending - FILL_SLICE
+        assert "result" in session.handle_message(dict(stats, id=3))
+        session.idle_work()                                     # nobody else wrote: one PRAGMA, no scan
+        while session.has_idle_work():
+            session.idle_work()
+        assert server_store.health()["orphans"]["live_chunks_without_vector"] == 0

@@ -60,6 +60,7 @@ class Session:
         self._write = write or (lambda message: None)
         self._store = None
         self._idle_ok = True   # False after idle work failed: it is not retried in this session
+        self._look_again = False   # a tool call ran: another process may have left chunks without a vector
         self.protocol_version: str | None = None
         self.client_info: dict = {}
         self.client_capabilities: dict = {}
@@ -186,15 +187,17 @@ class Session:
     def has_idle_work(self) -> bool:
         """True while the open store may hold chunks still without a vector (the rest of a long text)."""
         context = getattr(self._store, "context", None)
-        return self._idle_ok and context is not None and context.vectors_pending is not False
+        return self._idle_ok and context is not None and (context.vectors_pending is not False or self._look_again)
 
     def idle_work(self) -> None:
         """Embed one slice of the chunks still without a vector: a request that arrives meanwhile waits
-        about a second at most, and a long text gets its vectors while the agent works."""
+        about a second at most, and a long text gets its vectors while the agent works. After a tool call
+        it also looks again when another process wrote meanwhile (a CLI `remember`, another server)."""
         if not self.has_idle_work():
             return
+        self._look_again = False
         try:
-            self._store.fill_vectors(limit=1)
+            self._store.fill_vectors(limit=1, if_changed=True)
         except Exception:  # noqa: BLE001 - work between requests must never take the server down
             logger.exception("filling in vectors between requests failed; `supermemory maintenance` does it")
             self._idle_ok = False
@@ -305,6 +308,7 @@ class Session:
                 logger.debug("ignoring unknown notification %s", method)
                 return None
             return error_response(request_id, METHOD_NOT_FOUND, "Method not found", method)
+        self._look_again = self._look_again or method == "tools/call"
         try:
             result = handler(self, params)
         except JsonRpcError as exc:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import weakref
 from typing import Callable
 
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError
@@ -95,6 +96,25 @@ def _check_pin(ctx: StoreContext, provider) -> None:
 
 
 FILL_SLICE = 4   # chunks embedded per transaction when filling in (~0.5 s): a request waits at most this long
+_LOOKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # context → data_version when it found none
+
+
+def data_version(ctx: StoreContext) -> int:
+    """SQLite's `PRAGMA data_version`: it changes when another connection commits (not our own commits)."""
+    return ctx.q("PRAGMA data_version")[0][0]
+
+
+def note_nothing_pending(ctx: StoreContext) -> None:
+    """No chunk waits for a vector (or none can get one now): not looked for again until a write of ours
+    leaves some waiting, or another process commits (`others_wrote_since_look`)."""
+    ctx.vectors_pending = False
+    _LOOKED[ctx] = data_version(ctx)
+
+
+def others_wrote_since_look(ctx: StoreContext) -> bool:
+    """Whether another process committed since this store last found nothing to fill in: a CLI
+    `remember` of a long text, another MCP server, a hook's capture may have left chunks without a vector."""
+    return _LOOKED.get(ctx) != data_version(ctx)
 
 
 def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None) -> int:
@@ -117,8 +137,9 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
                      f"WHERE {LIVE} AND c.id > ? AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id) "
                      f"ORDER BY c.id LIMIT ?", (after, FILL_SLICE))
         if not rows:
-            ctx.vectors_pending = False
+            note_nothing_pending(ctx)
             break
+        ctx.vectors_pending = True   # found some (written by another process, perhaps): go on next time
         after, tried = rows[-1][0], tried + len(rows)
         matrix = embedder(ctx).embed_multi([embed_text(title, text) for _, text, title in rows])
         with ctx.txn():

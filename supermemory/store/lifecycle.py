@@ -129,14 +129,23 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
             "vectors_embedded": vectors}
 
 
-def fill_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None) -> int:
+def fill_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None,
+                 if_changed: bool = False) -> int:
     """Give vectors to the chunks still without one (the rest of a long text, or text written while no
     model could run), until `deadline` or about `limit` chunks; returns how many. No embedder, or one
-    the database is not pinned to, leaves them for later (said on stderr), as does a locked database."""
+    the database is not pinned to, leaves them for later (said on stderr), as does a locked database.
+
+    :param if_changed: when this store already found nothing to do, look again only if another process
+        committed since (one `PRAGMA data_version`): what the MCP server checks after each tool call.
+    """
     try:
+        if if_changed and ctx.vectors_pending is False and not embedding.others_wrote_since_look(ctx):
+            return 0
         return embedding.embed_missing_vectors(ctx, deadline=deadline, limit=limit)
     except (EmbeddingUnavailableError, ModelMismatchError, StorageError) as exc:
-        ctx.vectors_pending = False   # not again until a write leaves chunks waiting, or the next maintenance
+        # not again until a write leaves chunks waiting, another process commits, or the next maintenance
+        with contextlib.suppress(StorageError):
+            embedding.note_nothing_pending(ctx)
         logger.info("chunks without a vector stay so for now (keyword search still finds them): %s", exc)
         return 0
 
