@@ -322,3 +322,17 @@ def test_a_running_server_fills_in_what_another_process_wrote_after_its_next_too
         while session.has_idle_work():
             session.idle_work()
         assert server_store.health()["orphans"]["live_chunks_without_vector"] == 0
+
+
+def test_a_write_without_the_model_says_its_vectors_follow_not_to_reindex(db_path, config, caplog):
+    # Found by a fresh-user run: a PreCompact hook that could not load the model said "lexical recall only until
+    # `supermemory reindex`" (a re-embedding of every memory), though such chunks now get their vectors while
+    # the MCP server idles or at maintenance, as this test shows.
+    with MemoryStore(db_path, config=config, embedder=_Missing(), namespace="p") as store:
+        with caplog.at_level("WARNING", logger="supermemory"):
+            store.remember("the release checklist lives in docs/release.md", create_namespace=True)
+    assert "storing without vectors" in caplog.text and "reindex" not in caplog.text
+    assert "maintenance" in caplog.text
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as store:
+        store.maintenance()
+        assert store.health()["orphans"]["live_chunks_without_vector"] == 0
