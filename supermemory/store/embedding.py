@@ -173,6 +173,6 @@ def embed_chunks(ctx: StoreContext, title: str, pieces: list[str],
     try:
         return embedder(ctx).embed_multi(texts, progress=progress)
     except EmbeddingUnavailableError as exc:
-        logger.warning("storing without vectors for now (keyword search finds it; its vectors follow once the model "
+        logger.warning("storing without vectors for now (lexical search finds it; its vectors follow once the model "
                        "runs, while the MCP server idles or at `supermemory maintenance`): %s", exc)
         return None
