@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 
 import pytest
@@ -306,3 +307,22 @@ def test_a_graph_cut_at_the_page_limit_says_how_many_links_it_left_out(browser, 
     note = browser.js("document.getElementById('graph-note').textContent")
     assert "Showing the 500 newest of 552 typed links (24 memories); open a memory to see its own links." in note, note
     assert browser.js("document.querySelectorAll('#graph line.edge').length") == 500
+
+
+def test_the_health_page_counts_every_contradiction_and_tells_pending_vectors_from_orphans(browser, ui):
+    # Found on a 20k-memory store with a 1 MB memory: the page listed all 8,044 contradicts links and
+    # showed "orphans live_chunks_without_vector 1424" for vectors that come later by design.
+    store, server = ui
+    store.config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0,
+                                                         write_embed_chunks=1)
+    long_one = store.remember("\n\n".join(f"Worker {i} retries the job after a backoff of {i} seconds." for i in range(8)))
+    ids = [store.remember(f"service {i} owns the queue")["id"] for i in range(9)]
+    for a, b in [(a, b) for a in ids for b in ids if a != b][:api.LISTED + 5]:
+        store.link(a, b, relation="contradicts")
+    _open(browser, server, "#/health", "document.querySelectorAll('#health-cards .card').length")
+    text = browser.js("document.getElementById('view').textContent")
+    assert f"Contradicts links ({api.LISTED + 5}; the first {api.LISTED} listed)" in text
+    assert browser.js("document.querySelectorAll('#view ul.links li').length") == api.LISTED
+    facts = browser.js("document.querySelector('#view .facts').textContent")
+    assert "vectors pending" in facts and f"{long_one['vectors_pending']} chunks of long texts" in facts, facts
+    assert re.search(r"orphans\s*none", facts) and "live_chunks_without_vector" not in facts

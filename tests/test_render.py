@@ -1,7 +1,7 @@
 """The shared renderers: a memory line never loses a character where its title was cut."""
 from __future__ import annotations
 
-from supermemory.render import memory_line, render_graph, render_mermaid
+from supermemory.render import HEALTH_LISTED, memory_line, render_graph, render_health, render_mermaid
 from supermemory.text import summarize
 
 
@@ -112,3 +112,29 @@ def test_a_graph_cut_at_its_limit_says_how_many_links_it_left_out_in_text_and_me
     around = render_graph({**GRAPH, "truncated": True, "total_edges": None})
     assert "showing 1 link of this neighbourhood; it has more" in around
     assert render_graph({"nodes": [], "edges": [], "truncated": False, "total_edges": 0}) == "no links"
+
+
+HEALTH = {"schema_version": 5, "model_pin_status": "ok", "near_duplicate_pairs": 0, "near_duplicates": [],
+          "contradictions": [], "rule_conflicts": [], "stale": 0, "expired": 0,
+          "orphans": {"chunks_without_memory": 0, "fts_without_live_chunk": 0, "live_chunks_without_fts": 0,
+                      "live_chunks_without_vector": 0}}
+
+
+def test_health_lists_the_first_contradictions_and_says_how_many_more_there_are():
+    # Found on a 20k-memory store: `supermemory health` printed all 5,405 contradicts links (5,411 lines).
+    many = [{"src": f"M{i}", "dst": f"M{i + 1}", "titles": ["a", "b"]} for i in range(HEALTH_LISTED + 7)]
+    text = render_health({**HEALTH, "contradictions": many, "clean": False})
+    assert text.count(" contradicts ") == HEALTH_LISTED
+    assert f"contradictions: {HEALTH_LISTED + 7}" in text and "…and 7 more (`supermemory health --json`" in text
+    assert text.splitlines()[-1] == "needs attention"
+
+
+def test_chunks_waiting_for_their_vectors_are_not_called_orphans_nor_a_problem():
+    # Found after storing a 1 MB text: health said "live_chunks_without_vector 1424" among the orphans and
+    # "needs attention", for the vectors that come by design while the MCP server idles.
+    orphans = {**HEALTH["orphans"], "live_chunks_without_vector": 1424}
+    text = render_health({**HEALTH, "orphans": orphans, "clean": False})
+    assert "vectors pending: 1,424 chunks of long texts" in text and "live_chunks_without_vector" not in text
+    assert text.splitlines()[-1] == "clean"
+    broken = {**orphans, "live_chunks_without_fts": 2}
+    assert render_health({**HEALTH, "orphans": broken, "clean": False}).splitlines()[-1] == "needs attention"

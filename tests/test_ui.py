@@ -364,6 +364,19 @@ def test_a_graph_cut_at_its_limit_says_so_and_how_many_links_there_are_in_all(pa
     assert "newest of ${count(data.total_edges)} typed links" in script and "open a memory to see its own links" in script
 
 
+def test_the_health_page_gets_the_first_contradicts_links_and_how_many_there_are(page, store):
+    # Found on a 20k-memory store: /api/health sent all 8,044 contradicts links (918 KB) and the page
+    # drew each one as a list item.
+    ids = [store.remember(f"service {i} owns the queue")["id"] for i in range(9)]
+    pairs = [(a, b) for a in ids for b in ids if a != b][:api.LISTED + 5]
+    for a, b in pairs:
+        store.link(a, b, relation="contradicts")
+    report = page.get("/api/health")["health"]
+    assert (len(report["contradictions"]), report["contradiction_count"]) == (api.LISTED, api.LISTED + 5)
+    script = (ASSETS / "app.js").read_text()
+    assert "count(hl.contradiction_count)" in script and "the first ${hl.contradictions.length} listed" in script
+
+
 def test_health_reports_duplicates_contradictions_expired_growth_and_recall_figures(page, seeded, store):
     store.remember("The staging Postgres listens on port 5433 today", kind="fact")
     store.recall("staging postgres port", origin="mcp")

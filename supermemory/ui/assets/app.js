@@ -419,12 +419,13 @@ async function healthPage() {
   const card = (label, value, note) => h("div", { class: "card" }, h("div", { class: "card-value" }, value),
     h("div", { class: "card-label" }, label), note ? h("div", { class: "muted" }, note) : null);
   const ms = (v) => (v === null || v === undefined ? "–" : v.toFixed(1) + " ms");
+  const count = (n) => n.toLocaleString("en-US");
   put(root, h("div", { class: "cards", id: "health-cards" },
     card("memories", String(data.counts.memories)),
     card("agent recalls logged", String(r.searches)),
     card("recall latency p50", ms(r.latency_ms_p50)), card("recall latency p95", ms(r.latency_ms_p95)),
     card("hit rate", r.hit_rate === null ? "–" : (r.hit_rate * 100).toFixed(0) + "%", "recalls that returned something"),
-    card("near-duplicate pairs", String(hl.near_duplicate_pairs)), card("contradicts links", String(hl.contradictions.length)),
+    card("near-duplicate pairs", String(hl.near_duplicate_pairs)), card("contradicts links", count(hl.contradiction_count)),
     card("past their TTL", String(hl.expired)), card("stale (sweep)", String(hl.stale))));
   const by = h("select", { id: "growth-by" }, h("option", { value: "by_kind" }, "by kind"), h("option", { value: "by_namespace" }, "by namespace"));
   const chartBox = h("div", { class: "chart-box" });
@@ -437,7 +438,8 @@ async function healthPage() {
       h("td", {}, memoryLink(p.a), " ", memoryLink(p.b)), h("td", {}, p.titles[0], h("br"), p.titles[1]),
       h("td", { class: "num" }, p.similarity.toFixed(3)), h("td", {}, h("code", {}, p.merge))))))
       : h("p", { class: "muted" }, "none"));
-  put(root, h("h2", {}, `Contradicts links (${hl.contradictions.length})`),
+  const cut = hl.contradiction_count > hl.contradictions.length ? `; the first ${hl.contradictions.length} listed` : "";
+  put(root, h("h2", {}, `Contradicts links (${count(hl.contradiction_count)}${cut})`),
     hl.contradictions.length ? h("ul", { class: "links" }, hl.contradictions.map((c) => h("li", {},
       memoryLink(c.src, c.titles[0]), h("span", { class: "rel rel-contradicts" }, " contradicts "), memoryLink(c.dst, c.titles[1]))))
       : h("p", { class: "muted" }, "none"));
@@ -458,11 +460,15 @@ async function healthPage() {
   };
   sweepBox.appendChild(h("button", { id: "sweep-preview", onclick: () => preview().catch((err) => sweepBox.appendChild(problem(err))) },
     "Show what a sweep would archive"));
-  const orphans = Object.entries(hl.orphans).filter(([, n]) => n);
+  // Chunks of a long text get their vectors after the write (MCP server idle time, maintenance): not orphans.
+  const pending = hl.orphans.live_chunks_without_vector;
+  const orphans = Object.entries(hl.orphans).filter(([k, n]) => n && k !== "live_chunks_without_vector");
   put(root, h("h2", {}, "Store"), h("p", { class: "facts" }, factList([["schema", hl.schema_version],
     ["model pin", hl.model_pin_status], ["driver", data.counts.driver], ["vectors", data.counts.vector_index],
     ["size", (data.counts.db_bytes / 1048576).toFixed(1) + " MB"], ["old versions", data.counts.versions_superseded],
-    ["forgotten", data.counts.deleted], ["orphans", orphans.length ? orphans.map(([k, n]) => `${k} ${n}`).join(", ") : "none"]])));
+    ["forgotten", data.counts.deleted], ["orphans", orphans.length ? orphans.map(([k, n]) => `${k} ${n}`).join(", ") : "none"],
+    ["vectors pending", pending ? `${count(pending)} chunks of long texts (keyword search finds them now; their vectors ` +
+      "come while the MCP server idles or at supermemory maintenance)" : "none"]])));
   if (r.recent_empty_queries.length) {
     put(root, h("h2", {}, "Recent recalls that found nothing"), h("ul", {}, r.recent_empty_queries.map((q) => h("li", {}, q))));
   }
