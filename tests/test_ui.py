@@ -377,6 +377,17 @@ def test_the_health_page_gets_the_first_contradicts_links_and_how_many_there_are
     assert "count(hl.contradiction_count)" in script and "the first ${hl.contradictions.length} listed" in script
 
 
+def test_a_search_answer_leaves_out_the_bodies_the_page_never_shows(page, store):
+    # Found on a 20k-memory store: searching a word of a 1 MB memory answered with 995 KB, its whole body.
+    long_id = store.remember("The queue worker retries jobs. " + "Filler words about nothing much. " * 3000 +
+                             "A marker zq42x sits near the end.")["id"]
+    status, _, raw = page.request("GET", "/api/search?q=zq42x")
+    found = json.loads(raw)
+    assert status == 200 and found["results"][0]["id"] == long_id
+    assert "body" not in found["results"][0] and found["results"][0]["summary"]
+    assert len(raw) < 20_000, len(raw)
+
+
 def test_health_reports_duplicates_contradictions_expired_growth_and_recall_figures(page, seeded, store):
     store.remember("The staging Postgres listens on port 5433 today", kind="fact")
     store.recall("staging postgres port", origin="mcp")

@@ -122,11 +122,15 @@ def memories(store, params: dict) -> dict:
 @_route(GET, "/api/search")
 def search(store, params: dict) -> dict:
     """`MemoryStore.recall` with explanations: per-feature numbers, the gate's reason when nothing
-    came back, the dropped candidates when `dropped` is set. Not counted as a recall."""
+    came back, the dropped candidates when `dropped` is set; without bodies (the page opens a memory for
+    its text). Not counted as a recall."""
     kind = _text(params, "kind")
-    return store.recall(_text(params, "q", required=True), namespace=_namespace(params),
-                        limit=_integer(params, "limit"), kinds=[kind] if kind else None, explain=True,
-                        explain_all=bool(_flag(params, "dropped")), touch=False, origin=UI_ORIGIN)
+    found = store.recall(_text(params, "q", required=True), namespace=_namespace(params),
+                         limit=_integer(params, "limit"), kinds=[kind] if kind else None, explain=True,
+                         explain_all=bool(_flag(params, "dropped")), touch=False, origin=UI_ORIGIN)
+    for hit in found["results"]:
+        hit.pop("body", None)   # the page shows title and summary; a 1 MB memory made the answer 1 MB
+    return found
 
 
 @_route(GET, "/api/memory")
