@@ -305,6 +305,8 @@ def test_a_running_server_fills_in_what_another_process_wrote_after_its_next_too
     with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as server_store:
         server_store.remember("deploys go out on Tuesdays", create_namespace=True)
         session = Session(config, store_factory=lambda namespace: server_store)
+        session.handle_message(dict(INIT_WITH_ROOTS, params=dict(INIT_WITH_ROOTS["params"], capabilities={})))
+        session.handle_message(INITIALIZED)
         stats = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_stats"}}
         assert "result" in session.handle_message(stats)
         session.idle_work()
@@ -336,3 +338,45 @@ def test_a_write_without_the_model_says_its_vectors_follow_not_to_reindex(db_pat
     with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as store:
         store.maintenance()
         assert store.health()["orphans"]["live_chunks_without_vector"] == 0
+
+
+def test_filling_in_waits_for_the_warm_up_so_the_first_requests_answer_at_once(db_path, config):
+    # Found by a fresh-user run: a server started on a store with chunks still waiting for a vector ran its
+    # first idle slice right after `initialize`, on the main thread, while the warm-up thread was loading the
+    # model: the slice waited for the load, and `tools/list` answered after 2.0 s (0.08 s without a backlog).
+    import threading
+
+    from supermemory.mcp.session import WARMUP_POLL_SECONDS, Session
+
+    _small_chunks(config, write_embed_chunks=1)
+    with MemoryStore(db_path, config=config, embedder=_Counting(), namespace="p") as store:
+        store.remember(_long_text(20), create_namespace=True)
+        session = Session(config, store_factory=lambda namespace: store)
+        session.handle_message(dict(INIT_WITH_ROOTS, params=dict(INIT_WITH_ROOTS["params"], capabilities={})))
+        assert session.store is store and store.context.vectors_pending is True
+        assert not session.has_idle_work() and session.idle_wait() == WARMUP_POLL_SECONDS   # not initialized yet
+        session.handle_message(INITIALIZED)
+        loaded = threading.Event()
+        session.warmup_thread = threading.Thread(target=loaded.wait, daemon=True)
+        session.warmup_thread.start()
+        before = store.context.embedder.embedded
+        session.idle_work()
+        assert not session.has_idle_work() and store.context.embedder.embedded == before
+        assert session.idle_wait() == WARMUP_POLL_SECONDS      # the loop looks again soon, never blocks for good
+        loaded.set()
+        session.warmup_thread.join()
+        assert session.has_idle_work() and session.idle_wait() == 0
+        session.idle_work()
+        assert store.context.embedder.embedded == before + FILL_SLICE
+
+
+def test_the_first_write_to_a_fresh_database_still_leaves_the_rest_of_a_long_text_pending(db_path, config):
+    # Found while writing the warm-up test: the first long text written to a database not yet pinned marked the
+    # store pending, then the embedder's first use pinned the database and looked for chunks without a vector
+    # (this text's were not inserted yet), found none and marked it done: an MCP server whose warm-up had not
+    # pinned the database first never filled that text in.
+    _small_chunks(config, write_embed_chunks=1)
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as store:
+        assert store.pinned_model() is None
+        assert store.remember(_long_text(20), create_namespace=True)["vectors_pending"] > 0
+        assert store.context.vectors_pending is True

@@ -877,7 +877,8 @@ def test_work_between_requests_that_fails_is_logged_once_and_the_server_keeps_se
         server = threading.Thread(target=serve, args=(server_in, out), kwargs={
             "config": make_config(tmp_path), "store_factory": lambda namespace: ExplodingStore()})
         server.start()
-        with os.fdopen(write_fd, "wb") as client:
+        with os.fdopen(write_fd, "wb") as client:   # idle work waits for the client to be initialized
+            client.write(b"".join(encode(f) + b"\n" for f in (INIT, INITIALIZED)))
             client.write(encode({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_list"}})
                          + b"\n")
             client.flush()

@@ -152,7 +152,7 @@ def serve(stdin=None, stdout=None, *, config: Config | None = None,
     frames = _FrameReader(inp, limit, session.note_cancellation)
     try:
         while True:
-            frame = frames.next(0 if session.has_idle_work() else session.roots_wait())
+            frame = frames.next(session.idle_wait())
             if frame is _EOF:
                 for response in session.release_held(give_up=True):
                     session.send(response)

@@ -22,6 +22,7 @@ logger = logging.getLogger(__name__)
 # (then runs in the launch directory's namespace): its workspace root decides where a memory is written and read.
 ROOTS_WAIT_SECONDS = 2.0
 WAITS_FOR_ROOTS = ("tools/call",)
+WARMUP_POLL_SECONDS = 0.2   # how often the idle loop looks whether the warm-up is done (work waits for it)
 CANCELLED = "notifications/cancelled"
 CANCELLABLE = ("tools/call",)   # what a cancellation can stop before it runs (the rest answer at once, cheaply)
 _CANCEL_FRAME_MAX = 4096   # a cancellation is a few hundred bytes; longer frames are not looked into early
@@ -185,9 +186,28 @@ class Session:
     # work done between requests
 
     def has_idle_work(self) -> bool:
-        """True while the open store may hold chunks still without a vector (the rest of a long text)."""
+        """True while the open store may hold chunks still without a vector (the rest of a long text), once the
+        client is initialized and the model's warm-up is over (a slice before would load the model on this
+        thread and hold the client's first requests, `tools/list` among them, for the load)."""
+        return self._may_have_idle_work() and not self._warming()
+
+    def _may_have_idle_work(self) -> bool:
         context = getattr(self._store, "context", None)
         return self._idle_ok and context is not None and (context.vectors_pending is not False or self._look_again)
+
+    def _warming(self) -> bool:
+        """Before `notifications/initialized` (which starts the warm-up) or while the warm-up loads the model."""
+        return not self.initialized or (self.warmup_thread is not None and self.warmup_thread.is_alive())
+
+    def idle_wait(self) -> float | None:
+        """How long the loop may wait for the next frame: 0 with idle work to do, a short poll while the warm-up
+        holds it back, else as long as held tool calls allow (None: until a frame comes)."""
+        if self.has_idle_work():
+            return 0
+        roots = self.roots_wait()
+        if self._may_have_idle_work():   # the warm-up is still loading the model
+            return WARMUP_POLL_SECONDS if roots is None else min(roots, WARMUP_POLL_SECONDS)
+        return roots
 
     def idle_work(self) -> None:
         """Embed one slice of the chunks still without a vector: a request that arrives meanwhile waits

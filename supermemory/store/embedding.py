@@ -168,10 +168,11 @@ def embed_chunks(ctx: StoreContext, title: str, pieces: list[str],
     `embed_missing_vectors`, so a megabyte of text does not hold the agent up for minutes), or None
     when no embedder can run (lexical-only, loudly)."""
     texts = [embed_text(title, p) for p in pieces[:int(ctx.config.get("store.write_embed_chunks"))]]
-    if len(texts) < len(pieces):
-        ctx.vectors_pending = True
     try:
-        return embedder(ctx).embed_multi(texts, progress=progress)
+        provider = embedder(ctx)   # first: pinning a fresh database looks for pending chunks and finds none yet
+        if len(texts) < len(pieces):
+            ctx.vectors_pending = True
+        return provider.embed_multi(texts, progress=progress)
     except EmbeddingUnavailableError as exc:
         logger.warning("storing without vectors for now (lexical search finds it; its vectors follow once the model "
                        "runs, while the MCP server idles or at `supermemory maintenance`): %s", exc)
