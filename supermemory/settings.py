@@ -44,7 +44,7 @@ DEFAULTS: dict[str, Any] = {
         "relevance_threshold": "auto",  # nothing relevant below it; "auto" = fitted (relevance.json), 0 = off
         "relevance_floor": 0.003,   # a hit below this relevance is left out, whatever the best one scores
         "vector_floor": 0.0,        # an extra cosine floor for hits without a lexical match (0 = none)
-        "relative_cutoff": 0.0,     # drop hits below this share of the best attention (0 = off)
+        "relative_cutoff": 0.01,    # drop hits below this share of the best attention (0 = off): filler lines
         "glossary": True,           # Chinese ↔ English software terms bridge queries and memories
         "candidates": 60,
         "match_max_df": 0.2,        # terms in more than this share of chunks are left out of FTS MATCH

@@ -65,7 +65,8 @@ def test_editing_the_text_of_an_untitled_memory_gives_the_new_version_a_title_fr
                            "&& location.hash.split('/').pop()", timeout=10)
     title = store.get(new)["memories"][0]["title"]
     assert "Postgres 16" in title, title
-    assert browser.js("document.getElementById('memory-title').textContent") == title
+    # the page may be between two renders of the new version: wait for its title, do not read it once
+    assert browser.wait_for("(document.getElementById('memory-title') || {}).textContent", timeout=10) == title
 
 
 def test_an_explicit_title_stays_when_only_the_text_is_edited(browser, ui):

@@ -433,3 +433,22 @@ def test_coverage_is_a_share_and_the_query_text_itself_covers_it():
             assert -1e-12 <= share <= 1.0 + 1e-12
 
     check()
+
+
+def test_a_small_store_answers_without_listing_every_memory_under_the_answer(db_path, config, onnx_embedder):
+    from supermemory.core import MemoryStore
+
+    facts = ["The staging database listens on port 6432 behind pgbouncer",
+             "Use pnpm, not npm, for installs in the web workspace",
+             "Deploys go out on Tuesday mornings after the change review",
+             "The CI cache key includes the lockfile hash",
+             "Prefer small pull requests with one concern each",
+             "Logs are shipped to Loki with a 14-day retention",
+             "The design system uses 8px spacing steps"]
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as store:
+        ids = [store.remember(fact)["id"] for fact in facts]
+        query = "which port does the staging database use"
+        default = store.recall(query, touch=False)["results"]
+        everything = store.recall(query, relative_cutoff=0, touch=False)["results"]
+    assert default[0]["id"] == ids[0] and len(default) <= 3
+    assert len(everything) == len(facts)   # the cutoff has an off switch
