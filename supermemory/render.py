@@ -166,7 +166,8 @@ def remember_notes(result: dict, *, commands: Commands) -> list[str]:
     if result.get("status") == "duplicate":
         lines.append(f"Already stored as {result['id']} (exact duplicate); nothing new written.")
     elif result.get("embedded") is False:
-        lines.append("(stored without a vector: only keyword search will find it until `supermemory reindex`)")
+        lines.append("(stored without a vector for now: keyword search finds it; its vectors come once the model runs, "
+                     "while the MCP server idles or at `supermemory maintenance`)")
     for near in result.get("near_duplicates") or []:
         lines.append(f"Similar: {near['id']} ({near.get('similarity', 0):.2f}) {near.get('title', '')} — if the new "
                      f"memory revises it, {commands.update.format(id=near['id'])} and "
@@ -533,37 +534,34 @@ def render_backfill(result: dict) -> str:
     return "\n".join(lines)
 
 
-HEALTH_LISTED = 20   # contradicts links `supermemory health` lists (a 20k store had 5,405); --json has all
-
-
 def render_health(result: dict) -> str:
     """`supermemory health` as text: pin, near-duplicates with their merge command, contradictions
-    (linked: the first `HEALTH_LISTED`; and new memories that contradict an imported rule), orphans, the
-    chunks still waiting for a vector (not a problem: "clean" when nothing else is), stale and expired."""
+    (linked: the first ones the store lists, and how many more; and new memories that contradict an
+    imported rule), orphans, the chunks still waiting for a vector (work to come, not a problem), stale
+    and expired."""
     lines = [f"schema {result['schema_version']} · model pin: {result['model_pin_status']}",
-             f"near-duplicate pairs: {result['near_duplicate_pairs']}"]
+             f"near-duplicate pairs: {result['near_duplicate_pairs']:,}"]
     for pair in result["near_duplicates"]:
         lines.append(f"  {pair['a']} ~ {pair['b']} ({pair['similarity']:.2f}); keep {pair['canonical']}: {pair['merge']}")
+    if result["near_duplicate_pairs"] > len(result["near_duplicates"]):
+        lines.append(f"  …and {result['near_duplicate_pairs'] - len(result['near_duplicates']):,} more")
     contradictions = result["contradictions"]
-    lines.append(f"contradictions: {len(contradictions):,}")
-    for c in contradictions[:HEALTH_LISTED]:
+    lines.append(f"contradictions: {result['contradiction_count']:,}")
+    for c in contradictions:
         lines.append(f"  {c['src']} contradicts {c['dst']}: {c['titles'][0]} / {c['titles'][1]}")
-    if len(contradictions) > HEALTH_LISTED:
-        lines.append(f"  …and {len(contradictions) - HEALTH_LISTED:,} more (`supermemory health --json` lists them all)")
+    if result["contradiction_count"] > len(contradictions):
+        lines.append(f"  …and {result['contradiction_count'] - len(contradictions):,} more")
     rules = result.get("rule_conflicts") or []
     if rules:
         lines.append(f"memories that contradict an imported rule: {len(rules)}")
         for c in rules:
             lines.append(f"  {c['memory']} vs rule {c['rule']} ({c['file']}): {c['titles'][0]} / {c['titles'][1]}")
-    orphans = {k: v for k, v in result["orphans"].items() if k != "live_chunks_without_vector"}
-    lines.append("orphans: " + ", ".join(f"{k} {v}" for k, v in orphans.items()))
-    pending = result["orphans"].get("live_chunks_without_vector", 0)
-    if pending:   # the later chunks of a long text, embedded after the write: work to come, not damage
-        lines.append(f"vectors pending: {pending:,} chunks of long texts (keyword search finds them now; their vectors come "
-                     f"while the MCP server idles or at `supermemory maintenance`)")
+    lines.append("orphans: " + ", ".join(f"{k} {v}" for k, v in result["orphans"].items()))
+    if result.get("vectors_pending"):
+        lines.append(f"vectors pending: {result['vectors_pending']:,} chunks of long texts (keyword search finds them now; "
+                     f"their vectors come while the MCP server idles or at `supermemory maintenance`)")
     lines.append(f"stale (sweep candidates): {result['stale']} · expired: {result['expired']}")
-    problems = result["near_duplicate_pairs"] + len(contradictions) + len(rules) + sum(orphans.values())
-    lines.append("clean" if result["clean"] or not problems else "needs attention")
+    lines.append("clean" if result["clean"] else "needs attention")
     return "\n".join(lines)
 
 

@@ -708,9 +708,27 @@ def test_health_pairs_are_the_same_whatever_the_block_size():
     expected = {(a, b) for a in range(40) for b in range(a + 1, 40) if full[a, b] >= 0.9}
     assert {(2, 9), (2, 23), (2, 39), (9, 39), (30, 31)} <= expected
     for block in (1, 7, 10, 64):
-        found = list(similar_pairs(matrix, 0.9, block=block))
+        found = list(zip(*similar_pairs(matrix, 0.9, block=block)))
         assert {(a, b) for a, b, _ in found} == expected and len(found) == len(expected)
         assert all(abs(sim - full[a, b]) < 1e-5 for a, b, sim in found)
+        assert [sim for _, _, sim in found] == sorted((sim for _, _, sim in found), reverse=True)
+    assert [len(part) for part in similar_pairs(matrix[:1], 0.9)] == [0, 0, 0]
+
+
+def test_health_lists_the_first_pairs_and_links_counts_them_all_and_pending_vectors_are_no_problem(store):
+    twins = [store.remember(f"Use pnpm for installs in the web workspace {'today' * n}")["id"] for n in range(4)]
+    for other in twins[1:]:
+        store.link(twins[0], other, relation="contradicts")
+    report = store.health(max_pairs=2)
+    assert report["near_duplicate_pairs"] > len(report["near_duplicates"]) == 2
+    assert report["contradiction_count"] == 3 and len(report["contradictions"]) == 2
+    for memory_id in twins[1:]:
+        store.forget([memory_id])
+    store.config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0,
+                                                         write_embed_chunks=1)
+    store.remember(_long_text(6))
+    report = store.health()
+    assert report["vectors_pending"] > 0 and report["clean"] and "live_chunks_without_vector" not in report["orphans"]
 
 
 def test_health_of_a_clean_store_reports_nothing(store):
@@ -1171,13 +1189,13 @@ def test_a_long_text_is_answered_after_its_first_chunks_and_the_rest_gets_vector
     chunks, vectors, indexed = _vector_rows(store)
     assert out["chunks"] == chunks > 4 and vectors == 2 and out["vectors_pending"] == chunks - 2
     assert indexed == (2 if store.context.driver.vec else -1)
-    assert store.health()["orphans"]["live_chunks_without_vector"] == chunks - 2
+    assert store.health()["vectors_pending"] == chunks - 2
     assert store.recall("worker11 timeout11")["results"][0]["id"] == out["id"]   # words find the rest at once
     assert store.fill_vectors(limit=1) == FILL_SLICE                                 # one slice
     assert store.maintenance()["vectors_embedded"] == chunks - 2 - FILL_SLICE
     assert _vector_rows(store) == (chunks, chunks, chunks if indexed != -1 else -1)
     assert store.fill_vectors() == 0 and store.context.vectors_pending is False
-    assert store.health()["orphans"]["live_chunks_without_vector"] == 0
+    assert store.health()["vectors_pending"] == 0
 
 
 def test_filling_in_vectors_leaves_forgotten_memories_alone_and_a_short_text_is_embedded_whole(store):
@@ -1198,7 +1216,7 @@ def test_an_update_keeping_the_text_keeps_the_vectors_it_has_and_the_rest_follow
     updated = store.update(first["id"], importance=0.9)
     assert updated["vectors_pending"] == first["vectors_pending"]
     assert store.fill_vectors() == first["vectors_pending"]
-    assert store.health()["orphans"]["live_chunks_without_vector"] == 0
+    assert store.health()["vectors_pending"] == 0
 
 
 def test_without_an_embedder_filling_in_says_so_once_and_stops(store, monkeypatch, caplog):

@@ -266,7 +266,7 @@ def test_the_first_use_of_a_newly_installed_model_embeds_one_slice_not_the_whole
         assert at_pin <= FILL_SLICE                            # one slice of the backlog
         assert store.context.vectors_pending is True           # the rest: idle time or maintenance
         assert store.fill_vectors() == chunks - at_pin
-        assert store.health()["orphans"]["live_chunks_without_vector"] == 0
+        assert store.health()["vectors_pending"] == 0
 
 
 def test_a_slice_another_process_filled_first_still_ends_the_idle_turn(db_path, config):
@@ -317,13 +317,13 @@ def test_a_running_server_fills_in_what_another_process_wrote_after_its_next_too
         assert "result" in session.handle_message(dict(stats, id=2))
         assert session.has_idle_work()                          # after a tool call it looks again
         session.idle_work()
-        left = server_store.health()["orphans"]["live_chunks_without_vector"]
+        left = server_store.health()["vectors_pending"]
         assert left == pending - FILL_SLICE
         assert "result" in session.handle_message(dict(stats, id=3))
         session.idle_work()                                     # nobody else wrote: one PRAGMA, no scan
         while session.has_idle_work():
             session.idle_work()
-        assert server_store.health()["orphans"]["live_chunks_without_vector"] == 0
+        assert server_store.health()["vectors_pending"] == 0
 
 
 def test_a_write_without_the_model_says_its_vectors_follow_not_to_reindex(db_path, config, caplog):
@@ -337,7 +337,7 @@ def test_a_write_without_the_model_says_its_vectors_follow_not_to_reindex(db_pat
     assert "maintenance" in caplog.text
     with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as store:
         store.maintenance()
-        assert store.health()["orphans"]["live_chunks_without_vector"] == 0
+        assert store.health()["vectors_pending"] == 0
 
 
 def test_filling_in_waits_for_the_warm_up_so_the_first_requests_answer_at_once(db_path, config):

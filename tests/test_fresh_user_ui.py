@@ -19,6 +19,8 @@ from supermemory.ui.server import UIServer
 
 from conftest import FakeEmbedder
 
+LISTED = 50   # the contradicts links `MemoryStore.health` lists (its max_pairs); it counts them all
+
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
@@ -318,12 +320,12 @@ def test_the_health_page_counts_every_contradiction_and_tells_pending_vectors_fr
                                                          write_embed_chunks=1)
     long_one = store.remember("\n\n".join(f"Worker {i} retries the job after a backoff of {i} seconds." for i in range(8)))
     ids = [store.remember(f"service {i} owns the queue")["id"] for i in range(9)]
-    for a, b in [(a, b) for a in ids for b in ids if a != b][:api.LISTED + 5]:
+    for a, b in [(a, b) for a in ids for b in ids if a != b][:LISTED + 5]:
         store.link(a, b, relation="contradicts")
     _open(browser, server, "#/health", "document.querySelectorAll('#health-cards .card').length")
     text = browser.js("document.getElementById('view').textContent")
-    assert f"Contradicts links ({api.LISTED + 5}; the first {api.LISTED} listed)" in text
-    assert browser.js("document.querySelectorAll('#view ul.links li').length") == api.LISTED
+    assert f"Contradicts links ({LISTED + 5}; the first {LISTED} listed)" in text
+    assert browser.js("document.querySelectorAll('#view ul.links li').length") == LISTED
     facts = browser.js("document.querySelector('#view .facts').textContent")
     assert "vectors pending" in facts and f"{long_one['vectors_pending']} chunks of long texts" in facts, facts
     assert re.search(r"orphans\s*none", facts) and "live_chunks_without_vector" not in facts

@@ -782,7 +782,7 @@ def test_session_end_gives_vectors_to_the_rest_of_a_long_text_within_its_budget(
                            housekeeping=True, deadline=started + 2.0)
     assert result["maintenance"]["vectors_embedded"] == pending and time.monotonic() - started < 20
     with MemoryStore(home / "memory.db", config=config, embedder=HashProvider()) as store:
-        assert store.health()["orphans"]["live_chunks_without_vector"] == 0
+        assert store.health()["vectors_pending"] == 0
 
 
 def test_session_end_subprocess_runs_maintenance(tmp_path, home):

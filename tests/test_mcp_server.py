@@ -296,7 +296,7 @@ def test_the_rest_of_a_long_text_gets_its_vectors_while_the_server_idles(tmp_pat
 
     def waiting() -> int:
         with MemoryStore(tmp_path / "m.db", config=config, embedder=HashProvider()) as other:
-            return other.health()["orphans"]["live_chunks_without_vector"]
+            return other.health()["vectors_pending"]
 
     read_fd, write_fd = os.pipe()
     out = io.BytesIO()

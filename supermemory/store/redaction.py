@@ -135,7 +135,7 @@ def _embed(store: "StoreContext", plans: list[_Plan]) -> dict[str, Any]:
     try:
         matrix = embedding.embedder(store).embed_multi(texts)
     except (EmbeddingUnavailableError, ModelMismatchError, UnknownProviderError) as exc:
-        logger.warning("redacted chunks lose their vectors until `supermemory reindex`: %s", exc)
+        logger.warning("redacted chunks get new vectors once the model runs (MCP server idle time, maintenance): %s", exc)
         return {}
     return dict(zip(texts, matrix))
 

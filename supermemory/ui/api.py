@@ -15,7 +15,6 @@ from supermemory.store.search_log import UI_ORIGIN
 from supermemory.ui.diff import changes
 
 Handler = Callable[[Any, dict], dict]
-LISTED = 50   # the most items of one kind the Health page lists (a 20k store had 8,044 contradicts links)
 GET: dict[str, Handler] = {}
 POST: dict[str, Handler] = {}
 
@@ -173,8 +172,7 @@ def graph(store, params: dict) -> dict:
 @_route(GET, "/api/health")
 def health(store, params: dict) -> dict:
     """`MemoryStore.health` (near-duplicates, contradicts links, expired, stale), the agents' recall
-    figures from `stats` (the page's own searches left out) and `growth` for the chart; the first
-    `LISTED` contradicts links, with `contradiction_count` saying how many there are."""
+    figures from `stats` (the page's own searches left out) and `growth` for the chart."""
     namespace = _namespace(params)
     stats = store.stats(namespace=namespace)
     searches = stats["searches"]
@@ -184,10 +182,7 @@ def health(store, params: dict) -> dict:
               "recent_empty_queries": stats["recent_empty_queries"]}
     counts = {key: stats[key] for key in ("memories", "by_kind", "by_namespace", "versions_superseded", "deleted",
                                           "db_bytes", "db_path", "driver", "vector_index", "embedder")}
-    report = store.health(namespace=namespace)
-    report["contradiction_count"] = len(report["contradictions"])   # all of them; the page lists the first few
-    report["contradictions"] = report["contradictions"][:LISTED]
-    return {"health": report, "recall": recall, "counts": counts,
+    return {"health": store.health(namespace=namespace), "recall": recall, "counts": counts,
             "growth": store.growth(namespace=namespace, bucket_days=_number(params, "bucket_days") or 7,
                                    buckets=_integer(params, "buckets", 12))}
 

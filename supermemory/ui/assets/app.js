@@ -461,8 +461,8 @@ async function healthPage() {
   sweepBox.appendChild(h("button", { id: "sweep-preview", onclick: () => preview().catch((err) => sweepBox.appendChild(problem(err))) },
     "Show what a sweep would archive"));
   // Chunks of a long text get their vectors after the write (MCP server idle time, maintenance): not orphans.
-  const pending = hl.orphans.live_chunks_without_vector;
-  const orphans = Object.entries(hl.orphans).filter(([k, n]) => n && k !== "live_chunks_without_vector");
+  const pending = hl.vectors_pending;
+  const orphans = Object.entries(hl.orphans).filter(([, n]) => n);
   put(root, h("h2", {}, "Store"), h("p", { class: "facts" }, factList([["schema", hl.schema_version],
     ["model pin", hl.model_pin_status], ["driver", data.counts.driver], ["vectors", data.counts.vector_index],
     ["size", (data.counts.db_bytes / 1048576).toFixed(1) + " MB"], ["old versions", data.counts.versions_superseded],
