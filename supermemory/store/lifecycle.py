@@ -205,7 +205,8 @@ def similar_pairs(matrix, threshold: float, block: int = 1024):
     found: tuple[list, list, list] = ([], [], [])
     for start in range(0, len(matrix), block):
         products = matrix[start:start + block] @ matrix[start:].T
-        i, j = np.nonzero(np.triu(products >= threshold, k=1))
+        i, j = np.nonzero(products >= threshold)
+        i, j = i[j > i], j[j > i]
         found[0].append(i + start)
         found[1].append(j + start)
         found[2].append(products[i, j])
