@@ -299,7 +299,8 @@ def cmd_import(args) -> int:
 
 def cmd_maintenance(args) -> int:
     with _store(args) as store:
-        result = store.maintenance(redact=True if args.redact else None)
+        result = store.maintenance(redact=True if args.redact else None,
+                                   progress=_progress("embedding chunks without a vector", min_total=LONG_WRITE_CHUNKS))
     _print_json(result) if args.json else print(", ".join(f"{k} {v}" for k, v in result.items()))
     return 0
 

@@ -174,16 +174,19 @@ class MemoryStore:
     redact_stored = _delegate(redaction.redact_stored)
     fill_vectors = _delegate(lifecycle.fill_vectors)
 
-    def maintenance(self, *, sweep: bool = False, redact: bool | None = None, deadline: float | None = None) -> dict:
+    def maintenance(self, *, sweep: bool = False, redact: bool | None = None, deadline: float | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> dict:
         """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL,
-        and re-redact stored text (`redact_stored`) once after the redaction rules changed.
+        re-redact stored text (`redact_stored`) once after the redaction rules changed, and embed the
+        chunks still without a vector (`fill_vectors`; `progress(done, total)` while it does).
 
         :param sweep: also archive stale, unimportant memories (`sweep(apply=True)`).
         :param redact: True re-redacts now, False never; None (default) when the rules changed
             since the last pass and `store.redact_secrets` is on.
         :param deadline: `time.monotonic()` value by which the once-per-store links pass pauses (a hook's budget).
         """
-        return lifecycle.maintenance(self.context, sweep_stale=sweep, redact=redact, deadline=deadline)
+        return lifecycle.maintenance(self.context, sweep_stale=sweep, redact=redact, deadline=deadline,
+                                     progress=progress)
 
     # --- moving a store (store/portability.py) --------------------------------------------------------
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -109,6 +110,20 @@ def test_update_says_what_it_redacted_as_remember_does(env):
     done = run(["update", mid, "--content", f"deploys use the bot account, token {token}"], env)
     assert done.stdout.strip().startswith("M") and "Redacted before storing" in done.stderr
     assert token not in run(["get", done.stdout.strip()], env).stdout
+
+
+def test_maintenance_shows_its_progress_while_it_embeds_the_rest_of_a_long_text(env, tmp_path):
+    home = Path(env["SUPERMEMORY_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps(
+        {"store": {"chunk_max_tokens": 20, "chunk_overlap_tokens": 0, "write_embed_chunks": 1}}))
+    text = " ".join(f"Step {n}: the nightly job{n} copies table{n} to the archive{n}." for n in range(40))
+    stored = run(["remember", text], env)
+    assert "get their vectors later" in stored.stderr
+    done = run(["maintenance"], env)
+    waiting = int(re.search(r"(\d+) chunks of this long text", stored.stderr).group(1))
+    assert f"embedding chunks without a vector: {waiting}/{waiting} (100%" in done.stderr, done.stderr
+    assert f"vectors_embedded {waiting}" in done.stdout
 
 
 def test_maintenance_redact_runs_the_re_redaction_pass_now(env):

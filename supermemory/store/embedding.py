@@ -117,7 +117,8 @@ def others_wrote_since_look(ctx: StoreContext) -> bool:
     return _LOOKED.get(ctx) != data_version(ctx)
 
 
-def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None) -> int:
+def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None,
+                          progress: Callable[[int, int], None] | None = None) -> int:
     """Embed live chunks that have no vector yet: those written while no model could run, and the
     rest of a long text a write embedded only the start of (`store.write_embed_chunks`).
 
@@ -125,6 +126,7 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
     (`time.monotonic()`) or after about `limit` chunks and go on next time; returns the chunks embedded.
     A chunk forgotten or already filled in by another process meanwhile is left alone, and counts
     towards `limit` all the same (a slice lost to another process still ends an idle turn).
+    `progress(chunks looked at, chunks waiting when it began)` after each slice (the CLI shows it).
     """
     import time
 
@@ -132,6 +134,7 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
         ctx.vectors_pending = False
         return 0
     done = after = tried = 0
+    total = _waiting(ctx) if progress is not None else 0
     while (deadline is None or time.monotonic() < deadline) and (limit is None or tried < limit):
         rows = ctx.q(f"SELECT c.id, c.text, m.title FROM chunks c JOIN memories m ON m.id = c.memory_id "
                      f"WHERE {LIVE} AND c.id > ? AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id) "
@@ -157,9 +160,17 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
             if not usable:
                 search_index.mark_vec_dirty(ctx)
             ctx.changed()
+        if progress is not None:
+            progress(min(tried, total), total)
     if done:
         logger.info("embedded %d chunks that had no vector yet", done)
     return done
+
+
+def _waiting(ctx: StoreContext) -> int:
+    """How many live chunks have no vector yet."""
+    return ctx.q(f"SELECT count(*) FROM chunks c JOIN memories m ON m.id = c.memory_id WHERE {LIVE} "
+                 f"AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)")[0][0]
 
 
 def embed_chunks(ctx: StoreContext, title: str, pieces: list[str],

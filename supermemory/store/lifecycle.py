@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from typing import Callable
 
 from supermemory.config import ALL_NAMESPACES
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, StorageError, SupermemoryError
@@ -85,7 +86,7 @@ def sweep(ctx: StoreContext, *, stale_days: float | None = None, importance_floo
 
 
 def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | None = None,
-                deadline: float | None = None) -> dict:
+                deadline: float | None = None, progress: Callable[[int, int], None] | None = None) -> dict:
     """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL,
     re-redact stored text (`redaction.redact_stored`) once after the redaction rules changed, and
     write the `supersedes` links of memories stored before `remember` wrote them (once per store), and
@@ -94,6 +95,7 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
     :param redact: True re-redacts now, False never; None (default) when the rules changed
         since the last pass and `store.redact_secrets` is on.
     :param deadline: `time.monotonic()` value by which the links pass and the vectors stop (they go on next time).
+    :param progress: `progress(done, total)` while the chunks without a vector are embedded.
     """
     now = ctx.clock()
     retention = float(ctx.config.get("lifecycle.purge_after_days")) * 86400
@@ -120,7 +122,7 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
             ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
     swept = sweep(ctx, apply=True, namespace="*")["matched"] if sweep_stale else 0
     links = supersession.backfill(ctx, deadline=deadline)
-    vectors = fill_vectors(ctx, deadline=deadline)
+    vectors = fill_vectors(ctx, deadline=deadline, progress=progress)
     if ctx.path != ":memory:":
         with contextlib.suppress(ctx.driver.Error):
             ctx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
@@ -130,7 +132,7 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
 
 
 def fill_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None,
-                 if_changed: bool = False) -> int:
+                 if_changed: bool = False, progress: Callable[[int, int], None] | None = None) -> int:
     """Give vectors to the chunks still without one (the rest of a long text, or text written while no
     model could run), until `deadline` or about `limit` chunks; returns how many. No embedder, or one
     the database is not pinned to, leaves them for later (said on stderr), as does a locked database.
@@ -141,7 +143,7 @@ def fill_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int
     try:
         if if_changed and ctx.vectors_pending is False and not embedding.others_wrote_since_look(ctx):
             return 0
-        return embedding.embed_missing_vectors(ctx, deadline=deadline, limit=limit)
+        return embedding.embed_missing_vectors(ctx, deadline=deadline, limit=limit, progress=progress)
     except (EmbeddingUnavailableError, ModelMismatchError, StorageError) as exc:
         # not again until a write leaves chunks waiting, another process commits, or the next maintenance
         with contextlib.suppress(StorageError):
