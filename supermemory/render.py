@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, TextIO
 
-from supermemory.text import estimate_tokens
+from supermemory.text import estimate_tokens, excerpt
 
 _SECTION_TITLES = (
     ("pinned", "Pinned rules"),
@@ -124,6 +124,10 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
         scored = isinstance(item.get("score"), (int, float))   # a broad query's listing has no score
         lines.append(memory_line(item, with_body=full, max_chars=4000 if full else 240)
                      + (f"  (score {item['score']:.3f}, attention {item['attention']:.3f})" if scored else ""))
+        passage = item.get("passage")
+        if passage:   # a long memory: where in it the answer is
+            lines.append(f"    chunk {passage['chunk']} of {passage['chunks']}: "
+                         + excerpt(passage["text"], result.get("query", "")))
         if explain and item.get("reason"):
             lines.append(f"    {item['reason']}")
         if explain and "features" in item:

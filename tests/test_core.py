@@ -1231,3 +1231,16 @@ def test_without_an_embedder_filling_in_says_so_once_and_stops(store, monkeypatc
     with caplog.at_level("INFO", logger="supermemory"):
         assert store.fill_vectors(limit=1) == 0
     assert store.context.vectors_pending is False and "model missing" in caplog.text
+
+
+def test_a_long_hit_carries_the_passage_that_answers_and_a_short_one_none(store):
+    store.config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0)
+    manual = store.remember(" ".join(f"Section {n}: the relay{n} forwards queue{n} messages to sink{n}." for n in range(12)))
+    short = store.remember("The relay7 owner is the platform team")
+    hits = {r["id"]: r for r in store.recall("where does relay9 forward messages", touch=False)["results"]}
+    passage = hits[manual["id"]]["passage"]
+    assert passage["chunks"] == manual["chunks"] > 4 and "relay9" in passage["text"] and "relay3" not in passage["text"]
+    stored = store.context.conn.execute("SELECT text FROM chunks WHERE memory_id = ? AND seq = ?",
+                                        (int(manual["id"][1:]), passage["chunk"] - 1)).fetchone()[0]
+    assert stored == passage["text"]
+    assert all("passage" not in r for r in store.recall("relay7 owner", touch=False)["results"] if r["id"] == short["id"])

@@ -1065,3 +1065,13 @@ def test_memory_link_with_remove_takes_a_wrong_link_back(store):
     assert store.get(b)["memories"][0]["links"] == []
     again = call(store, "memory_link", {"src": b, "dst": a, "remove": True})["result"]
     assert again["isError"] is True and f"no link from {b} to {a}" in again["content"][0]["text"]
+
+
+def test_recall_of_a_long_memory_answers_with_the_passage_not_the_whole_text(store):
+    store.config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0)
+    long_id = store.remember(" ".join(f"Section {n}: the relay{n} forwards queue{n} messages to sink{n}."
+                                      for n in range(30)))["id"]
+    result = ok(store, "memory_recall", {"query": "where does relay27 forward messages"})
+    hit = next(r for r in result["structuredContent"]["results"] if r["id"] == long_id)
+    assert "relay27" in hit["passage"]["text"] and "body" not in hit
+    assert f"chunk {hit['passage']['chunk']} of {hit['passage']['chunks']}: " in result["content"][0]["text"]

@@ -1,8 +1,8 @@
 """The shared renderers: a memory line never loses a character where its title was cut."""
 from __future__ import annotations
 
-from supermemory.render import memory_line, render_graph, render_health, render_mermaid
-from supermemory.text import summarize
+from supermemory.render import memory_line, render_recall, render_graph, render_health, render_mermaid
+from supermemory.text import excerpt, summarize
 
 
 def test_a_title_cut_mid_word_is_shown_once_as_the_whole_text():
@@ -135,3 +135,15 @@ def test_chunks_waiting_for_their_vectors_are_not_called_orphans_nor_a_problem()
     text = render_health({**HEALTH, "vectors_pending": 1424, "clean": True})
     assert "vectors pending: 1,424 chunks of long texts" in text and "live_chunks_without_vector" not in text
     assert text.splitlines()[-1] == "clean"
+
+
+def test_a_long_hit_shows_the_part_of_its_passage_around_the_query_word_it_holds_least():
+    text = " ".join(f"shard{n % 3} row{n}." for n in range(200))
+    shown = excerpt(text, "row150 shard1", width=120)
+    assert "row150." in shown and shown.startswith("…") and shown.endswith("…") and len(shown) <= 122
+    assert excerpt("short passage", "anything") == "short passage"
+    result = {"query": "row150", "results": [{"id": "M3", "kind": "note", "title": "a log", "summary": "shard0 row0.",
+                                              "score": 1.0, "attention": 1.0,
+                                              "passage": {"chunk": 7, "chunks": 40, "text": text}}]}
+    lines = render_recall(result).splitlines()
+    assert lines[1].startswith("    chunk 7 of 40: …") and "row150." in lines[1]

@@ -45,6 +45,7 @@ _MEMORY = _out({"id": _STR, "namespace": _STR, "kind": _STR, "title": _STR, "sum
                 "superseded_by": _NULL_STR}, ("id", "kind", "title"))
 _HIT = _out({**_MEMORY["properties"], "score": _NUM, "attention": _NUM, "features": {"type": "object"},
              "contributions": {"type": "object"},
+             "passage": _out({"chunk": _INT, "chunks": _INT, "text": _STR}, ("chunk", "chunks", "text")),
              # a broad query's listing (retrieval/broad.py) ranks nothing: null score, the filter as reason
              **{key: {"type": ["number", "null"]} for key in ("score", "attention", "relevance")},
              "reason": _STR}, ("id", "kind", "title", "score", "attention"))

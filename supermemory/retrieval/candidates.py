@@ -83,6 +83,31 @@ class Gathered:
     instructed: bool | None = None   # the query was embedded with the retrieval instruction (None: not embedded)
 
 
+def passages(ctx: StoreContext, query: Query, found: Gathered, memory_ids: list[int]) -> dict[int, dict]:
+    """The chunk of each long hit (more than one chunk) that best answers the query: its best BM25 chunk,
+    else (a hit found by meaning alone) its chunk of highest cosine. {memory_id: {"chunk", "chunks",
+    "text"}}. A long memory's title and first sentence rarely say where in it the answer is; this does,
+    without its whole body."""
+    import numpy as np
+
+    counts = {m: n for m, n in search_index.chunk_counts(ctx, memory_ids).items() if n > 1}
+    if not counts:
+        return {}
+    best: dict[int, tuple[int, str]] = {}
+    if query.terms:
+        terms = match_terms(query, found.doc_freq, search_index.live_chunk_count(ctx) or 1,
+                            float(ctx.config.get("ranking.match_max_df")))
+        best = search_index.best_matching_chunks(ctx, "tokens : (" + fts_match(terms) + ")", list(counts))
+    if found.query_vec is not None:
+        for memory_id in (m for m in counts if m not in best):
+            scored = [(float(np.dot(vec, found.query_vec)), seq) for seq, vec in search_index.chunk_vectors_by_seq(
+                ctx, memory_id)]
+            if scored:
+                seq = max(scored)[1]
+                best[memory_id] = (seq, search_index.chunk_text(ctx, memory_id, seq))
+    return {m: {"chunk": seq + 1, "chunks": counts[m], "text": text} for m, (seq, text) in best.items()}
+
+
 def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where: str, params: list, *,
            n_cand: int, channels: Sequence[str] = ("lexical", "vector"), lexical_only: bool = False,
            filtered: bool = False, now: float) -> Gathered:

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from supermemory.config import ALL_NAMESPACES
 from supermemory.retrieval import broad, ranking
-from supermemory.retrieval.candidates import Gathered, gather
+from supermemory.retrieval.candidates import Gathered, gather, passages
 from supermemory.retrieval.query import Query
 from supermemory.store import embedding, reads, search_index, search_log
 from supermemory.store import namespaces as nsm
@@ -132,7 +132,7 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
                           threshold=relevance_threshold, pooled_coverage=found.pooled_coverage)
         selected, dropped = ranking.rank(found.candidates, cfg, limit=limit, max_tokens=max_tokens,
                                          cosine_fn=dot if found.query_vec is not None else None)
-    return _page(ctx, text, namespaces, found, selected, dropped, started=started, touch=touch,
+    return _page(ctx, query, namespaces, found, selected, dropped, started=started, touch=touch,
                  explain=explain or explain_all, explain_all=explain_all, origin=origin)
 
 
@@ -140,12 +140,17 @@ def _features(item: ranking.Ranked) -> dict:
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in item.features.items()}
 
 
-def _page(ctx: StoreContext, text: str, namespaces, found: Gathered, selected, dropped, *, started: float,
+def _page(ctx: StoreContext, query: Query, namespaces, found: Gathered, selected, dropped, *, started: float,
           touch: bool, explain: bool, explain_all: bool, origin: str) -> dict:
-    """The result page (with explanations when asked), after the recall is counted and logged."""
+    """The result page (with explanations when asked), after the recall is counted and logged; a long
+    hit carries the `passage` that best answers the query."""
+    text = query.text
     results = []
+    best = passages(ctx, query, found, [item.candidate.id for item in selected])
     for item in selected:
         out = public(found.records[item.candidate.id])
+        if item.candidate.id in best:
+            out["passage"] = best[item.candidate.id]
         out["score"] = round(item.score, 6)
         out["relevance"] = round(item.features["relevance"], 4)
         out["attention"] = round(item.attention, 6)
@@ -168,7 +173,8 @@ def _page(ctx: StoreContext, text: str, namespaces, found: Gathered, selected, d
                                 latency_ms=latency, origin=origin, touch=touch, counted_ids=counted)
     out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,
            "candidates": len(found.candidates), "latency_ms": round(latency, 2),
-           "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"]) for r in results)}
+           "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"])
+                         + estimate_tokens(r.get("passage", {}).get("text", "")) for r in results)}
     if explain:
         out["query_embedding"] = ("none" if found.instructed is None
                                   else "with the retrieval instruction" if found.instructed else "plain")

@@ -160,6 +160,42 @@ def chunk_tokens(ctx: StoreContext, memory_ids: Sequence[int]) -> list[tuple[int
                  f"WHERE c.memory_id IN ({marks})", list(memory_ids))
 
 
+def chunk_counts(ctx: StoreContext, memory_ids: Sequence[int]) -> dict[int, int]:
+    """How many chunks each of these memories has."""
+    if not memory_ids:
+        return {}
+    marks = ",".join("?" * len(memory_ids))
+    return dict(ctx.q(f"SELECT memory_id, count(*) FROM chunks WHERE memory_id IN ({marks}) GROUP BY memory_id",
+                      list(memory_ids)))
+
+
+def best_matching_chunks(ctx: StoreContext, match: str, memory_ids: Sequence[int]) -> dict[int, tuple[int, str]]:
+    """(seq, text) of each memory's chunk that best matches an FTS MATCH expression (BM25), for those
+    of these memories that match at all."""
+    if not memory_ids:
+        return {}
+    marks = ",".join("?" * len(memory_ids))
+    best: dict[int, tuple[int, str]] = {}
+    for memory_id, seq, text in ctx.q(
+            f"SELECT c.memory_id, c.seq, c.text FROM fts JOIN chunks c ON c.id = fts.rowid WHERE fts MATCH ? "
+            f"AND c.memory_id IN ({marks}) ORDER BY bm25(fts, 1.0, 0.0)", [match] + list(memory_ids)):
+        best.setdefault(memory_id, (seq, text))
+    return best
+
+
+def chunk_text(ctx: StoreContext, memory_id: int, seq: int) -> str:
+    """The text of one chunk of a memory."""
+    rows = ctx.q("SELECT text FROM chunks WHERE memory_id = ? AND seq = ?", (memory_id, seq))
+    return rows[0][0] if rows else ""
+
+
+def chunk_vectors_by_seq(ctx: StoreContext, memory_id: int) -> list[tuple[int, object]]:
+    """(seq, vector) of every chunk of one memory that has a vector."""
+    return [(seq, from_blob(blob)) for seq, blob in ctx.q(
+        "SELECT c.seq, v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id WHERE c.memory_id = ?",
+        (memory_id,))]
+
+
 def chunk_vectors(ctx: StoreContext, memory_ids: Sequence[int]) -> list[tuple[int, object]]:
     """(memory_id, vector) of every chunk of these memories that has one."""
     if not memory_ids:

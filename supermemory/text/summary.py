@@ -1,4 +1,4 @@
-"""Token estimates and the one-sentence summary (no model involved)."""
+"""Token estimates, the one-sentence summary and a passage's excerpt (no model involved)."""
 from __future__ import annotations
 
 import math
@@ -27,3 +27,16 @@ def summarize(text: str, *, max_chars: int = 200) -> str:
     if len(first) > max_chars:
         first = first[: max_chars - 1].rstrip() + "…"
     return first
+
+
+def excerpt(text: str, query: str, width: int = 400) -> str:
+    """About `width` characters of `text` on one line, from a little before where it first holds the query
+    word it holds least often (a chunk is ~1,000 characters; the answer is often past the first few hundred)."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    lowered = flat.lower()
+    held = [(lowered.count(w), -len(w), lowered.find(w)) for w in re.findall(r"\w{3,}", query.lower()) if w in lowered]
+    start = max(0, min(held)[2] - width // 4) if held else 0
+    start = min(start, len(flat) - width)
+    return ("…" if start else "") + flat[start:start + width] + ("…" if start + width < len(flat) else "")
