@@ -28,10 +28,15 @@ from supermemory.text import has_revision_marker  # noqa: E402
 PAIRS = Path(__file__).with_name("revision_pairs.jsonl")
 
 
-def judge(pair: dict, config: Config, provider: str | None, *, loose: bool = False) -> dict:
-    """The rule's verdict on one pair, with the closeness it measured (`loose`: every threshold at 0)."""
+def embedder_for(config: Config, provider: str | None):
+    """One embedding provider for every pair (the model loads once, not once per pair's store)."""
     from supermemory.embed import get_provider
 
+    return get_provider(config, provider) if provider else get_provider(config)
+
+
+def judge(pair: dict, config: Config, embedder, *, loose: bool = False) -> dict:
+    """The rule's verdict on one pair, with the closeness it measured (`loose`: every threshold at 0)."""
     settings = json.loads(json.dumps(config.settings))
     if loose:
         settings["supersession"].update(cosine=0.0, cosine_with_overlap=0.0, overlap=0.0, overlap_cjk=0.0)
@@ -39,7 +44,7 @@ def judge(pair: dict, config: Config, provider: str | None, *, loose: bool = Fal
         cfg = Config(home=Path(tmp), settings=settings, model_dir_override=config.model_dir)
         clock = iter([1_000_000.0, 1_000_100.0] + [1_000_200.0] * 10)
         store = MemoryStore(Path(tmp) / "m.db", config=cfg, namespace="pairs",
-                            embedder=get_provider(cfg, provider) if provider else None, clock=lambda: next(clock))
+                            embedder=embedder, clock=lambda: next(clock))
         try:
             old = store.remember(pair["older"], kind="decision")["id"]
             new = store.remember(pair["newer"], kind="decision")
@@ -48,20 +53,20 @@ def judge(pair: dict, config: Config, provider: str | None, *, loose: bool = Fal
     return {"rule": old in new["supersedes"], "marker": has_revision_marker(pair["newer"])}
 
 
-def features(pair: dict, config: Config, provider: str | None) -> dict:
+def features(pair: dict, config: Config, embedder) -> dict:
     """Cosine and word overlap the rule sees for one pair (thresholds at 0, marker still required)."""
     from supermemory.store import supersession
 
     captured = {}
     real = supersession.judge
 
-    def spy(cosine, overlap, cjk, cfg):
-        captured.update(cosine=cosine, overlap=overlap, cjk=cjk)
-        return real(cosine, overlap, cjk, cfg)
+    def spy(cosine, overlap, cjk, cfg, *, weak=False):
+        captured.update(cosine=cosine, overlap=overlap, cjk=cjk, weak=weak)
+        return real(cosine, overlap, cjk, cfg, weak=weak)
 
     supersession.judge = spy
     try:
-        judge(pair, config, provider, loose=True)
+        judge(pair, config, embedder, loose=True)
     finally:
         supersession.judge = real
     return captured
@@ -79,14 +84,17 @@ def grid(pairs: list[dict], config: Config, provider: str | None) -> list[dict]:
     """Every threshold combination replayed on features gathered once, best F0.5 first (precision counts double)."""
     from supermemory.store.supersession import judge as rule
 
-    feats = [features(p, config, provider) for p in pairs]
+    embedder = embedder_for(config, provider)
+    feats = [features(p, config, embedder) for p in pairs]
+    min_overlap = config.settings["supersession"].get("min_overlap", 0.0)
     labels = [p["revision"] for p in pairs]
     rows = []
     for cos, cos_lo, overlap, overlap_cjk in itertools.product(
             [0.70, 0.72, 0.74, 0.75, 0.76, 0.78, 0.80], [0.60, 0.65, 0.70, 1.0], [0.4, 0.5, 0.6, 0.75],
             [0.25, 0.35, 0.5]):
         cfg = {"cosine": cos, "cosine_with_overlap": cos_lo, "overlap": overlap, "overlap_cjk": overlap_cjk}
-        said = [bool(f) and rule(f["cosine"], f["overlap"], f["cjk"], cfg) for f in feats]
+        said = [bool(f) and rule(f["cosine"], f["overlap"], f["cjk"], {**cfg, "min_overlap": min_overlap}, weak=f["weak"])
+                for f in feats]
         s = scores(labels, said)
         p, r = s["precision"] or 0.0, s["recall"] or 0.0
         rows.append({**cfg, **s, "f0.5": round(1.25 * p * r / (0.25 * p + r), 3) if p + r else 0.0})
@@ -109,7 +117,8 @@ def main() -> int:
     if args.grid:
         print(json.dumps(grid(pairs, config, args.provider)[:15], indent=1))
         return 0
-    results = [judge(p, config, args.provider) for p in pairs]
+    embedder = embedder_for(config, args.provider)
+    results = [judge(p, config, embedder) for p in pairs]
     labels = [p["revision"] for p in pairs]
     report = {"pairs": len(pairs), "revisions": sum(labels),
               "rule": scores(labels, [r["rule"] for r in results]),
