@@ -183,7 +183,8 @@ class MemoryStore:
         :param sweep: also archive stale, unimportant memories (`sweep(apply=True)`).
         :param redact: True re-redacts now, False never; None (default) when the rules changed
             since the last pass and `store.redact_secrets` is on.
-        :param deadline: `time.monotonic()` value by which the once-per-store links pass pauses (a hook's budget).
+        :param deadline: `time.monotonic()` value by which the once-per-store links pass and the filling-in of
+            vectors pause (a hook's budget).
         """
         return lifecycle.maintenance(self.context, sweep_stale=sweep, redact=redact, deadline=deadline,
                                      progress=progress)

@@ -39,12 +39,17 @@ class StoreContext:
         self.cache_vectors = cache_vectors
         self.matrix_cache: dict = {}          # namespaces → (data_version, ids, matrix, rows per memory id)
         self.vectors_pending: bool | None = None   # live chunks wait for a vector (None: not looked yet)
+        self.vectors_looked_at: int | None = None  # data_version when it last found none waiting
         self.generation = 0                   # our own commits do not change PRAGMA data_version
         self.total_cache: tuple | None = None  # ((data_version, generation), live chunks per namespace)
 
     def txn(self, *, wait_ms: int | None = None):
         """A `BEGIN IMMEDIATE` write transaction (`wait_ms`: how long another writer's lock may hold it up)."""
         return dbm.write_txn(self.conn, self.driver, wait_ms=wait_ms)
+
+    def data_version(self) -> int:
+        """SQLite's `PRAGMA data_version`: it changes when another connection commits (not our own commits)."""
+        return self.q("PRAGMA data_version")[0][0]
 
     def q(self, sql: str, params: Sequence = ()) -> list:
         """All rows of one statement; driver errors become StorageError."""

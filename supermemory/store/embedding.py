@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import logging
-import weakref
 from typing import Callable
 
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError
@@ -34,9 +33,8 @@ def embedder(ctx: StoreContext):
         fresh = pinned_model(ctx) is None
         _check_pin(ctx, ctx.embedder)
         ctx.embedder_checked = True
-        if fresh:   # chunks written while no model could run: one slice now, the rest while the
-            ctx.vectors_pending = True   # server idles or at maintenance (a backlog can take minutes)
-            embed_missing_vectors(ctx, limit=1)
+        if fresh:   # chunks written while no model could run get theirs while the server idles or at
+            ctx.vectors_pending = True   # maintenance, as the rest of a long text does (a backlog can take minutes)
     return ctx.embedder
 
 
@@ -96,25 +94,19 @@ def _check_pin(ctx: StoreContext, provider) -> None:
 
 
 FILL_SLICE = 4   # chunks embedded per transaction when filling in (~0.5 s): a request waits at most this long
-_LOOKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # context → data_version when it found none
-
-
-def data_version(ctx: StoreContext) -> int:
-    """SQLite's `PRAGMA data_version`: it changes when another connection commits (not our own commits)."""
-    return ctx.q("PRAGMA data_version")[0][0]
 
 
 def note_nothing_pending(ctx: StoreContext) -> None:
     """No chunk waits for a vector (or none can get one now): not looked for again until a write of ours
     leaves some waiting, or another process commits (`others_wrote_since_look`)."""
     ctx.vectors_pending = False
-    _LOOKED[ctx] = data_version(ctx)
+    ctx.vectors_looked_at = ctx.data_version()
 
 
 def others_wrote_since_look(ctx: StoreContext) -> bool:
     """Whether another process committed since this store last found nothing to fill in: a CLI
     `remember` of a long text, another MCP server, a hook's capture may have left chunks without a vector."""
-    return _LOOKED.get(ctx) != data_version(ctx)
+    return ctx.vectors_looked_at != ctx.data_version()
 
 
 def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None,
@@ -134,7 +126,7 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
         ctx.vectors_pending = False
         return 0
     done = after = tried = 0
-    total = _waiting(ctx) if progress is not None else 0
+    total = waiting_chunks(ctx) if progress is not None else 0
     while (deadline is None or time.monotonic() < deadline) and (limit is None or tried < limit):
         rows = ctx.q(f"SELECT c.id, c.text, m.title FROM chunks c JOIN memories m ON m.id = c.memory_id "
                      f"WHERE {LIVE} AND c.id > ? AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id) "
@@ -167,8 +159,8 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
     return done
 
 
-def _waiting(ctx: StoreContext) -> int:
-    """How many live chunks have no vector yet."""
+def waiting_chunks(ctx: StoreContext) -> int:
+    """How many live chunks have no vector yet (`health` reports it as `vectors_pending`)."""
     return ctx.q(f"SELECT count(*) FROM chunks c JOIN memories m ON m.id = c.memory_id WHERE {LIVE} "
                  f"AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)")[0][0]
 
@@ -180,7 +172,7 @@ def embed_chunks(ctx: StoreContext, title: str, pieces: list[str],
     when no embedder can run (lexical-only, loudly)."""
     texts = [embed_text(title, p) for p in pieces[:int(ctx.config.get("store.write_embed_chunks"))]]
     try:
-        provider = embedder(ctx)   # first: pinning a fresh database looks for pending chunks and finds none yet
+        provider = embedder(ctx)
         if len(texts) < len(pieces):
             ctx.vectors_pending = True
         return provider.embed_multi(texts, progress=progress)

@@ -263,8 +263,6 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
         "live_chunks_without_fts": ctx.q(f"SELECT count(*) FROM chunks c JOIN memories m ON m.id = c.memory_id "
                                          f"WHERE {LIVE} AND c.id NOT IN (SELECT rowid FROM fts)")[0][0],
     }
-    pending = ctx.q(f"SELECT count(*) FROM chunks c JOIN memories m ON m.id = c.memory_id "
-                    f"LEFT JOIN vectors v ON v.chunk_id = c.id WHERE {LIVE} AND v.chunk_id IS NULL")[0][0]
     stale = sweep(ctx, namespace=namespace, sample=0)["matched"]
     expired_rows = ctx.q(f"SELECT m.id, m.kind, m.title, m.expires_at FROM memories m WHERE {LIVE} AND {ns_sql} "
                          f"AND m.expires_at IS NOT NULL AND m.expires_at <= ? ORDER BY m.expires_at, m.id",
@@ -283,7 +281,7 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
     problems = pair_count + len(contradictions) + len(conflicts) + sum(orphans.values())
     return {"near_duplicates": pairs, "near_duplicate_pairs": pair_count,
             "contradictions": contradictions[:max_pairs], "contradiction_count": len(contradictions),
-            "rule_conflicts": conflicts, "orphans": orphans, "vectors_pending": pending, "stale": stale, "expired": expired,
+            "rule_conflicts": conflicts, "orphans": orphans, "vectors_pending": embedding.waiting_chunks(ctx), "stale": stale, "expired": expired,
             "expired_items": [{"id": format_id(r[0]), "kind": r[1], "title": r[2], "expired_at": iso(r[3])}
                               for r in expired_rows[:max_pairs]],
             "schema_version": dbm.schema_version(ctx.conn), "model_pin": pin, "model_pin_status": pin_status,

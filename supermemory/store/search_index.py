@@ -116,7 +116,7 @@ def live_chunk_count(ctx: StoreContext) -> int:
 
 def namespace_chunk_counts(ctx: StoreContext) -> dict[str, int]:
     """Live chunks per namespace, read from the FTS vocabulary and cached until any connection writes."""
-    key = (ctx.conn.execute("PRAGMA data_version").fetchone()[0], ctx.generation)
+    key = (ctx.data_version(), ctx.generation)
     if ctx.total_cache and ctx.total_cache[0] == key:
         return ctx.total_cache[1]
     counts = {term[3:]: doc for term, doc in ctx.q(
@@ -211,7 +211,7 @@ def live_chunk_vectors(ctx: StoreContext, memory_ids: Sequence[int],
     """`chunk_vectors` of live memories in `namespaces`, taken from the matrix `vector_search` keeps in RAM
     when it holds a current one (a server's warm recall), so recall reads each vector BLOB only once."""
     cached = ctx.matrix_cache.get(tuple(namespaces) if namespaces is not None else None)
-    if not cached or cached[0] != ctx.conn.execute("PRAGMA data_version").fetchone()[0]:
+    if not cached or cached[0] != ctx.data_version():
         return chunk_vectors(ctx, memory_ids)
     _version, _ids, matrix, rows = cached
     return [(memory_id, matrix[row]) for memory_id in memory_ids for row in rows.get(memory_id, ())]
@@ -262,7 +262,7 @@ def _live_matrix(ctx: StoreContext, namespaces: list[str] | None):
     """Brute-force path: live vectors as one float32 matrix, cached until the DB changes."""
     import numpy as np
 
-    version = ctx.conn.execute("PRAGMA data_version").fetchone()[0]
+    version = ctx.data_version()
     key = tuple(namespaces) if namespaces is not None else None
     cached = ctx.matrix_cache.get(key)
     if cached and cached[0] == version:
