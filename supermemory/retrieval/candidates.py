@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError
@@ -81,11 +81,12 @@ class Gathered:
     doc_freq: dict | None = None
     pooled_coverage: float = 0.0     # the query's IDF mass found anywhere among the candidates' tokens
     instructed: bool | None = None   # the query was embedded with the retrieval instruction (None: not embedded)
+    best_chunk: dict = field(default_factory=dict)   # memory id → seq of its best-matching chunk (bm25)
 
 
 def passages(ctx: StoreContext, query: Query, found: Gathered, memory_ids: list[int]) -> dict[int, dict]:
-    """The chunk of each long hit (more than one chunk) that best answers the query: its best BM25 chunk,
-    else (a hit found by meaning alone) its chunk of highest cosine. {memory_id: {"chunk", "chunks",
+    """The chunk of each long hit (more than one chunk) that best answers the query: its best BM25 chunk
+    (`gather` saw it), else (a hit found by meaning alone) its chunk of highest cosine. {memory_id: {"chunk", "chunks",
     "text"}}. A long memory's title and first sentence rarely say where in it the answer is; this does,
     without its whole body."""
     import numpy as np
@@ -93,19 +94,15 @@ def passages(ctx: StoreContext, query: Query, found: Gathered, memory_ids: list[
     counts = {m: n for m, n in search_index.chunk_counts(ctx, memory_ids).items() if n > 1}
     if not counts:
         return {}
-    best: dict[int, tuple[int, str]] = {}
-    if query.terms:
-        terms = match_terms(query, found.doc_freq, search_index.live_chunk_count(ctx) or 1,
-                            float(ctx.config.get("ranking.match_max_df")))
-        best = search_index.best_matching_chunks(ctx, "tokens : (" + fts_match(terms) + ")", list(counts))
+    best = {m: found.best_chunk[m] for m in counts if m in found.best_chunk}
     if found.query_vec is not None:
         for memory_id in (m for m in counts if m not in best):
             scored = [(float(np.dot(vec, found.query_vec)), seq) for seq, vec in search_index.chunk_vectors_by_seq(
                 ctx, memory_id)]
             if scored:
-                seq = max(scored)[1]
-                best[memory_id] = (seq, search_index.chunk_text(ctx, memory_id, seq))
-    return {m: {"chunk": seq + 1, "chunks": counts[m], "text": text} for m, (seq, text) in best.items()}
+                best[memory_id] = max(scored)[1]
+    return {m: {"chunk": seq + 1, "chunks": counts[m], "text": search_index.chunk_text(ctx, m, seq)}
+            for m, seq in best.items()}
 
 
 def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where: str, params: list, *,
@@ -122,17 +119,19 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
     idf = query.idf(doc_freq, total)
     cands: dict[int, ranking.Candidate] = {}
     term_sets: dict[int, set] = {}
+    best_chunk: dict[int, int] = {}
     if query.terms and "lexical" in channels:
         ns_match = ""
         if not search_index.covers_all(ctx, namespaces):   # else the condition costs a scan and drops nothing
             ns_match = "ns : (" + " OR ".join('"ns_' + n + '"' for n in namespaces) + ") AND "
         terms = match_terms(query, doc_freq, total, float(ctx.config.get("ranking.match_max_df")))
         match = ns_match + "tokens : (" + fts_match(terms) + ")"
-        for memory_id, bm25, tokens in search_index.lexical_hits(ctx, match, namespaces, where, params,
-                                                                  n_cand * (4 if filtered else 1)):
+        for memory_id, bm25, tokens, seq in search_index.lexical_hits(ctx, match, namespaces, where, params,
+                                                                       n_cand * (4 if filtered else 1)):
             cand = cands.get(memory_id)
             if cand is None or bm25 < (cand.bm25 or 0):
                 cands[memory_id] = ranking.Candidate(id=memory_id, bm25=bm25)
+                best_chunk[memory_id] = seq
             term_sets.setdefault(memory_id, set()).update(tokens.split())
     records = reads.live_records(ctx, list(cands), namespaces, where, params)   # the lexical candidates
     looked = set(cands)
@@ -191,4 +190,4 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         cand.superseded_by = successors.get(memory_id)
         cand.code = memory_code_share(rec) if query_vec is not None else 0.0   # read only beside cosines
         final.append(cand)
-    return Gathered(final, records, query_vec, vector_error, doc_freq, pooled, with_instruction)
+    return Gathered(final, records, query_vec, vector_error, doc_freq, pooled, with_instruction, best_chunk)

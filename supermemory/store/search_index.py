@@ -140,12 +140,12 @@ def doc_frequencies(ctx: StoreContext, terms: Sequence[str]) -> dict[str, int]:
 
 
 def lexical_hits(ctx: StoreContext, match: str, namespaces: list[str] | None, where: str, params: list,
-                 limit: int) -> list[tuple[int, float, str]]:
-    """(memory_id, bm25, chunk tokens) of the best `limit` chunks for an FTS MATCH expression,
+                 limit: int) -> list[tuple[int, float, str, int]]:
+    """(memory_id, bm25, chunk tokens, chunk seq) of the best `limit` chunks for an FTS MATCH expression,
     joined to live memories passing `where` (a `filters` clause)."""
     ns_sql, ns_params = nsm.clause(namespaces)
     return ctx.q(
-        f"SELECT c.memory_id, f.bm25, f.tokens FROM (SELECT rowid, bm25(fts, 1.0, 0.0) AS bm25, tokens FROM fts "
+        f"SELECT c.memory_id, f.bm25, f.tokens, c.seq FROM (SELECT rowid, bm25(fts, 1.0, 0.0) AS bm25, tokens FROM fts "
         f"WHERE fts MATCH ? ORDER BY bm25 LIMIT ?) f JOIN chunks c ON c.id = f.rowid "
         f"JOIN memories m ON m.id = c.memory_id WHERE {LIVE} AND {ns_sql} AND {where}",
         [match, limit] + ns_params + params)
@@ -167,20 +167,6 @@ def chunk_counts(ctx: StoreContext, memory_ids: Sequence[int]) -> dict[int, int]
     marks = ",".join("?" * len(memory_ids))
     return dict(ctx.q(f"SELECT memory_id, count(*) FROM chunks WHERE memory_id IN ({marks}) GROUP BY memory_id",
                       list(memory_ids)))
-
-
-def best_matching_chunks(ctx: StoreContext, match: str, memory_ids: Sequence[int]) -> dict[int, tuple[int, str]]:
-    """(seq, text) of each memory's chunk that best matches an FTS MATCH expression (BM25), for those
-    of these memories that match at all."""
-    if not memory_ids:
-        return {}
-    marks = ",".join("?" * len(memory_ids))
-    best: dict[int, tuple[int, str]] = {}
-    for memory_id, seq, text in ctx.q(
-            f"SELECT c.memory_id, c.seq, c.text FROM fts JOIN chunks c ON c.id = fts.rowid WHERE fts MATCH ? "
-            f"AND c.memory_id IN ({marks}) ORDER BY bm25(fts, 1.0, 0.0)", [match] + list(memory_ids)):
-        best.setdefault(memory_id, (seq, text))
-    return best
 
 
 def chunk_text(ctx: StoreContext, memory_id: int, seq: int) -> str:

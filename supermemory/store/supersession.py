@@ -83,7 +83,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
             found.update(mid for mid, _ in search_index.vector_search(ctx, vector, [namespace], NEIGHBOURS + 1))
     if own:
         match = f'ns : "ns_{namespace}" AND tokens : ({fts_match(sorted(own))})'
-        found.update(mid for mid, _, _ in search_index.lexical_hits(ctx, match, [namespace], "1 = 1", [],
+        found.update(hit[0] for hit in search_index.lexical_hits(ctx, match, [namespace], "1 = 1", [],
                                                                      NEIGHBOURS + 1))
     found -= set(exclude)
     if not found:
