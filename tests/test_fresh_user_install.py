@@ -238,14 +238,20 @@ def test_a_dangling_symlinked_claude_json_is_named_as_such_and_left_alone(tmp_pa
 # a setting of the user's that keeps our hooks from ever running
 
 
+def _install_over(tmp_path, relative: str, text: str, flag: str):
+    """Install into a home whose agent config file (`relative` to it) the user wrote as `text`; (home, result)."""
+    home, data = tmp_path / "home", tmp_path / "data"
+    (home / relative).parent.mkdir(parents=True)
+    (home / relative).write_text(text, encoding="utf-8")
+    res = run_install(home, data, flag)
+    assert res.returncode == 0, res.output
+    return home, res
+
+
 def test_a_claude_settings_with_all_hooks_disabled_is_named_at_the_end(tmp_path):
     """Found by a fresh-user run: with "disableAllHooks": true in ~/.claude/settings.json the installer said
     everything was registered, yet Claude Code would never run the briefing or the capture hooks."""
-    home, data = tmp_path / "home", tmp_path / "data"
-    (home / ".claude").mkdir(parents=True)
-    (home / ".claude" / "settings.json").write_text('{\n  "disableAllHooks": true\n}\n', encoding="utf-8")
-    res = run_install(home, data, "--claude-only")
-    assert res.returncode == 0, res.output
+    home, res = _install_over(tmp_path, ".claude/settings.json", '{\n  "disableAllHooks": true\n}\n', "--claude-only")
     assert '"disableAllHooks": true' in res.output and "no hooks" in res.output
     assert json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))["disableAllHooks"] is True
     (tmp_path / "home2").mkdir()
@@ -254,11 +260,7 @@ def test_a_claude_settings_with_all_hooks_disabled_is_named_at_the_end(tmp_path)
 
 @needs_tomllib
 def test_a_codex_config_that_turns_hooks_off_is_named_at_the_end(tmp_path):
-    home, data = tmp_path / "home", tmp_path / "data"
-    (home / ".codex").mkdir(parents=True)
-    (home / ".codex" / "config.toml").write_text("[features]\ncodex_hooks = false\n", encoding="utf-8")
-    res = run_install(home, data, "--codex-only")
-    assert res.returncode == 0, res.output
+    _, res = _install_over(tmp_path, ".codex/config.toml", "[features]\ncodex_hooks = false\n", "--codex-only")
     assert "codex_hooks = false" in res.output and "no hooks" in res.output
 
 
