@@ -8,6 +8,9 @@ from typing import Callable, TextIO
 
 from supermemory.text import estimate_tokens, excerpt
 
+# When the chunks a write did not embed get their vectors (store/embedding.py `embed_missing_vectors`).
+VECTORS_LATER = "while the MCP server idles or at `supermemory maintenance`"
+
 _SECTION_TITLES = (
     ("pinned", "Pinned rules"),
     ("tasks", "Open tasks"),
@@ -170,8 +173,8 @@ def remember_notes(result: dict, *, commands: Commands) -> list[str]:
     if result.get("status") == "duplicate":
         lines.append(f"Already stored as {result['id']} (exact duplicate); nothing new written.")
     elif result.get("embedded") is False:
-        lines.append("(stored without a vector for now: keyword search finds it; its vectors come once the model runs, "
-                     "while the MCP server idles or at `supermemory maintenance`)")
+        lines.append(f"(stored without a vector for now: keyword search finds it; its vectors come once the model runs, "
+                     f"{VECTORS_LATER})")
     for near in result.get("near_duplicates") or []:
         lines.append(f"Similar: {near['id']} ({near.get('similarity', 0):.2f}) {near.get('title', '')} — if the new "
                      f"memory revises it, {commands.update.format(id=near['id'])} and "
@@ -195,8 +198,8 @@ def text_notes(result: dict) -> list[str]:
                      "left out. Close the span with </private> to keep the text after it; to mention the tag "
                      "itself, write it without angle brackets (backticks do not stop it hiding the rest).")
     if result.get("vectors_pending"):
-        lines.append(f"({result['vectors_pending']} chunks of this long text get their vectors later, while the MCP "
-                     f"server idles or at `supermemory maintenance`; keyword search finds them now)")
+        lines.append(f"({result['vectors_pending']} chunks of this long text get their vectors later, {VECTORS_LATER}; "
+                     f"keyword search finds them now)")
     return lines
 
 
@@ -563,7 +566,7 @@ def render_health(result: dict) -> str:
     lines.append("orphans: " + ", ".join(f"{k} {v}" for k, v in result["orphans"].items()))
     if result.get("vectors_pending"):
         lines.append(f"vectors pending: {result['vectors_pending']:,} chunks of long texts (keyword search finds them now; "
-                     f"their vectors come while the MCP server idles or at `supermemory maintenance`)")
+                     f"their vectors come {VECTORS_LATER})")
     lines.append(f"stale (sweep candidates): {result['stale']} · expired: {result['expired']}")
     lines.append("clean" if result["clean"] else "needs attention")
     return "\n".join(lines)
