@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, TextIO
 
-from supermemory.text import estimate_tokens, excerpt
+from supermemory.text import estimate_tokens
 
 # When the chunks a write did not embed get their vectors (store/embedding.py `embed_missing_vectors`).
 VECTORS_LATER = "while the MCP server idles or at `supermemory maintenance`"
@@ -130,7 +130,7 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
         passage = item.get("passage")
         if passage:   # a long memory: where in it the answer is
             lines.append(f"    chunk {passage['chunk']} of {passage['chunks']}: "
-                         + excerpt(passage["text"], result.get("query", "")))
+                         + passage["text"])
         if explain and item.get("reason"):
             lines.append(f"    {item['reason']}")
         if explain and "features" in item:

@@ -1242,5 +1242,5 @@ def test_a_long_hit_carries_the_passage_that_answers_and_a_short_one_none(store)
     assert passage["chunks"] == manual["chunks"] > 4 and "relay9" in passage["text"] and "relay3" not in passage["text"]
     stored = store.context.conn.execute("SELECT text FROM chunks WHERE memory_id = ? AND seq = ?",
                                         (int(manual["id"][1:]), passage["chunk"] - 1)).fetchone()[0]
-    assert stored == passage["text"]
+    assert passage["text"].strip("…") in " ".join(stored.split())   # an excerpt of that chunk
     assert all("passage" not in r for r in store.recall("relay7 owner", touch=False)["results"] if r["id"] == short["id"])

@@ -144,6 +144,7 @@ def test_a_long_hit_shows_the_part_of_its_passage_around_the_query_word_it_holds
     assert excerpt("short passage", "anything") == "short passage"
     result = {"query": "row150", "results": [{"id": "M3", "kind": "note", "title": "a log", "summary": "shard0 row0.",
                                               "score": 1.0, "attention": 1.0,
-                                              "passage": {"chunk": 7, "chunks": 40, "text": text}}]}
+                                              "passage": {"chunk": 7, "chunks": 40,
+                                                          "text": excerpt(text, "row150")}}]}
     lines = render_recall(result).splitlines()
     assert lines[1].startswith("    chunk 7 of 40: …") and "row150." in lines[1]

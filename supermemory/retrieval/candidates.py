@@ -10,7 +10,7 @@ from supermemory.retrieval import ranking
 from supermemory.retrieval.query import Query, lookup_tokens, match_terms
 from supermemory.store import embedding, reads, search_index, supersession
 from supermemory.store.context import StoreContext
-from supermemory.text import asks, code_share, estimate_tokens, fts_match
+from supermemory.text import asks, code_share, estimate_tokens, excerpt, fts_match
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +86,8 @@ class Gathered:
 
 def passages(ctx: StoreContext, query: Query, found: Gathered, memory_ids: list[int]) -> dict[int, dict]:
     """The chunk of each long hit (more than one chunk) that best answers the query: its best BM25 chunk
-    (`gather` saw it), else (a hit found by meaning alone) its chunk of highest cosine. {memory_id: {"chunk", "chunks",
+    (`gather` saw it), else (a hit found by meaning alone) its chunk of highest cosine; its text is the
+    `excerpt` around the query's rarest word there (~100 tokens a long hit adds to the page, not a chunk's 260). {memory_id: {"chunk", "chunks",
     "text"}}. A long memory's title and first sentence rarely say where in it the answer is; this does,
     without its whole body."""
     import numpy as np
@@ -101,7 +102,7 @@ def passages(ctx: StoreContext, query: Query, found: Gathered, memory_ids: list[
                 ctx, memory_id)]
             if scored:
                 best[memory_id] = max(scored)[1]
-    return {m: {"chunk": seq + 1, "chunks": counts[m], "text": search_index.chunk_text(ctx, m, seq)}
+    return {m: {"chunk": seq + 1, "chunks": counts[m], "text": excerpt(search_index.chunk_text(ctx, m, seq), query.text)}
             for m, seq in best.items()}
 
 
