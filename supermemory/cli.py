@@ -441,7 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", action="append", help="only memories with this tag (repeatable)")
     p.add_argument("--since", help="updated since (ISO date, 7d, 24h, last_week)")
     p.add_argument("--until", help="created until (ISO date or relative)")
-    p.add_argument("--max-tokens", type=int, help="token budget of the result page")
+    p.add_argument("--max-tokens", type=int, help="token budget of the result page, passages included (default: setting recall.max_tokens, 1500)")
     p.add_argument("--explain", action="store_true", help="show features, contributions and attention per hit")
     p.add_argument("--explain-all", action="store_true", help="also show dropped candidates and why")
     p.add_argument("--min-similarity", type=float, help="cosine floor (0 disables)")

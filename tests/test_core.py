@@ -1244,3 +1244,27 @@ def test_a_long_hit_carries_the_passage_that_answers_and_a_short_one_none(store)
                                         (int(manual["id"][1:]), passage["chunk"] - 1)).fetchone()[0]
     assert passage["text"].strip("…") in " ".join(stored.split())   # an excerpt of that chunk
     assert all("passage" not in r for r in store.recall("relay7 owner", touch=False)["results"] if r["id"] == short["id"])
+
+
+def test_passages_go_to_hits_relevant_on_their_own_and_count_in_the_token_budget(store, monkeypatch):
+    from supermemory.retrieval import ranking
+
+    store.config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0)
+    answer = store.remember(" ".join(f"Section {n}: the relay{n} forwards queue{n} messages to sink{n}." for n in range(12)))
+    filler = store.remember(" ".join(f"Part {n}: the garden{n} grows tomatoes{n} in summer{n}." for n in range(12)))
+    ask = dict(text="where does relay9 forward messages", touch=False, relevance_threshold=0, relative_cutoff=0)
+    hits = {r["id"]: r for r in store.recall(**ask)["results"]}
+    assert "passage" in hits[filler["id"]] and hits[answer["id"]]["relevance"] > hits[filler["id"]]["relevance"]
+    between = (hits[answer["id"]]["relevance"] + hits[filler["id"]]["relevance"]) / 2
+    monkeypatch.setattr(ranking, "shipped_threshold", lambda configured: between)
+    page = store.recall(**ask)
+    hits = {r["id"]: r for r in page["results"]}
+    assert "passage" in hits[answer["id"]] and "passage" not in hits[filler["id"]]   # filler stays a pointer
+    cost = estimate_tokens(hits[answer["id"]]["title"]) + estimate_tokens(hits[answer["id"]]["summary"]) + 12
+    cost += estimate_tokens(hits[answer["id"]]["passage"]["text"])
+    tight = store.recall(**ask, max_tokens=cost + 5, explain_all=True)
+    assert [r["id"] for r in tight["results"]] == [answer["id"]]       # the passage is counted: nothing else fits
+    assert any(d["reason"].startswith("token budget") for d in tight["dropped"])
+    store.config.settings.setdefault("recall", {})["max_tokens"] = cost + 5   # the setting is the default budget
+    assert [r["id"] for r in store.recall(**ask)["results"]] == [answer["id"]]
+    assert len(store.recall(**ask, max_tokens=10_000)["results"]) > 1

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -101,16 +102,30 @@ def test_a_missing_model_is_looked_for_again_at_the_next_call_once_installed(tmp
         later = client.tool("memory_remember", {"content": "deploys go out on Tuesdays after the standup"})
         assert later["isError"] is False
         stats = client.tool("memory_stats", {})
+        # The early memory gets its vector while the server idles between requests (not at exit, which
+        # stays quick): wait for that, generously, instead of racing the close against it.
+        deadline, missing = time.monotonic() + 60, None
+        while time.monotonic() < deadline:
+            missing = _chunks_without_vector(tmp_path / "home" / "memory.db")
+            if missing == 0:
+                break
+            time.sleep(0.2)
         code, err = client.close()
     finally:
         client.kill()
     assert code == 0, err
     assert stats["structuredContent"]["embedder"]["provider"] == "onnx", stats["structuredContent"]["embedder"]
     assert "lexical-only until then" in err        # the first write said why it had no vectors
-    from supermemory.core import MemoryStore
-
-    with MemoryStore(tmp_path / "home" / "memory.db", rebuild_index=False) as store:
-        missing = store.conn.execute(
-            "SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)"
-        ).fetchone()[0]
     assert missing == 0, "the memory written while the model was missing was never embedded"
+
+
+def _chunks_without_vector(db: Path) -> int:
+    """Chunks with no vector, read over a second connection while the server runs (WAL)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return conn.execute("SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS "
+                            "(SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)").fetchone()[0]
+    finally:
+        conn.close()

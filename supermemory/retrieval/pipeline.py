@@ -98,8 +98,8 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
     text = rec_.clean_text(text, "query", max_chars=10_000)
     limit = rec_.integer(limit if limit is not None else int(ctx.config.get("recall.default_limit")), "limit", 1,
                          int(ctx.config.get("recall.max_limit")))
-    if max_tokens is not None:
-        max_tokens = rec_.integer(max_tokens, "max_tokens", 1, 1_000_000)
+    max_tokens = rec_.integer(max_tokens if max_tokens is not None else int(ctx.config.get("recall.max_tokens")),
+                              "max_tokens", 1, 1_000_000)
     for name, value in (("min_similarity", min_similarity), ("relative_cutoff", relative_cutoff),
                         ("relevance_threshold", relevance_threshold)):
         if value is not None:
@@ -125,28 +125,44 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
     n_cand = max(limit * 3, int(ctx.config.get("ranking.candidates")))
     found = gather(ctx, query, namespaces, where, params, n_cand=n_cand, channels=channels,
                    lexical_only=lexical_only, filtered=bool(kinds or tags or since or until or platform or status), now=now)
-    selected, dropped = [], []
+    selected, dropped, best = [], [], {}
     if found.candidates:
         cfg = rank_config(ctx, query, min_similarity=min_similarity, relative_cutoff=relative_cutoff,
                           has_vectors=found.query_vec is not None, doc_freq=found.doc_freq, gates=gates,
                           threshold=relevance_threshold, pooled_coverage=found.pooled_coverage)
-        selected, dropped = ranking.rank(found.candidates, cfg, limit=limit, max_tokens=max_tokens,
+        selected, dropped = ranking.rank(found.candidates, cfg, limit=limit,
                                          cosine_fn=dot if found.query_vec is not None else None)
-    return _page(ctx, query, namespaces, found, selected, dropped, started=started, touch=touch,
+        best = _passages(ctx, query, found, selected)
+        kept = ranking.budget(selected, max_tokens)
+        dropped += [item for item in selected if item.gated is not None]
+        selected = kept
+    return _page(ctx, query, namespaces, found, selected, dropped, best, started=started, touch=touch,
                  explain=explain or explain_all, explain_all=explain_all, origin=origin)
+
+
+def _passages(ctx: StoreContext, query: Query, found: Gathered, selected) -> dict[int, dict]:
+    """The passages of the long hits relevant on their own, each counted in its hit's tokens for the budget.
+    A filler hit (under the fitted threshold) stays a one-line pointer: a passage costs ~100 tokens a line,
+    spent where the ranker believes the answer is."""
+    relevant = ranking.shipped_threshold("auto")
+    best = passages(ctx, query, found, [item.candidate.id for item in selected
+                                        if item.features["relevance"] >= relevant])
+    for item in selected:
+        if item.candidate.id in best:
+            item.candidate.tokens += estimate_tokens(best[item.candidate.id]["text"])
+    return best
 
 
 def _features(item: ranking.Ranked) -> dict:
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in item.features.items()}
 
 
-def _page(ctx: StoreContext, query: Query, namespaces, found: Gathered, selected, dropped, *, started: float,
+def _page(ctx: StoreContext, query: Query, namespaces, found: Gathered, selected, dropped, best: dict, *, started: float,
           touch: bool, explain: bool, explain_all: bool, origin: str) -> dict:
-    """The result page (with explanations when asked), after the recall is counted and logged; a long
-    hit carries the `passage` that best answers the query."""
+    """The result page (with explanations when asked), after the recall is counted and logged; `best` holds
+    the passages (`_passages`)."""
     text = query.text
     results = []
-    best = passages(ctx, query, found, [item.candidate.id for item in selected])
     for item in selected:
         out = public(found.records[item.candidate.id])
         if item.candidate.id in best:
