@@ -622,3 +622,33 @@ def test_the_ui_command_is_listed_with_its_flags():
                             cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert result.returncode == 0
     assert "--port" in result.stdout and "--no-open" in result.stdout
+
+
+def test_a_long_memory_with_two_versions_sends_each_text_once(page, store):
+    # Found in the page: a 990 KB memory's detail was 4.97 MB (the asked version's body twice, and each
+    # diff carried the whole unchanged text around a one-word change).
+    words = [f"w{i % 97}" for i in range(150_000)]
+    first = store.remember(" ".join(words), kind="note", title="A long build log")["id"]
+    words[70_000] = "CHANGED"
+    second = store.update(first, content=" ".join(words))["id"]
+    status, _, raw = page.request("GET", f"/api/memory?id={second}")
+    detail = json.loads(raw)
+    assert status == 200 and len(raw) < 2.1 * len(" ".join(words)), len(raw)
+    assert detail["memory"]["body"] == " ".join(words) and "body" not in detail["versions"][1]
+    assert detail["versions"][0]["body"] != detail["memory"]["body"]       # the old text, sent once
+    piece_ops = [op for op, _ in detail["versions"][1]["changes"][0]["diff"]]
+    assert piece_ops == ["…", "=", "-", "+", "=", "…"]
+    skipped = [int(text) for op, text in detail["versions"][1]["changes"][0]["diff"] if op == "…"]
+    shown = sum(len(text) for op, text in detail["versions"][1]["changes"][0]["diff"] if op == "=")
+    assert 300_000 < sum(skipped) and shown < 2 * (diff.CONTEXT + 10)
+
+
+def test_elide_keeps_the_words_next_to_a_change_and_counts_the_rest():
+    pieces = [["=", "a " * 500], ["-", "b"], ["+", "x"], ["=", " c" * 500]]
+    out = diff.elide(pieces)
+    assert out[0][0] == "…" and out[-1][0] == "…" and out[1:5] == [["=", out[1][1]], ["-", "b"], ["+", "x"],
+                                                                  ["=", out[4][1]]]
+    assert int(out[0][1]) + len(out[1][1]) == 1000 and len(out[4][1]) + int(out[5][1]) == 1000
+    assert len(out[1][1]) <= diff.CONTEXT and out[1][1].startswith(" a ")   # whole words only
+    short = [["=", "a b "], ["-", "c"], ["=", " d"]]
+    assert diff.elide(short) == short

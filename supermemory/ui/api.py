@@ -135,7 +135,9 @@ def search(store, params: dict) -> dict:
 @_route(GET, "/api/memory")
 def memory(store, params: dict) -> dict:
     """One memory (any state): the version asked for, its chain oldest first with what changed at
-    each step, its links (with the linked titles) and the in-place redactions."""
+    each step, its links (with the linked titles) and the in-place redactions. Each text travels once:
+    the asked version's entry in `versions` has no `body` (it is `memory.body`), and diffs leave out
+    long unchanged stretches (`diff.elide`)."""
     history = store.history(_text(params, "id", required=True), namespace=ALL_NAMESPACES)
     versions = history["versions"]
     asked = next(v for v in versions if v["id"] == history["id"])
@@ -157,6 +159,8 @@ def memory(store, params: dict) -> dict:
         for link in links:
             other = link["dst"] if link["src"] == current["id"] else link["src"]
             link.update(other=other, other_title=titles.get(other), outgoing=link["src"] == current["id"])
+    versions = [{k: v for k, v in version.items() if k != "body"} if version is asked else version
+                for version in versions]
     return {"memory": asked, "current": current["id"], "is_current": asked["id"] == current["id"],
             "forgotten": current["deleted_at"] is not None, "versions": versions, "links": links,
             "redactions": history["redactions"]}

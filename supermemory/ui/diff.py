@@ -11,6 +11,9 @@ WORD_DIFF_TOKENS = 4000
 DIFF_BUDGET = 4_000_000
 
 COMPARED = ("kind", "tags", "importance", "pinned", "status")
+# Characters of unchanged text kept on each side of a change; a longer unchanged stretch travels as
+# `["…", "N"]` (N characters left out): the whole text of each version is sent once, apart.
+CONTEXT = 120
 
 
 def changes(before: dict | None, after: dict) -> list[dict]:
@@ -21,7 +24,7 @@ def changes(before: dict | None, after: dict) -> list[dict]:
     out = []
     for field in ("title", "body"):
         if before.get(field) != after.get(field):
-            out.append({"field": field, "diff": text_diff(before.get(field) or "", after.get(field) or "")})
+            out.append({"field": field, "diff": elide(text_diff(before.get(field) or "", after.get(field) or ""))})
     for field in COMPARED:
         if before.get(field) != after.get(field):
             out.append({"field": field, "from": before.get(field), "to": after.get(field)})
@@ -61,6 +64,26 @@ def text_diff(a: str, b: str) -> list[list[str]]:
             changed[op].append(line)
     refine()
     return _pieces(ops)
+
+
+def elide(pieces: list[list[str]], context: int = CONTEXT) -> list[list[str]]:
+    """`pieces` with each long unchanged stretch cut to the words next to its changes: the middle becomes
+    `["…", "N"]`, N the characters left out (a 1 MB memory with one word changed was sent whole in its diff)."""
+    out: list[list[str]] = []
+    for index, (op, text) in enumerate(pieces):
+        head = 0 if index == 0 else context
+        tail = 0 if index == len(pieces) - 1 else context
+        if op != "=" or len(text) <= head + tail + 200:
+            out.append([op, text])
+            continue
+        before = re.sub(r"\s\S*$", " ", text[:head]) if head else ""
+        after = re.sub(r"^\S*\s", " ", text[len(text) - tail:]) if tail else ""
+        if before:
+            out.append(["=", before])
+        out.append(["…", str(len(text) - len(before) - len(after))])
+        if after:
+            out.append(["=", after])
+    return out
 
 
 def _words(text: str) -> list[str]:

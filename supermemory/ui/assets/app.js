@@ -288,7 +288,8 @@ async function memoryPage(id) {
   const root = view();
   const data = await api("/api/memory", { id });
   const m = data.memory;
-  const current = data.versions.find((v) => v.id === data.current) || m;
+  // the asked version's entry in versions has no body (it is data.memory's)
+  const current = data.current === m.id ? m : data.versions.find((v) => v.id === data.current) || m;
   const act = async (path, body, next, handled) => {
     try {
       const result = await post(path, body);
@@ -372,20 +373,12 @@ function factList(pairs) {
     .map(([k, v]) => h("span", { class: "fact" }, h("span", { class: "muted" }, k + " "), String(v)));
 }
 
-const DIFF_CONTEXT = 120;   // characters of unchanged text shown on each side of a change
-
-function diffPiece([op, text], first, last) {
-  // A long unchanged stretch keeps only the words next to the changes (the whole text of each
-  // version is under "text of this version").
+function diffPiece([op, text]) {
+  // The server cuts a long unchanged stretch to the words next to the changes: ["…", count] stands for
+  // the rest (the whole text of each version is under "text of this version").
+  if (op === "…") return h("span", { class: "skip" }, `… ${text} unchanged characters …`);
   if (op !== "=") return h(op === "+" ? "ins" : "del", {}, text);
-  const chars = Array.from(text);   // code points: never half an emoji
-  const head = first ? 0 : DIFF_CONTEXT;
-  const tail = last ? 0 : DIFF_CONTEXT;
-  if (chars.length <= head + tail + 200) return h("span", {}, text);
-  const before = chars.slice(0, head).join("").replace(/\s\S*$/, " ");
-  const after = tail ? chars.slice(chars.length - tail).join("").replace(/^\S*\s/, " ") : "";
-  const skipped = chars.length - Array.from(before).length - Array.from(after).length;
-  return h("span", {}, before, h("span", { class: "skip" }, `… ${skipped} unchanged characters …`), after);
+  return h("span", {}, text);
 }
 
 function timeline(data) {
@@ -394,14 +387,14 @@ function timeline(data) {
     const state_ = v.merged_into ? "merged into " + v.merged_into : v.superseded_by ? "superseded" : v.deleted_at ? "forgotten" : "current";
     const changes = v.changes.map((c) => c.diff
       ? h("div", { class: "change" }, h("span", { class: "field" }, c.field), h("span", { class: "diff" },
-        c.diff.map((piece, i) => diffPiece(piece, i === 0, i === c.diff.length - 1))))
+        c.diff.map(diffPiece)))
       : h("div", { class: "change" }, h("span", { class: "field" }, c.field), " ",
         h("del", {}, JSON.stringify(c.from)), " → ", h("ins", {}, JSON.stringify(c.to))));
     list.appendChild(h("li", { class: v.id === data.memory.id ? "version asked" : "version" },
       h("div", { class: "vhead" }, memoryLink(v.id), h("span", { class: "muted" }, " " + (v.valid_from || "")),
         h("span", { class: "vstate" }, state_)),
       changes.length ? changes : h("div", { class: "muted" }, v === data.versions[0] ? "first version" : "no change"),
-      h("details", { class: "vtext" }, h("summary", {}, "text of this version"), h("pre", { class: "body" }, v.body))));
+      h("details", { class: "vtext" }, h("summary", {}, "text of this version"), h("pre", { class: "body" }, v.body ?? data.memory.body))));
   }
   return list;
 }
