@@ -294,6 +294,36 @@ def test_a_slice_another_process_filled_first_still_ends_the_idle_turn(db_path, 
             assert store.context.vectors_pending is not False
 
 
+def test_two_servers_fill_in_different_stretches_of_a_long_text(db_path, config, monkeypatch):
+    # Found by a fresh-user run: two MCP servers on one store (two agent sessions in one project) both
+    # filled the rest of a long text from its first chunk on, so while one embedded a slice the other
+    # embedded the same one, and one copy was thrown away: twice the CPU for the same vectors. Each
+    # process now starts at a point of its own (its pid's), so neither loses its slice to the other.
+    import os
+
+    _small_chunks(config, write_embed_chunks=1)
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as other:
+        written = other.remember(_long_text(60), create_namespace=True)
+        with MemoryStore(db_path, config=config, embedder=_Counting(), namespace="p") as store:
+            racing = store.context.embedder
+            real = racing.embed_multi
+            won_by_other = []
+
+            def meanwhile(texts, progress=None):   # the other server fills a slice while this one embeds
+                monkeypatch.setattr(os, "getpid", lambda: 7)   # starts a third of the way in, 4242 at 86 %
+                won_by_other.append(other.fill_vectors(limit=1))
+                monkeypatch.setattr(os, "getpid", lambda: 4242)
+                return real(texts, progress=progress)
+
+            racing.embed_multi = meanwhile
+            monkeypatch.setattr(os, "getpid", lambda: 4242)
+            assert [store.fill_vectors(limit=1) for _ in range(3)] == [FILL_SLICE] * 3   # none thrown away
+            assert won_by_other == [FILL_SLICE] * 3
+            racing.embed_multi = real
+            assert store.fill_vectors() == written["vectors_pending"] - 6 * FILL_SLICE   # then the rest, all of it
+            assert store.health()["vectors_pending"] == 0
+
+
 def test_a_running_server_fills_in_what_another_process_wrote_after_its_next_tool_call(db_path, config):
     # Found by a fresh-user run: with `supermemory mcp` running (it had looked once and found nothing to fill
     # in), a `supermemory remember` of a 377 KB note from the CLI left 513 chunks without a vector; 40 pings

@@ -40,6 +40,7 @@ class StoreContext:
         self.matrix_cache: dict = {}          # namespaces → (data_version, ids, matrix, rows per memory id)
         self.vectors_pending: bool | None = None   # live chunks wait for a vector (None: not looked yet)
         self.vectors_looked_at: int | None = None  # data_version when it last found none waiting
+        self.fill_after: int | None = None   # chunk id the filling-in goes on after (`embedding._waiting_from`)
         self.generation = 0                   # our own commits do not change PRAGMA data_version
         self.total_cache: tuple | None = None  # ((data_version, generation), live chunks per namespace)
 

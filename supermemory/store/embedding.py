@@ -1,6 +1,7 @@
 """The store's embedder: resolved lazily, checked against the model pinned in the database."""
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from typing import Callable
@@ -125,17 +126,16 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
     if ctx.readonly:
         ctx.vectors_pending = False
         return 0
-    done = after = tried = 0
+    done = tried = 0
     total = waiting_chunks(ctx) if progress is not None else 0
+    waiting = _waiting_from(ctx, ctx.fill_after if ctx.fill_after is not None else _first_start(ctx))
     while (deadline is None or time.monotonic() < deadline) and (limit is None or tried < limit):
-        rows = ctx.q(f"SELECT c.id, c.text, m.title FROM chunks c JOIN memories m ON m.id = c.memory_id "
-                     f"WHERE {LIVE} AND c.id > ? AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id) "
-                     f"ORDER BY c.id LIMIT ?", (after, FILL_SLICE))
+        rows = list(itertools.islice(waiting, FILL_SLICE))
         if not rows:
             note_nothing_pending(ctx)
             break
         ctx.vectors_pending = True   # found some (written by another process, perhaps): go on next time
-        after, tried = rows[-1][0], tried + len(rows)
+        ctx.fill_after, tried = rows[-1][0], tried + len(rows)
         matrix = embedder(ctx).embed_multi([embed_text(title, text) for _, text, title in rows])
         with ctx.txn():
             usable = search_index.vec_index_usable(ctx)
@@ -157,6 +157,33 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
     if done:
         logger.info("embedded %d chunks that had no vector yet", done)
     return done
+
+
+def _first_start(ctx: StoreContext) -> int:
+    """Where this process starts looking for chunks without a vector: a point of the chunk ids fixed by
+    its pid. Two servers on one store (two agent sessions in one project) then fill different stretches of
+    a long text's rest instead of both embedding the same slice and one throwing its work away."""
+    import os
+    import random
+
+    top = ctx.q("SELECT max(id) FROM chunks")[0][0] or 0
+    return int(random.Random(os.getpid()).random() * top)
+
+
+def _waiting_from(ctx: StoreContext, start: int):
+    """(id, text, title) of the live chunks without a vector, in id order from just past `start` round to
+    it; read `FILL_SLICE` rows at a time, each read after the slice before was stored."""
+    for low, high in ((start, None), (0, start)):
+        after = low
+        while True:
+            rows = ctx.q(f"SELECT c.id, c.text, m.title FROM chunks c JOIN memories m ON m.id = c.memory_id "
+                         f"WHERE {LIVE} AND c.id > ? AND c.id <= ? AND NOT EXISTS "
+                         f"(SELECT 1 FROM vectors v WHERE v.chunk_id = c.id) ORDER BY c.id LIMIT ?",
+                         (after, high if high is not None else 2 ** 62, FILL_SLICE))
+            yield from rows
+            if len(rows) < FILL_SLICE:
+                break
+            after = rows[-1][0]
 
 
 def waiting_chunks(ctx: StoreContext) -> int:
