@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from supermemory.render import memory_line, render_recall, render_graph, render_health, render_mermaid
-from supermemory.text import excerpt, summarize
+from supermemory.text import estimate_tokens, excerpt, summarize
 
 
 def test_a_title_cut_mid_word_is_shown_once_as_the_whole_text():
@@ -139,8 +139,12 @@ def test_chunks_waiting_for_their_vectors_are_not_called_orphans_nor_a_problem()
 
 def test_a_long_hit_shows_the_part_of_its_passage_around_the_query_word_it_holds_least():
     text = " ".join(f"shard{n % 3} row{n}." for n in range(200))
-    shown = excerpt(text, "row150 shard1", width=120)
+    shown = excerpt(text, "row150 shard1", tokens=30)
     assert "row150." in shown and shown.startswith("…") and shown.endswith("…") and len(shown) <= 122
+    chinese = "".join(f"第{n}段记录了服务器的日常运行情况。" for n in range(60)) + "数据库迁移在周二完成。" + "其余内容不相关。" * 40
+    shown = excerpt(chinese, "数据库迁移是什么时候完成的")
+    assert "数据库迁移在周二完成" in shown and estimate_tokens(shown) <= 110   # ~100 tokens: ~100 characters here
+    assert 90 <= estimate_tokens(excerpt(text, "row150")) <= 110
     assert excerpt("short passage", "anything") == "short passage"
     result = {"query": "row150", "results": [{"id": "M3", "kind": "note", "title": "a log", "summary": "shard0 row0.",
                                               "score": 1.0, "attention": 1.0,

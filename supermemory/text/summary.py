@@ -29,14 +29,18 @@ def summarize(text: str, *, max_chars: int = 200) -> str:
     return first
 
 
-def excerpt(text: str, query: str, width: int = 400) -> str:
-    """About `width` characters of `text` on one line, from a little before where it first holds the query
-    word it holds least often (a chunk is ~1,000 characters; the answer is often past the first few hundred)."""
+def excerpt(text: str, query: str, tokens: int = 100) -> str:
+    """About `tokens` tokens of `text` on one line (~400 characters of English, ~100 of Chinese), from a
+    little before where it first holds the query word it holds least often (a chunk is ~1,000 characters;
+    the answer is often past the first few hundred). A Chinese query's words are its character pairs."""
     flat = " ".join(text.split())
+    width = max(40, round(tokens * len(flat) / max(1, estimate_tokens(flat))))
     if len(flat) <= width:
         return flat
-    lowered = flat.lower()
-    held = [(lowered.count(w), -len(w), lowered.find(w)) for w in re.findall(r"\w{3,}", query.lower()) if w in lowered]
+    lowered, asked = flat.lower(), query.lower()
+    words = re.findall(r"\w{3,}", _CJK_CHAR.sub(" ", asked))
+    words += [run[i:i + 2] for run in re.findall(_CJK_CHAR.pattern + "+", asked) for i in range(len(run) - 1)]
+    held = [(lowered.count(w), -len(w), lowered.find(w)) for w in words if w in lowered]
     start = max(0, min(held)[2] - width // 4) if held else 0
     start = min(start, len(flat) - width)
     return ("…" if start else "") + flat[start:start + width] + ("…" if start + width < len(flat) else "")
