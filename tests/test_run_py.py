@@ -108,3 +108,19 @@ def test_run_py_test_from_a_fresh_copy_builds_its_venv_and_runs_pytest(tmp_path,
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert re.search(r"\d+ passed", done.stdout), done.stdout[-500:]
     assert (copy / ".venv" / "bin" / "python").exists()
+
+
+def test_the_whole_suite_is_spread_over_the_cores_and_given_arguments_run_as_given(monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_py", ROOT / "run.py")
+    run_py = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_py)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert run_py._workers() == ["-n", "2"]
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    assert run_py._workers() == ["-n", "4"]
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert run_py._workers() == []
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^dev = \[.*"pytest-xdist', pyproject, re.M), "the dev extra must bring pytest-xdist"
