@@ -86,6 +86,21 @@ def test_hard_forget_removes_the_whole_chain(store):
     assert store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
 
 
+def test_hard_forget_leaves_no_copy_of_the_text_in_the_database_files(store, db_path):
+    # Found by a fresh-user run: after `forget --hard` and `maintenance`, five copies of the text (the body, the
+    # chunk, the stemmed FTS copy) were still readable in the file's free pages: a secret that slipped past
+    # redaction was not gone.
+    for n in range(40):
+        store.remember(f"filler note {n} about the deploy pipeline and its caches")
+    first = store.remember("the staging password is plughxyzzy42 until Friday")
+    store.update(first["id"], content="the staging password is plughxyzzy42 until Monday")
+    assert store.recall("which staging password", touch=False)["results"]
+    store.forget(first["id"], hard=True)
+    files = [p for p in db_path.parent.iterdir() if p.name.startswith(db_path.name)]
+    assert not [p.name for p in files if b"plughxyzzy42" in p.read_bytes()]
+    assert store.recall("deploy pipeline caches", touch=False)["results"]    # the rest is intact
+
+
 def test_unknown_ids_raise_not_found(store):
     with pytest.raises(NotFoundError):
         store.update("M999", content="x")

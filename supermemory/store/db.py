@@ -234,6 +234,9 @@ def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
             conn.execute("PRAGMA journal_mode = WAL").fetchone()
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        # Freed pages are zeroed: a hard-forgotten memory (a secret redaction missed) must not stay readable in
+        # the file's free space (`versions.forget` also folds the index and empties the WAL).
+        conn.execute("PRAGMA secure_delete = ON")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except driver.Error as exc:
         conn.close()

@@ -50,6 +50,15 @@ def unindex(ctx: StoreContext, memory_id: int) -> None:
     ctx.changed()
 
 
+def erase_freed_text(ctx: StoreContext) -> None:
+    """After a hard delete: fold the FTS index (its segments still list a deleted text's words until merged),
+    and empty the WAL (it holds the pages as they were) when no reader needs it. With `secure_delete` on
+    (`db.connect`) the freed pages are zeros: the text is gone from the file, not only from the tables."""
+    with ctx.txn():
+        ctx.conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+    ctx.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+
 def fill_vec_index(ctx: StoreContext) -> None:
     """Rebuild vec_mem from the canonical BLOB table (after writes by a non-vec driver)."""
     ctx.conn.execute("DELETE FROM vec_mem")

@@ -211,6 +211,8 @@ def forget(ctx: StoreContext, ids: Any, *, hard: bool = False, namespace: str | 
             if rec["deleted_at"] is None:
                 soft_delete(ctx, memory_id, now, reason)
             done.append(format_id(memory_id))
+    if hard:
+        search_index.erase_freed_text(ctx)
     return {"forgotten": done, "hard": hard}
 
 
