@@ -89,6 +89,8 @@ def cmd_recall(args) -> int:
                               gates=not args.no_gates, touch=not args.no_touch, origin="cli",
                               intent=False if args.no_intent else None, relevance_threshold=args.relevance_threshold)
     if args.json:
+        for hit in result["results"] if not args.full else []:
+            hit.pop("body", None)   # as MCP's compact format: title, summary, passage (a hit of 1 MB was 1 MB)
         _print_json(result)
     else:
         print(render_recall(result, full=args.full, explain=args.explain or args.explain_all))
@@ -451,7 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-touch", action="store_true", help="do not count this recall (benchmarks)")
     p.add_argument("--no-intent", action="store_true",
                    help="ignore kind / status / time words (todo, decisions, this week): plain text recall")
-    p.add_argument("--full", action="store_true", help="print full bodies")
+    p.add_argument("--full", action="store_true", help="print full bodies (with --json: include them)")
 
     p = add("get", cmd_get, "show memories in full by id")
     p.add_argument("ids", nargs="+", help="memory ids like M12")

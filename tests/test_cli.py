@@ -235,6 +235,18 @@ def test_remember_dash_reads_the_text_from_stdin(env):
     assert got["memories"][0]["body"] == "piped: the CI cache key is the lockfile hash"
 
 
+def test_recall_json_leaves_bodies_out_unless_full(env):
+    # Found by a fresh-user run: `recall --json --max-tokens 50` over a 226 KB memory printed 229 KB, the whole
+    # body beside the passage that answers.
+    text = " ".join(f"Section {n}: the relay{n} forwards queue{n} messages to sink{n}." for n in range(3000))
+    memory_id = run(["remember", "-", "--title", "relay notes"], env, stdin=text).stdout.strip()
+    out = run(["recall", "where does relay2500 forward its messages", "--json", "--max-tokens", "300"], env).stdout
+    hit = json.loads(out)["results"][0]
+    assert hit["id"] == memory_id and "body" not in hit and "relay2500" in hit["passage"]["text"] and len(out) < 5000
+    full = json.loads(run(["recall", "where does relay2500 forward its messages", "--json", "--full"], env).stdout)
+    assert full["results"][0]["body"] == text
+
+
 @pytest.mark.parametrize("args, hint", [
     (["recall", "-pytest"], 'a query starting with "-" needs "--" before it: supermemory recall -- "-pytest"'),
     (["recall", "--limit", "3", "-pytest"],

@@ -1283,3 +1283,5 @@ def test_passages_go_to_hits_relevant_on_their_own_and_count_in_the_token_budget
     store.config.settings.setdefault("recall", {})["max_tokens"] = cost + 5   # the setting is the default budget
     assert [r["id"] for r in store.recall(**ask)["results"]] == [answer["id"]]
     assert len(store.recall(**ask, max_tokens=10_000)["results"]) > 1
+    alone = store.recall(**ask, max_tokens=cost - 5)["results"]       # the first hit fits, its passage does not
+    assert [r["id"] for r in alone] == [answer["id"]] and "passage" not in alone[0]

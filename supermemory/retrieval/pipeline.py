@@ -135,21 +135,22 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
         best = _passages(ctx, query, found, selected)
         kept = ranking.budget(selected, max_tokens)
         dropped += [item for item in selected if item.gated is not None]
+        best = {item.candidate.id: best[item.candidate.id] for item in kept if item.extra_tokens}
         selected = kept
     return _page(ctx, query, namespaces, found, selected, dropped, best, started=started, touch=touch,
                  explain=explain or explain_all, explain_all=explain_all, origin=origin)
 
 
 def _passages(ctx: StoreContext, query: Query, found: Gathered, selected) -> dict[int, dict]:
-    """The passages of the long hits relevant on their own, each counted in its hit's tokens for the budget.
-    A filler hit (under the fitted threshold) stays a one-line pointer: a passage costs ~100 tokens a line,
-    spent where the ranker believes the answer is."""
+    """The passages of the long hits relevant on their own, each counted in its hit's `extra_tokens` for the
+    budget (a passage that does not fit is left out, the hit kept). A filler hit (under the fitted threshold)
+    stays a one-line pointer: a passage costs ~100 tokens a line, spent where the ranker believes the answer is."""
     relevant = ranking.shipped_threshold("auto")
     best = passages(ctx, query, found, [item.candidate.id for item in selected
                                         if item.features["relevance"] >= relevant])
     for item in selected:
         if item.candidate.id in best:
-            item.candidate.tokens += estimate_tokens(best[item.candidate.id]["text"])
+            item.extra_tokens = estimate_tokens(best[item.candidate.id]["text"])
     return best
 
 

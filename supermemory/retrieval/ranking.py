@@ -96,6 +96,7 @@ class Ranked:
     score: float
     attention: float = 0.0
     gated: str | None = None           # why it was dropped, None when kept
+    extra_tokens: int = 0              # what its passage adds to the page; dropped first when over budget
 
 
 def recency(age_days: float, half_life_days: float) -> float:
@@ -283,16 +284,19 @@ def relative_cut(items: list[Ranked], cutoff: float) -> list[Ranked]:
 
 
 def budget(items: list[Ranked], max_tokens: int | None) -> list[Ranked]:
-    """Keep results in order until the token budget is spent (the first always fits)."""
+    """Keep results in order until the token budget is spent (the first always fits). A hit whose
+    `extra_tokens` (its passage) do not fit keeps its line without them (`extra_tokens` set to 0)."""
     if not max_tokens or max_tokens <= 0:
         return items
     kept, used = [], 0
     for item in items:
+        if used + item.candidate.tokens + item.extra_tokens > max_tokens:
+            item.extra_tokens = 0
         if kept and used + item.candidate.tokens > max_tokens:
             item.gated = f"token budget {max_tokens} spent"
             continue
         kept.append(item)
-        used += item.candidate.tokens
+        used += item.candidate.tokens + item.extra_tokens
     return kept
 
 
