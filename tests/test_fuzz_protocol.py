@@ -182,8 +182,8 @@ def expected_reply(frame: bytes):
         return "null"
     if "method" not in message and ("result" in message or "error" in message):
         return "none"  # a response from the client
-    if "id" not in message:
-        return "none"  # a notification
+    if "id" not in message:   # a notification only with a method: else Invalid Request, null id
+        return "none" if isinstance(message.get("method"), str) and message["method"] else "null"
     request_id = message["id"]
     if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
         return ("id-or-null" if _depth(decoded) > 400 else "id", request_id)

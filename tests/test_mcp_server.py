@@ -647,6 +647,8 @@ def test_malformed_frames_get_an_error_with_a_null_id(store, frame, code):
     ({"jsonrpc": "1.0", "id": "x", "method": "ping"}, "x"),
     ({"jsonrpc": "2.0", "id": 4}, 4),
     ({"jsonrpc": "2.0", "id": 5, "method": 12}, 5),
+    ({"jsonrpc": "2.0"}, None),                        # no id and no method: no notification, an invalid request
+    ({"jsonrpc": "2.0", "method": 1, "params": "bar"}, None),   # the JSON-RPC 2.0 specification's own example
 ])
 def test_requests_without_a_valid_envelope_are_invalid(store, frame, reply_id):
     responses = run([frame, PING], store)
@@ -810,7 +812,6 @@ def test_notifications_are_never_answered_even_when_wrong(store):
         {"jsonrpc": "2.0", "method": "initialize", "params": {}},
         {"method": "notifications/initialized"},
         {"jsonrpc": "1.0", "method": "ping"},
-        {"jsonrpc": "2.0", "method": 7},
         PING,
     ], store)
     assert responses == [{"jsonrpc": "2.0", "id": "after", "result": {}}]

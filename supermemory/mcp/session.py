@@ -305,10 +305,12 @@ class Session:
         request_id = message.get("id")
         reply_id = request_id if valid_id(request_id) else None
         method = message.get("method")
+        if not isinstance(method, str) or not method:
+            # Without a method a message is no notification: JSON-RPC 2.0 answers it with Invalid Request and a
+            # null id, as its own example `{"jsonrpc": "2.0", "method": 1}` shows (`{"jsonrpc": "2.0"}` got nothing).
+            return error_response(reply_id, INVALID_REQUEST, "method must be a non-empty string")
         if message.get("jsonrpc") != "2.0":
             return None if notification else error_response(reply_id, INVALID_REQUEST, 'jsonrpc must be "2.0"')
-        if not isinstance(method, str) or not method:
-            return None if notification else error_response(reply_id, INVALID_REQUEST, "method must be a non-empty string")
         if not notification and reply_id is None:
             return error_response(None, INVALID_REQUEST, "id must be a string or an integer")
         params = message.get("params")
