@@ -29,6 +29,17 @@ def test_a_memory_announcing_a_change_to_a_close_one_supersedes_it_and_says_so(s
     assert any(e["relation"] == "supersedes" for e in store.graph(id=old)["edges"])
 
 
+def test_the_same_text_stored_again_is_a_repeat_not_a_change_to_itself(store):
+    # Found by a fresh-user run: a decision remembered twice (first with a title, then without) was stored again
+    # and announced "Supersedes M14", so recall ranked the original below its copy.
+    old = store.remember(NEW, kind="decision", title="CI for staging")["id"]
+    again = store.remember(NEW, kind="decision")
+    assert (again["id"], again["status"], again["supersedes"]) == (old, "duplicate", [])
+    titled = store.remember(NEW, kind="decision", title="CI, written down twice")   # a title of its own: a memory
+    assert titled["status"] == "created" and titled["supersedes"] == []
+    assert store.history(old)["links"] == []
+
+
 @pytest.mark.parametrize("newer", [
     "Staging deploys run from the Jenkins deploy-staging job; logs are kept for a week.",   # no change marker
     "The invoice PDF renderer no longer embeds fonts.",                                      # a change, elsewhere

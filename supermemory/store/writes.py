@@ -9,7 +9,7 @@ from supermemory.store import embedding, search_index, supersession
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
-from supermemory.store.records import LIVE, format_id, to_blob
+from supermemory.store.records import LIVE, format_id, parse_id, to_blob
 from supermemory.text import chunk, summarize
 
 logger = logging.getLogger(__name__)
@@ -93,6 +93,16 @@ def _existing(ctx: StoreContext, ns: str, kind: str, digest: str) -> int | None:
     return rows[0][0] if rows else None
 
 
+def _same_text(ctx: StoreContext, ids: list[int], kind: str, body: str) -> list[int]:
+    """Those of `ids` (near duplicates) that are live memories of this kind with exactly this text: storing
+    it again is no change to them (the same decision remembered twice announced a change to itself)."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    return [row[0] for row in ctx.q(f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND m.kind = ? "
+                                    f"AND m.body = ? AND {LIVE}", (*ids, kind, body))]
+
+
 def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind: str = "note",
              tags: Sequence[str] | None = None, importance: float | None = None,
              confidence: float = 1.0, pinned: bool = False, ttl_days: float | None = None,
@@ -100,7 +110,8 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
              create_namespace: bool = False, external_key: str | None = None,
              progress: Callable[[int, int], None] | None = None, at: float | None = None,
              created_at: float | None = None) -> dict:
-    """Store a memory (chunked, redacted, embedded); exact repeats return the existing id.
+    """Store a memory (chunked, redacted, embedded); exact repeats, and the same text again without a title of
+    its own, return the existing id.
 
     :param content: the memory text.
     :param kind: fact, decision, preference, task, gotcha, note or session.
@@ -137,6 +148,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         raise InvalidInputError("content is empty after removing <private> spans" + (
             " (an unclosed <private> tag leaves out everything after it; close it with </private>)"
             if left_out else ""))
+    titled = bool(title)
     if not title:
         title = summarize(body, max_chars=TITLE_CHARS)
     digest = rec_.content_hash(kind, title, body)
@@ -152,7 +164,11 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
     pieces = chunk_body(ctx, body)
     vectors = embedding.embed_chunks(ctx, title, pieces, progress)
     near = near_duplicates(ctx, vectors[0], [ns]) if vectors is not None else []
-    stale = [] if kind == "session" else supersession.superseded(ctx, ns, _own_text(title, body), vectors)
+    same = _same_text(ctx, [parse_id(n["id"]) for n in near], kind, body)
+    if same and not titled:   # the same text again, under a title of its own making: a repeat
+        return duplicate(same[0])
+    stale = [] if kind == "session" else [
+        s for s in supersession.superseded(ctx, ns, _own_text(title, body), vectors) if s["id"] not in same]
     now = rec_.number(at, "at", 0, 1e11) if at is not None else ctx.clock()
     if created_at is not None:
         created_at = min(rec_.number(created_at, "created_at", 0, 1e11), now)
