@@ -257,6 +257,7 @@ def cmd_model(args) -> int:
 
 
 def cmd_config(args) -> int:
+    from supermemory import doctor
     from supermemory.config import set_setting
     from supermemory.settings import unknown_setting
 
@@ -268,7 +269,9 @@ def cmd_config(args) -> int:
         set_setting(load_config(strict=False), key.strip(), value.strip())
         config = load_config(strict=False)
         print(f"{key.strip()} = {json.dumps(config.get(key.strip()))}")
-        for problem in config.problems:
+        # Saved all the same; a model the database is not pinned to makes every write fail until reindex.
+        mismatch = doctor.pin_mismatch(config) if key.strip().startswith("embedder.") else None
+        for problem in [*config.problems, *filter(None, [mismatch])]:
             sys.stderr.write(f"warning: {problem}\n")
         return 0
     config = _config(args)

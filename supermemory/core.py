@@ -120,6 +120,7 @@ class MemoryStore:
         self.close()
 
     pinned_model = _delegate(embedding.pinned_model)
+    pin_check = _delegate(embedding.pin_check)
     namespaces = _delegate(nsm.existing)
     rebuild_search_index = _delegate(search_index.rebuild_search_index)
 

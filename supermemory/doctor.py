@@ -110,6 +110,10 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
             try:
                 report["schema_version"] = dbm.schema_version(store.conn)
                 report["pinned_model"] = store.pinned_model()
+                pin = store.pin_check()
+                report["model_pin_status"] = pin["status"]
+                if pin["status"] == "mismatch":   # every write fails with ModelMismatchError
+                    problems.append(pin["message"])
                 if report["embedder"].get("active") == "none (lexical-only)" and \
                         (report["pinned_model"] or {}).get("provider") == "hash":
                     report["embedder"]["active"] = "hash (fallback)"
@@ -136,6 +140,21 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
     report["warnings"] = warnings
     report["ok"] = not problems
     return report
+
+
+def pin_mismatch(config: Config) -> str | None:
+    """Why writes to the existing database fail under these settings (it is pinned to a model they no
+    longer give), or None: `config --set embedder.…` warns with it while the setting is still saved."""
+    if not config.db_path.exists():
+        return None
+    from supermemory.core import MemoryStore
+
+    try:
+        with MemoryStore(config.db_path, config=config, namespace="global") as store:
+            pin = store.pin_check()
+    except (SupermemoryError, ImportError):   # doctor says what keeps the database from opening
+        return None
+    return pin["message"] if pin["status"] == "mismatch" else None
 
 
 def _database_line(report: dict) -> str:

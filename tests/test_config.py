@@ -270,6 +270,34 @@ def test_config_set_fixes_one_key_while_warning_about_the_rest_of_the_file(world
     assert json.loads((home / "config.json").read_text())["recall"] == {"default_limit": 5}
 
 
+class PinnedOnnx(HashProvider):
+    """Pins a database the way the bge-small model does, without the model."""
+    provider_id, model_id, checksum = "onnx", "bge-small-en-v1.5", "0123456789abcdef"
+
+
+def test_config_set_of_an_embedder_the_database_is_not_pinned_to_warns_that_writes_fail(world):
+    # Found by a fresh-user run: `config --set embedder.provider=hash` on a database pinned to onnx/bge-small said
+    # nothing, and every `remember` after it failed until `supermemory reindex`.
+    home, project = world
+    with MemoryStore(home / "memory.db", config=Config(home=home), embedder=PinnedOnnx(), namespace="proj") as store:
+        store.remember("Deploys go through blue-green", create_namespace=True)
+    proc = cli(["config", "--set", "embedder.provider=hash"], home, project)
+    assert proc.returncode == 0 and proc.stdout == 'embedder.provider = "hash"\n'
+    assert proc.stderr.startswith("warning: this database is pinned to embedder onnx/bge-small-en-v1.5")
+    assert "writes fail until" in proc.stderr and "`supermemory reindex`" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert json.loads((home / "config.json").read_text()) == {"embedder": {"provider": "hash"}}
+    assert cli(["config", "--set", "recall.default_limit=5"], home, project).stderr == ""   # not an embedder key
+
+
+def test_config_set_of_the_pinned_embedder_says_nothing_more(world):
+    home, project = world
+    with MemoryStore(home / "memory.db", config=Config(home=home), embedder=HashProvider(), namespace="proj") as store:
+        store.remember("Deploys go through blue-green", create_namespace=True)
+    proc = cli(["config", "--set", "embedder.provider=hash"], home, project)
+    assert proc.returncode == 0 and proc.stderr == ""
+
+
 def test_config_get_of_an_unknown_key_suggests_the_nearest(world):
     home, project = world
     proc = cli(["config", "--get", "ranking.temprature"], home, project)

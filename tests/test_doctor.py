@@ -159,6 +159,25 @@ def test_doctor_is_not_ok_when_the_database_cannot_be_written(home, monkeypatch)
     assert "chmod u+w" in report["problems"][0]
 
 
+class PinnedOnnx(HashProvider):
+    """Pins a database the way the bge-small model does, without the model."""
+    provider_id, model_id, checksum = "onnx", "bge-small-en-v1.5", "0123456789abcdef"
+
+
+def test_doctor_is_not_ok_when_the_configured_embedder_is_not_the_pinned_one(home):
+    # Found by a fresh-user run: after `config --set embedder.provider=hash` on a database pinned to onnx/bge-small
+    # every `remember` failed with "pinned to embedder onnx/…" while doctor said "ok" (only health said mismatch).
+    config = Config(home=home, settings=_hash_settings())
+    with MemoryStore(config.db_path, config=config, embedder=PinnedOnnx(), namespace="proj") as store:
+        store.remember("Deploys go through blue-green", kind="decision", create_namespace=True)
+    report = doctor.run_checks(config)
+    assert report["ok"] is False and report["model_pin_status"] == "mismatch"
+    [problem] = report["problems"]
+    assert "pinned to embedder onnx/bge-small-en-v1.5" in problem and "configured one is hash/feature-hash" in problem
+    assert "`supermemory config --set embedder.provider=onnx`" in problem and "`supermemory reindex`" in problem
+    assert doctor.render(report).endswith(f"PROBLEM: {problem}\nNOT OK")
+
+
 def test_doctor_names_a_missing_model_once_with_the_fix(home):
     report = doctor.run_checks(Config(home=home))  # onnx, model not installed, hash fallback allowed
     text = doctor.render(report)

@@ -6,7 +6,7 @@ import json
 import logging
 from typing import Callable
 
-from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError
+from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, SupermemoryError
 from supermemory.store import db as dbm
 from supermemory.store import search_index
 from supermemory.store.context import StoreContext
@@ -19,6 +19,44 @@ def pinned_model(ctx: StoreContext) -> dict | None:
     """The embedding model fingerprint pinned in this database, if any."""
     raw = dbm.get_meta(ctx.conn, "embedder")
     return json.loads(raw) if raw else None
+
+
+def _model_name(fingerprint: dict) -> str:
+    """A pinned or configured model as a user can tell two apart: provider/model, size, checksum."""
+    return (f"{fingerprint.get('provider')}/{fingerprint.get('model')} ({fingerprint.get('dimensions')}-d, "
+            f"checksum {str(fingerprint.get('checksum'))[:12]})")
+
+
+def mismatch_message(pinned: dict, configured: dict) -> str:
+    """One message, wherever a pin mismatch shows (a write's error, doctor, `config --set`): both models and
+    both ways out, since every write fails until one is taken."""
+    back = (f"`supermemory config --set embedder.provider={pinned.get('provider')}`"
+            if pinned.get("provider") != configured.get("provider") else "the embedder settings that gave it")
+    return (f"this database is pinned to embedder {_model_name(pinned)} but the configured one is "
+            f"{_model_name(configured)}; writes fail until you set it back ({back}) or run "
+            f"`supermemory reindex` to re-embed every memory with the configured one")
+
+
+def pin_check(ctx: StoreContext) -> dict:
+    """The pinned model against the configured one without resolving the store's embedder, so health,
+    doctor and `config --set` can say before a write does that writes will fail.
+
+    Returns `{"pinned", "configured", "status", "message"}`; status is "not pinned yet", "ok",
+    "mismatch" (message: `mismatch_message`) or "unavailable" (the configured provider cannot run here).
+    """
+    pinned = pinned_model(ctx)
+    out = {"pinned": pinned, "configured": None, "status": "not pinned yet", "message": ""}
+    if pinned is None:
+        return out
+    try:
+        from supermemory.embed import get_provider
+
+        out["configured"] = (ctx.embedder or get_provider(ctx.config)).fingerprint()
+    except SupermemoryError as exc:
+        return {**out, "status": "unavailable", "message": f"configured embedder unavailable: {exc}"}
+    if out["configured"] == pinned:
+        return {**out, "status": "ok"}
+    return {**out, "status": "mismatch", "message": mismatch_message(pinned, out["configured"])}
 
 
 def embedder(ctx: StoreContext):
@@ -78,11 +116,7 @@ def _check_pin(ctx: StoreContext, provider) -> None:
                     dbm.create_vec_table(ctx.conn, fingerprint["dimensions"])
         return
     if pinned != fingerprint:
-        raise ModelMismatchError(
-            f"this database is pinned to embedder {pinned.get('provider')}/{pinned.get('model')} "
-            f"({pinned.get('dimensions')}-d, checksum {str(pinned.get('checksum'))[:12]}) but the configured "
-            f"one is {fingerprint['provider']}/{fingerprint['model']} ({fingerprint['dimensions']}-d, checksum "
-            f"{str(fingerprint['checksum'])[:12]}); run `supermemory reindex` to re-embed every memory")
+        raise ModelMismatchError(mismatch_message(pinned, fingerprint))
     if ctx.readonly:   # the vector index cannot be built or refreshed: search reads the vectors table
         return
     if ctx.driver.vec and not dbm.vec_table_exists(ctx.conn):

@@ -7,7 +7,7 @@ import os
 from typing import Callable
 
 from supermemory.config import ALL_NAMESPACES
-from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, StorageError, SupermemoryError
+from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, StorageError
 from supermemory.stats import percentile
 from supermemory.store import db as dbm
 from supermemory.store import embedding, redaction, search_log, supersession, versions
@@ -268,23 +268,16 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
                          f"AND m.expires_at IS NOT NULL AND m.expires_at <= ? ORDER BY m.expires_at, m.id",
                          ns_params + [now])
     expired = len(expired_rows)
-    pin = embedding.pinned_model(ctx)
-    pin_status = "not pinned yet"
-    if pin is not None:
-        try:
-            from supermemory.embed import get_provider
-
-            configured = (ctx.embedder or get_provider(ctx.config)).fingerprint()
-            pin_status = "ok" if configured == pin else "mismatch: run `supermemory reindex`"
-        except SupermemoryError as exc:
-            pin_status = f"configured embedder unavailable: {exc}"
+    pin = embedding.pin_check(ctx)
+    pin_status = {"mismatch": "mismatch: run `supermemory reindex`",
+                  "unavailable": pin["message"]}.get(pin["status"], pin["status"])
     problems = pair_count + len(contradictions) + len(conflicts) + sum(orphans.values())
     return {"near_duplicates": pairs, "near_duplicate_pairs": pair_count,
             "contradictions": contradictions[:max_pairs], "contradiction_count": len(contradictions),
             "rule_conflicts": conflicts, "orphans": orphans, "vectors_pending": embedding.waiting_chunks(ctx), "stale": stale, "expired": expired,
             "expired_items": [{"id": format_id(r[0]), "kind": r[1], "title": r[2], "expired_at": iso(r[3])}
                               for r in expired_rows[:max_pairs]],
-            "schema_version": dbm.schema_version(ctx.conn), "model_pin": pin, "model_pin_status": pin_status,
+            "schema_version": dbm.schema_version(ctx.conn), "model_pin": pin["pinned"], "model_pin_status": pin_status,
             "clean": problems == 0}
 
 
