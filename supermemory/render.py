@@ -543,9 +543,9 @@ def render_backfill(result: dict) -> str:
 
 def render_health(result: dict) -> str:
     """`supermemory health` as text: pin, near-duplicates with their merge command, contradictions
-    (linked: the first ones the store lists, and how many more; and new memories that contradict an
-    imported rule), orphans, the chunks still waiting for a vector (work to come, not a problem), stale
-    and expired."""
+    (linked: the first ones the store lists, and how many more; close pairs where one negates the other,
+    not to be merged; and new memories that contradict an imported rule), orphans, the chunks still
+    waiting for a vector (work to come, not a problem), stale and expired."""
     lines = [f"schema {result['schema_version']} · model pin: {result['model_pin_status']}",
              f"near-duplicate pairs: {result['near_duplicate_pairs']:,}"]
     for pair in result["near_duplicates"]:
@@ -558,6 +558,14 @@ def render_health(result: dict) -> str:
         lines.append(f"  {c['src']} contradicts {c['dst']}: {c['titles'][0]} / {c['titles'][1]}")
     if result["contradiction_count"] > len(contradictions):
         lines.append(f"  …and {result['contradiction_count'] - len(contradictions):,} more")
+    possible = result.get("possible_contradictions") or []
+    more = result.get("possible_contradiction_count", 0) - len(possible)
+    if possible:
+        lines.append(f"possible contradictions (close, but one says not: no merge): {len(possible) + more:,}")
+    for pair in possible:
+        lines.append(f"  {pair['a']} vs {pair['b']} ({pair['similarity']:.2f}): {pair['titles'][0]} / {pair['titles'][1]}")
+    if more > 0:
+        lines.append(f"  …and {more:,} more")
     rules = result.get("rule_conflicts") or []
     if rules:
         lines.append(f"memories that contradict an imported rule: {len(rules)}")

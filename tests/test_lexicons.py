@@ -14,7 +14,7 @@ PATTERNS = ("revision_markers", "weak_revision_markers")
 
 def test_the_package_ships_every_lexicon_the_code_reads():
     assert set(NAMES) >= {"stopwords", "cjk_function_chars", "cjk_stop_bigrams", "cjk_stop_unigrams", "date_words",
-                          "glossary", *TABLES, *PATTERNS}
+                          "glossary", "negation_words", *TABLES, *PATTERNS}
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -129,6 +129,15 @@ def test_health_lists_the_first_contradictions_and_says_how_many_more_there_are(
     assert text.splitlines()[-1] == "needs attention"
 
 
+def test_health_lists_possible_contradictions_apart_from_merges_and_says_how_many_more():
+    listed = [{"a": "M7", "b": "M6", "similarity": 0.93, "titles": ["Use staging", "Do not use staging"]}]
+    text = render_health({**HEALTH, "possible_contradictions": listed, "possible_contradiction_count": 3,
+                          "clean": False})
+    assert "possible contradictions (close, but one says not: no merge): 3" in text
+    assert "  M7 vs M6 (0.93): Use staging / Do not use staging" in text and "…and 2 more" in text
+    assert "supermemory merge" not in text and "possible" not in render_health({**HEALTH, "clean": True})
+
+
 def test_chunks_waiting_for_their_vectors_are_not_called_orphans_nor_a_problem():
     # Found after storing a 1 MB text: health said "live_chunks_without_vector 1424" among the orphans and
     # "needs attention", for the vectors that come by design while the MCP server idles.

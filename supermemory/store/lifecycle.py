@@ -219,13 +219,45 @@ def similar_pairs(matrix, threshold: float, block: int = 1024):
     return a[order], b[order], cosines[order]
 
 
+def _texts(ctx: StoreContext, ids: list[int]) -> dict[int, str]:
+    """Title and body of each memory, read in batches (only those in a close pair: bodies can be long)."""
+    out = {}
+    for start in range(0, len(ids), 500):
+        batch = ids[start:start + 500]
+        out.update((i, f"{title or ''}\n{body}") for i, title, body in ctx.q(
+            f"SELECT id, title, body FROM memories WHERE id IN ({','.join('?' * len(batch))})", batch))
+    return out
+
+
+def sort_close_pairs(ctx: StoreContext, rows: list, first, second):
+    """Which close pairs are near-duplicates to merge and which may contradict each other, as two boolean
+    arrays. Vectors barely see a "not" or a number: a pair whose negation words differ ("Use X" / "Do not
+    use X") may be a contradiction, and a pair whose numbers differ ("widget 14" / "widget 15") names two
+    things; neither is a copy. Each text's negations and numbers become one id, compared as arrays."""
+    import numpy as np
+
+    from supermemory.text.traits import negations, numbers
+
+    involved = [int(i) for i in np.unique(np.concatenate([first, second]))]
+    texts = _texts(ctx, [rows[i][0] for i in involved])
+    negation_ids, number_ids = {}, {}
+    negation, number = np.zeros(len(rows), dtype=int), np.zeros(len(rows), dtype=int)
+    for i in involved:
+        text = texts.get(rows[i][0], "")
+        negation[i] = negation_ids.setdefault(negations(text), len(negation_ids))
+        number[i] = number_ids.setdefault(numbers(text), len(number_ids))
+    opposite = negation[first] != negation[second]
+    return ~opposite & (number[first] == number[second]), opposite
+
+
 def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similarity: float = 0.9,
            max_pairs: int = 50, rule_similarity: float = 0.75) -> dict:
-    """Near-duplicate pairs, contradictions (linked, and new memories that contradict an imported
-    rule: `rule_conflicts`), orphans, stale/expired counts, schema and model pin. Lists hold the first
-    `max_pairs` items, with counts of all (`near_duplicate_pairs`, `contradiction_count`); the chunks
-    still waiting for a vector (`vectors_pending`: a long text's rest, filled in later) are work to
-    come, not a problem, so they do not make the store unclean.
+    """Near-duplicate pairs, contradictions (linked; close pairs where one text negates what the other
+    says: `possible_contradictions`; and new memories that contradict an imported rule:
+    `rule_conflicts`), orphans, stale/expired counts, schema and model pin. Lists hold the first
+    `max_pairs` items, with counts of all (`near_duplicate_pairs`, `contradiction_count`,
+    `possible_contradiction_count`); the chunks still waiting for a vector (`vectors_pending`: a long
+    text's rest, filled in later) are work to come, not a problem, so they do not make the store unclean.
 
     :param rule_similarity: how close (cosine) a memory must be to a rule to be checked against it.
     """
@@ -237,10 +269,16 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
     rows = ctx.q(f"SELECT m.id, v.embedding, m.importance, m.recall_count, m.updated_at, m.title FROM memories m "
                  f"JOIN chunks c ON c.memory_id = m.id AND c.seq = 0 JOIN vectors v ON v.chunk_id = c.id "
                  f"WHERE {LIVE} AND {ns_sql} ORDER BY m.id", ns_params)
-    pairs, pair_count = [], 0
+    pairs, pair_count, opposed, opposed_count = [], 0, [], 0
     if len(rows) > 1:
         matrix = np.vstack([from_blob(r[1]) for r in rows])
         first, second, cosines = similar_pairs(matrix, duplicate_similarity)
+        copies, opposite = sort_close_pairs(ctx, rows, first, second)
+        opposed_count = int(opposite.sum())
+        opposed = [{"a": format_id(rows[int(a)][0]), "b": format_id(rows[int(b)][0]),
+                    "similarity": round(float(similarity), 4), "titles": [rows[int(a)][5], rows[int(b)][5]]}
+                   for a, b, similarity in zip(*(part[opposite][:max_pairs] for part in (first, second, cosines)))]
+        first, second, cosines = first[copies], second[copies], cosines[copies]
         pair_count = len(cosines)
         for a, b, similarity in zip(first[:max_pairs], second[:max_pairs], cosines[:max_pairs]):
             ra, rb = rows[int(a)], rows[int(b)]
@@ -271,9 +309,10 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
     pin = embedding.pin_check(ctx)
     pin_status = {"mismatch": "mismatch: run `supermemory reindex`",
                   "unavailable": pin["message"]}.get(pin["status"], pin["status"])
-    problems = pair_count + len(contradictions) + len(conflicts) + sum(orphans.values())
+    problems = pair_count + opposed_count + len(contradictions) + len(conflicts) + sum(orphans.values())
     return {"near_duplicates": pairs, "near_duplicate_pairs": pair_count,
             "contradictions": contradictions[:max_pairs], "contradiction_count": len(contradictions),
+            "possible_contradictions": opposed, "possible_contradiction_count": opposed_count,
             "rule_conflicts": conflicts, "orphans": orphans, "vectors_pending": embedding.waiting_chunks(ctx), "stale": stale, "expired": expired,
             "expired_items": [{"id": format_id(r[0]), "kind": r[1], "title": r[2], "expired_at": iso(r[3])}
                               for r in expired_rows[:max_pairs]],

@@ -79,6 +79,32 @@ def negates(text: str) -> bool:
     return bool(text) and _NEGATION.search(text) is not None
 
 
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")   # a word with its contraction: "don't", "can't"
+_DIGITS = re.compile(r"\d+")
+
+
+@functools.cache
+def _negators() -> tuple[frozenset, tuple[str, ...]]:
+    """The negation lexicon split: whole English words, and CJK characters matched anywhere."""
+    words = lexicons.entries("negation_words")
+    return frozenset(w for w in words if w.isascii()), tuple(w for w in words if not w.isascii())
+
+
+def negations(text: str) -> frozenset:
+    """The negation words a text uses ("don't", "cannot" count as "not"): two close texts whose negations
+    differ may say opposite things ("Use X" / "Do not use X"), so neither is a copy of the other."""
+    folded = unicodedata.normalize("NFKC", text or "").casefold().replace("\u2019", "'")
+    english, cjk = _negators()
+    found = {"not" if w.endswith("n't") or w == "cannot" else w for w in _WORD.findall(folded) if w in english}
+    return frozenset(found.union(c for c in cjk if c in folded))
+
+
+def numbers(text: str) -> tuple[str, ...]:
+    """The digit runs of a text, in order: "widget 14" and "widget 15" name different things however
+    close their vectors are (NFKC, so full-width digits read as ASCII ones)."""
+    return tuple(_DIGITS.findall(unicodedata.normalize("NFKC", text or "")))
+
+
 def asks(text: str) -> bool:
     """Does the text ask something (a question mark, ASCII or full-width)?"""
     return "?" in text or "？" in text

@@ -436,6 +436,11 @@ async function healthPage() {
     hl.contradictions.length ? h("ul", { class: "links" }, hl.contradictions.map((c) => h("li", {},
       memoryLink(c.src, c.titles[0]), h("span", { class: "rel rel-contradicts" }, " contradicts "), memoryLink(c.dst, c.titles[1]))))
       : h("p", { class: "muted" }, "none"));
+  const possible = hl.possible_contradictions || [];
+  put(root, h("h2", {}, `Possible contradictions (${count(hl.possible_contradiction_count || 0)}): close, but one says not`),
+    possible.length ? h("ul", { class: "links" }, possible.map((p) => h("li", {},
+      memoryLink(p.a, p.titles[0]), h("span", { class: "muted" }, ` vs (${p.similarity.toFixed(3)}) `), memoryLink(p.b, p.titles[1]))))
+      : h("p", { class: "muted" }, "none"));
   put(root, h("h2", {}, `Past their TTL (${hl.expired}): maintenance removes these`),
     hl.expired_items.length ? h("ul", { class: "links" }, hl.expired_items.map((e) => h("li", {}, kindBadge(e.kind), " ",
       memoryLink(e.id, e.title), h("span", { class: "muted" }, " expired " + e.expired_at)))) : h("p", { class: "muted" }, "none"));

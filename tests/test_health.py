@@ -1,0 +1,55 @@
+"""`supermemory health`: which close pairs it offers to merge, and which it calls possible contradictions."""
+from __future__ import annotations
+
+from supermemory.render import render_health
+from supermemory.text.traits import negations, numbers
+
+# Long enough a shared tail that the test embedder (feature hashing) puts the pairs above 0.9, as bge-small does.
+TAIL = " in the web workspace: pnpm keeps the lockfile and the shared store in sync across every package of the monorepo"
+
+
+def test_a_pair_that_differs_by_a_negation_is_a_possible_contradiction_not_a_merge(store):
+    # Found by a fresh-user run: "Use the staging database…" / "Do not use the staging database…" (cosine 0.93)
+    # was listed as a near-duplicate pair with `supermemory merge M7 M6`.
+    use = store.remember(f"Use the staging database for load tests{TAIL}")
+    dont = store.remember(f"Do not use the staging database for load tests{TAIL}")
+    report = store.health()
+    assert report["near_duplicates"] == [] and report["near_duplicate_pairs"] == 0
+    [pair] = report["possible_contradictions"]
+    assert {pair["a"], pair["b"]} == {use["id"], dont["id"]} and pair["similarity"] >= 0.9
+    assert report["possible_contradiction_count"] == 1 and not report["clean"]
+    text = render_health(report)
+    assert "merge" not in text.replace("no merge", "")
+    assert f"  {use['id']} vs {dont['id']} (" in text and "possible contradictions" in text
+
+
+def test_notes_that_differ_only_by_a_number_are_not_near_duplicates(store):
+    # Found by a fresh-user run: 20 notes "...widget number 14" / "...15" gave 196 merge suggestions.
+    for n in range(20):
+        store.remember(f"The quarterly inventory report for the east warehouse counts widget number {n}")
+    report = store.health()
+    assert report["near_duplicate_pairs"] == 0 and report["near_duplicates"] == []
+    assert report["possible_contradiction_count"] == 0 and report["clean"]
+
+
+def test_real_copies_are_still_offered_for_merging(store):
+    a = store.remember("Use pnpm 9 for installs in the web workspace")
+    b = store.remember("Use pnpm 9 for installs in the web workspace today")
+    c = store.remember(f"Don't use npm{TAIL}")
+    d = store.remember(f"Do not use npm{TAIL}")   # negate alike: "don't" counts as "not"
+    report = store.health(duplicate_similarity=0.8)   # the test embedder hashes "don't" and "do not" apart
+    assert {(p["a"], p["b"]) for p in report["near_duplicates"]} == {(a["id"], b["id"]), (c["id"], d["id"])}
+    assert report["possible_contradictions"] == []
+
+
+def test_negations_fold_contractions_and_find_chinese_ones_anywhere():
+    assert negations("Use the staging database") == frozenset()
+    assert negations("Don’t use it") == negations("We cannot") == negations("do NOT") == {"not"}
+    assert negations("never, without a ticket") == {"never", "without"}
+    assert negations("nothing") == {"nothing"} and negations("notation knows") == frozenset()
+    assert negations("不要用 staging 数据库") == {"不"} and negations("别用它") == {"别"}
+
+
+def test_numbers_are_the_digit_runs_in_order():
+    assert numbers("widget number 14") == ("14",) and numbers("v3.12 on port 8080") == ("3", "12", "8080")
+    assert numbers("ｗｉｄｇｅｔ １５") == ("15",) and numbers("no digits") == ()
