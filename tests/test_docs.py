@@ -28,6 +28,13 @@ def test_every_subcommand_has_help_and_is_in_both_readmes():
         assert f"supermemory {name}" in readme_zh, f"README.zh-CN.md does not mention `supermemory {name}`"
 
 
+def test_both_readmes_say_how_to_remember_a_long_text_from_stdin():
+    # Found by a fresh-user run: `supermemory remember "$(cat long.txt)"` on a 226 KB file failed with "Argument list
+    # too long"; `remember - < long.txt` works, but only `--help` said so.
+    for name in ("README.md", "README.zh-CN.md"):
+        assert "supermemory remember - < " in (ROOT / name).read_text(encoding="utf-8"), name
+
+
 def test_every_mcp_tool_has_a_description_and_is_in_the_readme():
     from supermemory.mcp.tools import TOOLS
 
