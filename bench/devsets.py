@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SHARED = ("locomo-dev", "longmemeval-dev", "scifact-train", "codesearch-dev", "cmrc2018")
-SETS = ("cases",) + SHARED
+SETS = ("cases",) + SHARED + ("small-stores",)   # small-stores: built from the others (bench/small_stores.py)
 GATHER_LIMIT = {"cmrc2018": 1000}   # of 4221 questions: enough to fit, a quarter of the memory
 CROSS_SCOPE = ("locomo-dev", "longmemeval-dev")   # sets whose scopes give cross-scope negatives
 # Bump when a gathered row gains a field or a feature changes meaning, so old caches are re-gathered
@@ -43,6 +43,10 @@ def load(name: str, data: Path) -> tuple[list[dict], list[dict]]:
 
     if name == "cases":
         return load_cases(ROOT / "bench" / "cases.jsonl")
+    if name == "small-stores":
+        import small_stores
+
+        return small_stores.build(lambda source: load(source, data), seed=7)
     docs = read_jsonl(data / name / "corpus.jsonl")
     queries = read_jsonl(data / name / "queries.jsonl")
     if name in CROSS_SCOPE:

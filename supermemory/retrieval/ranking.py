@@ -118,7 +118,8 @@ def query_evidence(cands: Sequence[Candidate], cfg: RankConfig) -> relevance.Que
     ranker's settings become the relevance model's query evidence; bench/fit_relevance.py reads it too)."""
     return relevance.evidence(cands, cjk=cfg.cjk_share if cfg.use_cosine else 1.0,
                               unknown_name=bool(cfg.unknown_names), prior=cfg.background_prior,
-                              pooled_coverage=cfg.pooled_coverage, content_terms=cfg.content_terms)
+                              pooled_coverage=cfg.pooled_coverage, content_terms=cfg.content_terms,
+                              has_cosines=cfg.use_cosine)
 
 
 def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,

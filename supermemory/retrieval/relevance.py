@@ -42,9 +42,14 @@ CANDIDATE_FEATURES = ("coverage", "lexical", "lexical_rank", "lexical_z", "lexic
                       "blind_coverage", "blind_lexical", "blind_rank",
                       "code", "code_coverage", "code_lexical_z", "code_cosine_z", "after_question")
 QUERY_FEATURES = ("best_coverage", "pooled_coverage", "top_margin", "top_cosine", "blind_pooled", "unknown_name",
-                  "few_terms")
+                  "few_terms", "short_pool", "short_pooled", "short_top_cosine")
 FEATURES = CANDIDATE_FEATURES + QUERY_FEATURES
 FEW_TERMS = 3   # a query of fewer content words than this is short: `few_terms` is 2/3 for one word, 1/3 for two
+# The candidate pool a store of many memories fills (`ranking.candidates`). A smaller pool (a new user's store,
+# a project namespace of a few memories) covers less of any query and offers fewer chances of a high cosine, so
+# `pooled_coverage` and `top_cosine` read lower there for the same question: `short_pool` (how far the pool is
+# from full) and its products with them let the fit (bench/small_stores.py) read them on that scale.
+FULL_POOL = 60
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,7 @@ class QueryEvidence:
     lexical_spread: tuple     # (mean, standard deviation) of -bm25 over the lexical hits
     cosine_spread: tuple      # (mean, standard deviation) of the cosines
     content_terms: int = FEW_TERMS   # how many content words the query has (`Query.content_terms`)
+    short_pool: float = 0.0   # 1 - candidates / FULL_POOL, at least 0 (0 without cosines: a lexical pool is no store size)
 
 
 def background(cosines: Sequence[float | None], prior: float) -> float:
@@ -98,7 +104,7 @@ def zscore(value: float, spread_: tuple) -> float:
 
 
 def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: float = 0.5,
-             pooled_coverage: float = 0.0, content_terms: int = FEW_TERMS) -> QueryEvidence:
+             pooled_coverage: float = 0.0, content_terms: int = FEW_TERMS, has_cosines: bool = True) -> QueryEvidence:
     """Query-level evidence from the candidates (objects with id, bm25, cosine, coverage).
 
     :param cjk: share of the query the embedder cannot read (1.0 when the cosines mean nothing).
@@ -120,7 +126,8 @@ def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: 
         lexical_rank=_ranks(lexical, [c.bm25 for c in lexical]),
         vector_rank=_ranks(vector, [-c.cosine for c in vector]),
         lexical_spread=spread([-c.bm25 for c in lexical], 0.0),     # no match: bm25 0
-        cosine_spread=spread([c.cosine for c in vector], prior), content_terms=content_terms)
+        cosine_spread=spread([c.cosine for c in vector], prior), content_terms=content_terms,
+        short_pool=max(0.0, 1.0 - len(cands) / FULL_POOL) if has_cosines and vector else 0.0)
 
 
 def _ranks(ordered: Sequence, keys: Sequence[float]) -> dict:
@@ -182,6 +189,9 @@ def features(cand, ev: QueryEvidence) -> dict:
         "blind": blind,             # not a model input: what the gates read
         "unknown_name": 1.0 if ev.unknown_name else 0.0,
         "few_terms": max(0, FEW_TERMS - ev.content_terms) / FEW_TERMS,
+        "short_pool": ev.short_pool,
+        "short_pooled": ev.short_pool * ev.pooled_coverage,
+        "short_top_cosine": ev.short_pool * (ev.top_cosine or 0.0) * sees,
     }
 
 
