@@ -53,3 +53,15 @@ def test_negations_fold_contractions_and_find_chinese_ones_anywhere():
 def test_numbers_are_the_digit_runs_in_order():
     assert numbers("widget number 14") == ("14",) and numbers("v3.12 on port 8080") == ("3", "12", "8080")
     assert numbers("ｗｉｄｇｅｔ １５") == ("15",) and numbers("no digits") == ()
+
+
+def test_remember_hints_a_close_memory_only_when_negations_and_numbers_agree(store):
+    # Found by a helper run: the write-time hint "similar memory exists: update it instead" fired for the negated
+    # pair and for every numbered note, as health's merge list did.
+    use = store.remember(f"Use the staging database for load tests{TAIL}")
+    assert store.remember(f"Do not use the staging database for load tests{TAIL}")["near_duplicates"] == []
+    store.remember("The quarterly inventory report for the east warehouse counts widget number 14")
+    assert store.remember("The quarterly inventory report for the east warehouse counts widget number 15"
+                          )["near_duplicates"] == []
+    again = store.remember(f"Use the staging database for load tests{TAIL}, always")
+    assert [n["id"] for n in again["near_duplicates"]] == [use["id"]]
