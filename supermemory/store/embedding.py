@@ -207,13 +207,12 @@ def _first_start(ctx: StoreContext) -> int:
 def _waiting_from(ctx: StoreContext, start: int):
     """(id, text, title) of the live chunks without a vector, in id order from just past `start` round to
     it; read `FILL_SLICE` rows at a time, each read after the slice before was stored."""
-    for low, high in ((start, None), (0, start)):
-        after = low
+    for after, high in ((start, 2 ** 62), (0, start)):
         while True:
             rows = ctx.q(f"SELECT c.id, c.text, m.title FROM chunks c JOIN memories m ON m.id = c.memory_id "
                          f"WHERE {LIVE} AND c.id > ? AND c.id <= ? AND NOT EXISTS "
                          f"(SELECT 1 FROM vectors v WHERE v.chunk_id = c.id) ORDER BY c.id LIMIT ?",
-                         (after, high if high is not None else 2 ** 62, FILL_SLICE))
+                         (after, high, FILL_SLICE))
             yield from rows
             if len(rows) < FILL_SLICE:
                 break

@@ -220,12 +220,12 @@ def similar_pairs(matrix, threshold: float, block: int = 1024):
 
 
 def _texts(ctx: StoreContext, ids: list[int]) -> dict[int, str]:
-    """Title and body of each memory, read in batches (only those in a close pair: bodies can be long)."""
+    """The body of each memory, read in batches (only those in a close pair: bodies can be long). The body
+    alone, as `writes.near_duplicates` reads it: a title made from the body would count its numbers twice."""
     out = {}
     for start in range(0, len(ids), 500):
         batch = ids[start:start + 500]
-        out.update((i, f"{title or ''}\n{body}") for i, title, body in ctx.q(
-            f"SELECT id, title, body FROM memories WHERE id IN ({','.join('?' * len(batch))})", batch))
+        out.update(ctx.q(f"SELECT id, body FROM memories WHERE id IN ({','.join('?' * len(batch))})", batch))
     return out
 
 

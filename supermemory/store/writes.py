@@ -163,7 +163,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         return duplicate(existing)
     pieces = chunk_body(ctx, body)
     vectors = embedding.embed_chunks(ctx, title, pieces, progress)
-    near = near_duplicates(ctx, vectors[0], [ns], _own_text(title, body)) if vectors is not None else []
+    near = near_duplicates(ctx, vectors[0], [ns], body) if vectors is not None else []
     same = _same_text(ctx, [parse_id(n["id"]) for n in near], kind, body)
     if same and not titled:   # the same text again, under a title of its own making: a repeat
         return duplicate(same[0])
@@ -266,10 +266,11 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
     return ids
 
 
-def near_duplicates(ctx: StoreContext, vector, namespaces: list[str], text: str) -> list[dict]:
+def near_duplicates(ctx: StoreContext, vector, namespaces: list[str], body: str) -> list[dict]:
     """Live memories whose nearest chunk is at least `store.near_duplicate_similarity` close (hints only), and
-    that use the same negations and numbers as `text`: "do not use X" is no revision of "use X", nor "widget 15"
-    of "widget 14", however close their vectors (as `health` reads close pairs: `lifecycle.sort_close_pairs`)."""
+    whose bodies use the same negations and numbers as `body`: "do not use X" is no revision of "use X", nor
+    "widget 15" of "widget 14", however close their vectors (as `health` reads close pairs:
+    `lifecycle.sort_close_pairs`)."""
     from supermemory.text.traits import negations, numbers
 
     threshold = float(ctx.config.get("store.near_duplicate_similarity"))
@@ -279,8 +280,7 @@ def near_duplicates(ctx: StoreContext, vector, namespaces: list[str], text: str)
         if cosine >= threshold and memory_id not in seen:
             seen.add(memory_id)
             rec = ctx.fetch(memory_id)
-            other = _own_text(rec["title"], rec["body"])
-            if negations(other) != negations(text) or numbers(other) != numbers(text):
+            if negations(rec["body"]) != negations(body) or numbers(rec["body"]) != numbers(body):
                 continue
             out.append({"id": format_id(memory_id), "title": rec["title"], "similarity": round(cosine, 4),
                         "hint": "similar memory exists: update it instead if this revises it"})
