@@ -275,13 +275,18 @@ class PinnedOnnx(HashProvider):
     provider_id, model_id, checksum = "onnx", "bge-small-en-v1.5", "0123456789abcdef"
 
 
+def _set_provider_over(home, project, embedder):
+    """`config --set embedder.provider=hash` over a database a write with `embedder` pinned."""
+    with MemoryStore(home / "memory.db", config=Config(home=home), embedder=embedder, namespace="proj") as store:
+        store.remember("Deploys go through blue-green", create_namespace=True)
+    return cli(["config", "--set", "embedder.provider=hash"], home, project)
+
+
 def test_config_set_of_an_embedder_the_database_is_not_pinned_to_warns_that_writes_fail(world):
     # Found by a fresh-user run: `config --set embedder.provider=hash` on a database pinned to onnx/bge-small said
     # nothing, and every `remember` after it failed until `supermemory reindex`.
     home, project = world
-    with MemoryStore(home / "memory.db", config=Config(home=home), embedder=PinnedOnnx(), namespace="proj") as store:
-        store.remember("Deploys go through blue-green", create_namespace=True)
-    proc = cli(["config", "--set", "embedder.provider=hash"], home, project)
+    proc = _set_provider_over(home, project, PinnedOnnx())
     assert proc.returncode == 0 and proc.stdout == 'embedder.provider = "hash"\n'
     assert proc.stderr.startswith("warning: this database is pinned to embedder onnx/bge-small-en-v1.5")
     assert "writes fail until" in proc.stderr and "`supermemory reindex`" in proc.stderr
@@ -292,9 +297,7 @@ def test_config_set_of_an_embedder_the_database_is_not_pinned_to_warns_that_writ
 
 def test_config_set_of_the_pinned_embedder_says_nothing_more(world):
     home, project = world
-    with MemoryStore(home / "memory.db", config=Config(home=home), embedder=HashProvider(), namespace="proj") as store:
-        store.remember("Deploys go through blue-green", create_namespace=True)
-    proc = cli(["config", "--set", "embedder.provider=hash"], home, project)
+    proc = _set_provider_over(home, project, HashProvider())
     assert proc.returncode == 0 and proc.stderr == ""
 
 
