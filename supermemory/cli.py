@@ -11,6 +11,7 @@ from pathlib import Path
 from supermemory.argv import DashHintParser, parse_args
 from supermemory.config import KINDS, RELATIONS, TASK_STATUSES, load_config
 from supermemory.errors import InvalidInputError, NotFoundError, SupermemoryError
+from supermemory.terminal import printable, say
 
 # A write of more chunks than this shows its embedding progress on stderr (~1 s of work and up).
 LONG_WRITE_CHUNKS = 16
@@ -74,8 +75,8 @@ def cmd_remember(args) -> int:
 
 def _print_written(args, result: dict, notes: list[str]) -> None:
     """A write's id on stdout (or its JSON), and what it says about the text on stderr."""
-    _print_json(result) if args.json else print(result["id"])
-    sys.stderr.write("".join(line + "\n" for line in notes) if not args.json else "")
+    _print_json(result) if args.json else say(result["id"])
+    sys.stderr.write(printable("".join(line + "\n" for line in notes)) if not args.json else "")
 
 
 def cmd_recall(args) -> int:
@@ -93,7 +94,7 @@ def cmd_recall(args) -> int:
             hit.pop("body", None)   # as MCP's compact format: title, summary, passage (a hit of 1 MB was 1 MB)
         _print_json(result)
     else:
-        print(render_recall(result, full=args.full, explain=args.explain or args.explain_all))
+        say(render_recall(result, full=args.full, explain=args.explain or args.explain_all))
     return 0
 
 
@@ -105,7 +106,7 @@ def cmd_get(args) -> int:
     if args.json:
         _print_json(result)
     elif text := render_get(result, commands=CLI_COMMANDS, missing=False):
-        print(text)
+        say(text)
     gone = [m for m in result["missing"] if m not in result["forgotten"]]
     problems = ([f"no memory {', '.join(gone)}{searched_where(result)}"] if gone else []) + [
         f"{m} was forgotten; `supermemory restore {m}` brings it back" for m in result["forgotten"]]
@@ -120,7 +121,7 @@ def cmd_list(args) -> int:
     with _store(args) as store:
         result = store.list(namespace=_ns(args), kinds=args.kind, tags=args.tag, status=args.status,
                             since=args.since, limit=args.limit, offset=args.offset, order=args.order)
-    _print_json(result) if args.json else print(render_list(result, commands=CLI_COMMANDS))
+    _print_json(result) if args.json else say(render_list(result, commands=CLI_COMMANDS))
     return 0
 
 
@@ -129,7 +130,7 @@ def cmd_history(args) -> int:
 
     with _store(args) as store:
         result = store.history(args.id, namespace=_ns(args))
-    _print_json(result) if args.json else print(render_history(result))
+    _print_json(result) if args.json else say(render_history(result))
     return 0
 
 
@@ -152,12 +153,12 @@ def cmd_forget(args) -> int:
         if args.sweep:
             result = store.sweep(stale_days=args.stale_days, importance_floor=args.importance_floor,
                                  apply=args.apply, namespace=_ns(args))
-            _print_json(result) if args.json else print(render_sweep(result, applied=args.apply))
+            _print_json(result) if args.json else say(render_sweep(result, applied=args.apply))
             return 0
         if not args.ids:
             raise SupermemoryError("give memory ids to forget, or --sweep")
         result = store.forget(args.ids, hard=args.hard, namespace=_ns(args))
-    _print_json(result) if args.json else print(render_forget(result, commands=CLI_COMMANDS))
+    _print_json(result) if args.json else say(render_forget(result, commands=CLI_COMMANDS))
     return 0
 
 
@@ -166,7 +167,7 @@ def cmd_restore(args) -> int:
 
     with _store(args) as store:
         result = store.restore(args.ids, namespace=_ns(args))
-    _print_json(result) if args.json else print(render_restore(result))
+    _print_json(result) if args.json else say(render_restore(result))
     return 0
 
 
@@ -175,7 +176,7 @@ def cmd_unlink(args) -> int:
 
     with _store(args) as store:
         result = store.unlink(args.src, args.dst, relation=args.relation, namespace=_ns(args))
-    _print_json(result) if args.json else print(render_unlink(result))
+    _print_json(result) if args.json else say(render_unlink(result))
     return 0
 
 
@@ -184,7 +185,7 @@ def cmd_link(args) -> int:
 
     with _store(args) as store:
         result = store.link(args.src, args.dst, relation=args.relation, weight=args.weight, namespace=_ns(args))
-    _print_json(result) if args.json else print(render_link(result))
+    _print_json(result) if args.json else say(render_link(result))
     return 0
 
 
@@ -194,7 +195,7 @@ def cmd_briefing(args) -> int:
     from supermemory.render import briefing_view
 
     result = briefing_view(result)
-    _print_json(result) if args.json else print(result["text"])
+    _print_json(result) if args.json else say(result["text"])
     return 0
 
 
@@ -203,7 +204,7 @@ def cmd_stats(args) -> int:
 
     with _store(args) as store:
         result = store.stats(namespace=_ns(args))
-    _print_json(result) if args.json else print(render_stats(result))
+    _print_json(result) if args.json else say(render_stats(result))
     return 0
 
 
@@ -211,7 +212,7 @@ def cmd_doctor(args) -> int:
     from supermemory.doctor import render, run_checks
 
     report = run_checks(load_config(strict=False))  # a bad config file is one of the things it reports
-    _print_json(report) if args.json else print(render(report))
+    _print_json(report) if args.json else say(render(report))
     return 0 if report["ok"] else 1
 
 
@@ -219,7 +220,7 @@ def cmd_init(args) -> int:
     config = _config(args)
     with _store(args) as store:
         result = {"db_path": store.path, "namespace": store.namespace, "data_dir": str(config.home)}
-    _print_json(result) if args.json else print(f"initialised {result['db_path']} (namespace {result['namespace']})")
+    _print_json(result) if args.json else say(f"initialised {result['db_path']} (namespace {result['namespace']})")
     return 0
 
 
@@ -232,7 +233,7 @@ def cmd_reindex(args) -> int:
         result = store.reembed(progress=_progress("re-embedding"))
     finally:
         store.close()
-    _print_json(result) if args.json else print(
+    _print_json(result) if args.json else say(
         f"re-embedded {result['chunks']} chunks with {result['embedder']['provider']}/{result['embedder']['model']}")
     return 0
 
@@ -247,11 +248,11 @@ def cmd_model(args) -> int:
                                log=lambda m: sys.stderr.write(m + "\n"))
         status = model_status(Path(result["dir"]))
         result["ok"] = status["ok"]
-        _print_json(result) if args.json else print(
+        _print_json(result) if args.json else say(
             f"model ready in {result['dir']} (source {result['source']}, checksum {'ok' if status['ok'] else 'NOT ok'})")
         return 0 if status["ok"] else 1
     status = model_status(config.model_dir)
-    _print_json(status) if args.json else print(
+    _print_json(status) if args.json else say(
         f"{status['model']} in {status['dir']}: {'ok' if status['ok'] else 'missing or damaged'}")
     return 0 if status["ok"] else 1
 
@@ -268,7 +269,7 @@ def cmd_config(args) -> int:
         # Lenient: a file with other problems must not stop the user from fixing one key here.
         set_setting(load_config(strict=False), key.strip(), value.strip())
         config = load_config(strict=False)
-        print(f"{key.strip()} = {json.dumps(config.get(key.strip()))}")
+        say(f"{key.strip()} = {json.dumps(config.get(key.strip()))}")
         # Saved all the same; a model the database is not pinned to makes every write fail until reindex.
         mismatch = doctor.pin_mismatch(config) if key.strip().startswith("embedder.") else None
         for problem in [*config.problems, *filter(None, [mismatch])]:
@@ -279,7 +280,7 @@ def cmd_config(args) -> int:
         unknown = unknown_setting(args.get)
         if unknown:
             raise SupermemoryError(unknown)
-        print(json.dumps(config.get(args.get), ensure_ascii=False))
+        print(json.dumps(config.get(args.get), ensure_ascii=False))   # JSON: json.dumps escapes it
         return 0
     _print_json(config.settings)
     return 0
@@ -290,7 +291,7 @@ def cmd_export(args) -> int:
 
     with _store(args) as store:
         result = store.export(args.file, namespaces=args.namespace or None)
-    _print_json(result) if args.json else print(render_export(result))
+    _print_json(result) if args.json else say(render_export(result))
     return 0
 
 
@@ -298,7 +299,7 @@ def cmd_import(args) -> int:
     from supermemory.render import render_import
     with _store(args) as store:
         result = store.import_file(args.file, progress=_progress("importing"))
-    _print_json(result) if args.json else print(render_import(result))
+    _print_json(result) if args.json else say(render_import(result))
     return 0
 
 
@@ -306,7 +307,7 @@ def cmd_maintenance(args) -> int:
     with _store(args) as store:
         result = store.maintenance(redact=True if args.redact else None,
                                    progress=_progress("embedding chunks without a vector", min_total=LONG_WRITE_CHUNKS))
-    _print_json(result) if args.json else print(", ".join(f"{k} {v}" for k, v in result.items()))
+    _print_json(result) if args.json else say(", ".join(f"{k} {v}" for k, v in result.items()))
     return 0
 
 
@@ -315,7 +316,7 @@ def cmd_health(args) -> int:
 
     with _store(args) as store:
         result = store.health(namespace=_ns(args))
-    _print_json(result) if args.json else print(render_health(result))
+    _print_json(result) if args.json else say(render_health(result))
     return 0
 
 
@@ -328,7 +329,7 @@ def cmd_import_rules(args) -> int:
     if args.json:
         _print_json(result)
     elif text := render_import_rules(result, errors=False):
-        print(text)
+        say(text)
     sys.stderr.writelines(f"error: {message}\n" for message in failed)   # each names its file
     return 1 if failed else 0
 
@@ -339,7 +340,7 @@ def cmd_backfill(args) -> int:
     kw = dict(claude=args.claude, codex=args.codex, project=args.project, since=args.since, limit=args.limit)
     with _store(args) as store:
         result = store.backfill_plan(**kw) if args.dry_run else store.backfill(**kw, progress=backfill_progress())
-    _print_json(result) if args.json else print(render_backfill(result))
+    _print_json(result) if args.json else say(render_backfill(result))
     return 0
 
 
@@ -348,7 +349,7 @@ def cmd_graph(args) -> int:
 
     with _store(args) as store:
         result = store.graph(id=args.id, depth=args.depth, namespace=_ns(args), limit=args.limit)
-    _print_json(result) if args.json else print(render_mermaid(result) if args.mermaid else render_graph(result))
+    _print_json(result) if args.json else say(render_mermaid(result) if args.mermaid else render_graph(result))
     return 0
 
 
@@ -357,7 +358,7 @@ def cmd_merge(args) -> int:
 
     with _store(args) as store:
         result = store.merge(args.keep, args.other, content=args.content, namespace=_ns(args))
-    _print_json(result) if args.json else print(render_merge(result))
+    _print_json(result) if args.json else say(render_merge(result))
     return 0
 
 
@@ -371,9 +372,9 @@ def cmd_index(args) -> int:
         from supermemory.jsonl import write_text
 
         write_text(args.out, result["text"])
-        print(f"wrote {result['lines']} lines to {args.out}")
+        say(f"wrote {result['lines']} lines to {args.out}")
     else:
-        sys.stdout.write(result["text"])
+        say(result["text"], end="")
     return 0
 
 
@@ -381,7 +382,7 @@ def cmd_guide(args) -> int:
     from supermemory.guide import usage_guide
     from supermemory.mcp.tools import TOOLS
 
-    print(usage_guide(_config(args), TOOLS))
+    say(usage_guide(_config(args), TOOLS))
     return 0
 
 
@@ -586,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except SupermemoryError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(printable(f"error: {exc}\n"))
         return 1
     except KeyboardInterrupt:
         return 130

@@ -393,3 +393,13 @@ def test_graph_says_when_it_shows_only_the_newest_links_of_more(env):
     assert "%% showing the 1 newest of 2 links" in run(["graph", "--limit", "1", "--mermaid"], env).stdout
     whole = run(["graph"], env).stdout
     assert "showing" not in whole and len(whole.splitlines()) == 2
+
+
+def test_control_characters_in_memory_text_are_shown_escaped_and_stored_as_they_are(env):
+    text = "nul \x01 ctrl \x1b[31m red \x9b2J end"
+    mid = run(["remember", text], env).stdout.strip()
+    for args in (["list"], ["get", mid], ["history", mid], ["recall", "ctrl red", "--no-gates"], ["index"]):
+        out = run(args, env).stdout
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out), args
+        assert "\\x01 ctrl \\x1b[31m red \\x9b2J" in out, args
+    assert json.loads(run(["get", mid, "--json"], env).stdout)["memories"][0]["body"] == text
