@@ -597,6 +597,18 @@ def launcher_env(env: Env, pythonpath, **extra) -> dict:
     return base
 
 
+@pytest.mark.parametrize("readme", ["README.md", "README.zh-CN.md"])
+def test_the_readmes_name_the_python_the_launcher_runs_not_the_system_python3(readme, monkeypatch, tmp_path):
+    monkeypatch.delenv("SUPERMEMORY_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", lambda: tmp_path)
+    paths = inst.Paths(inst.build_parser().parse_args([]))
+    venv_python = "~/" + paths.venv_python().relative_to(tmp_path).as_posix()
+    cli = (ROOT / readme).read_text(encoding="utf-8").split("## CLI", 1)[1].split("\n## ", 1)[0]
+    assert f"`{venv_python} -m supermemory`" in cli     # what the launcher execs
+    assert f"exec {paths.venv_python()} -m supermemory" in inst.render_launcher(str(paths.venv_python()), {})
+    assert "`python3 -m supermemory …`" not in cli         # not on the system python3 after install.py
+
+
 def test_launcher_is_created_and_runs_the_cli(env):
     res = env.run(extra_env=bare_path(env))
     assert res.returncode == 0, res.output
