@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers.common import LineReader, age_search_index
+from helpers.common import LineReader, McpClient, age_search_index
 
 from supermemory.mcp import methods
 from supermemory.config import Config
@@ -923,8 +924,61 @@ def test_memory_get_cuts_long_bodies_with_a_pointer(store):
     assert text_size <= 30_000 and structured_size <= 30_000
     item = result["structuredContent"]["memories"][0]
     assert item["body_truncated"] is True and item["body_chars"] > 200_000
-    assert "one id at a time" in result["structuredContent"]["note"]
-    assert "one id at a time" in result["content"][0]["text"]
+    call_next = f'call memory_get with ids ["{memory_id}"] and offset {len(item["body"])}'
+    assert call_next in result["structuredContent"]["note"]
+    assert call_next in result["content"][0]["text"]
+
+
+_NEXT_PART = re.compile(r'call memory_get with ids \["(M\d+)"\] and offset (\d+)')
+
+
+def test_memory_get_pages_through_a_long_body_over_a_live_session(tmp_path):
+    """Following the note's call, page by page, gives back the whole body exactly (multi-byte text, newlines,
+    quotes and backslashes included), and the text content names the same next call."""
+    line = 'Zeile {n}: café, naïve, 中文段落 and 😀 emoji, a "quoted" word and a back\\slash'
+    content = "Long design notes.\n" + "\n".join(line.format(n=n) for n in range(2500))
+    project = tmp_path / "proj"
+    project.mkdir()
+    client = McpClient(tmp_path / "home", project)
+    try:
+        client.initialize()
+        added = client.tool("memory_remember", {"content": content, "title": "Design notes"})
+        memory_id = added["structuredContent"]["id"]
+        parts, arguments = [], {"ids": [memory_id]}
+        while True:
+            result = client.tool("memory_get", arguments)
+            assert result["isError"] is False, result
+            text_size, structured_size = _frame_sizes(result)
+            assert text_size <= 30_000 and structured_size <= 30_000
+            item = result["structuredContent"]["memories"][0]
+            assert item["body_chars"] == len(content)
+            parts.append(item["body"])
+            found = _NEXT_PART.search(result["structuredContent"].get("note", ""))
+            if not item.get("body_truncated"):
+                assert found is None
+                break
+            assert found and found.group(1) == memory_id
+            assert found.group(0) in result["content"][0]["text"]
+            arguments = {"ids": [memory_id], "offset": int(found.group(2))}
+            assert arguments["offset"] == sum(map(len, parts))
+        assert len(parts) > 3
+        assert "".join(parts) == content
+        assert f"from character {arguments['offset']} of {len(content)}" in result["content"][0]["text"]
+        assert client.close()[0] == 0
+    finally:
+        client.kill()
+
+
+def test_memory_get_offset_needs_one_id_and_a_place_inside_the_body(store):
+    first = store.remember("First fact about the cache layer", kind="fact")["id"]
+    second = store.remember("Second fact about the build system", kind="fact")["id"]
+    result = call(store, "memory_get", {"ids": [first, second], "offset": 3})["result"]
+    assert result["isError"] is True and "exactly one id" in result["content"][0]["text"]
+    result = call(store, "memory_get", {"ids": [first], "offset": 10_000})["result"]
+    assert result["isError"] is True and "past the end" in result["content"][0]["text"]
+    assert "offset" in call(store, "memory_get", {"ids": [first], "offset": -1})["error"]["message"]
+    page = ok(store, "memory_get", {"ids": [first], "offset": 6})["structuredContent"]["memories"][0]
+    assert page["body"] == "fact about the cache layer" and page["body_offset"] == 6
 
 
 def test_memory_recall_degrades_to_compact_and_fewer_results(tmp_path):

@@ -13,10 +13,17 @@ def _size(obj: Any) -> int:
 
 
 def _cut(text: str, max_bytes: int) -> str:
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= max_bytes:
+    """The longest prefix of `text` (whole characters: a true prefix, so offsets stay exact) within `max_bytes`."""
+    if len(text.encode("utf-8", "surrogatepass")) <= max_bytes:
         return text
-    return data[:max(0, max_bytes)].decode("utf-8", "ignore")
+    low, high = 0, min(len(text), max(0, max_bytes))    # every character takes at least one byte
+    while low < high:
+        mid = (low + high + 1) // 2
+        if len(text[:mid].encode("utf-8", "surrogatepass")) <= max_bytes:
+            low = mid
+        else:
+            high = mid - 1
+    return text[:low]
 
 
 def _add_note(result: dict, note: str) -> None:
@@ -46,27 +53,55 @@ def fit_recall(result: dict, args: dict, cap: int) -> dict:
     return result
 
 
-def fit_bodies(key: str) -> Callable[[dict, dict, int], dict]:
-    """A fitter that cuts the `body` of every record under `key` to an equal share, marking the cut."""
+def next_part(memory_id: str, offset: int) -> str:
+    """The call that returns a memory's body from character `offset` on (memory_get's paging)."""
+    return f'call memory_get with ids ["{memory_id}"] and offset {offset}'
+
+
+def fit_bodies(key: str, text: Callable[[dict], str] | None = None) -> Callable[[dict, dict, int], dict]:
+    """A fitter that cuts the `body` of every record under `key` to an equal share, marking the cut.
+
+    A record may hold a page of its body (`body_offset`: where it starts, set by memory_get's `offset`).
+    Each cut record gets `body_truncated` and `body_chars` (the whole body's length), and the note names
+    the exact call that returns the rest (`next_part`). `text`, when given, renders the result as the tool's
+    text content, which must fit `cap` as well.
+    """
+    def fits(result: dict, cap: int) -> bool:
+        return _size(result) <= cap and (text is None or len(text(result).encode("utf-8", "surrogatepass")) <= cap)
+
     def fit(result: dict, args: dict, cap: int) -> dict:
         items = result.get(key, [])
-        if _size(result) <= cap or not items:
+        if not items or fits(result, cap):
             return result
+        note = result.get("note")
         originals = [item.get("body") or "" for item in items]
         overhead = _size({**result, key: [{**item, "body": "", "body_truncated": True, "body_chars": 10**9}
                                           for item in items]}) + 400
         share = max(64, (cap - overhead) // len(items))
         while True:
+            parts = []
             for item, body in zip(items, originals):
+                start = int(item.get("body_offset") or 0)
                 if len(body.encode("utf-8", "surrogatepass")) > share:
                     item["body"] = _cut(body, share)
                     item["body_truncated"] = True
-                    item["body_chars"] = len(body)
-            if _size(result) <= cap or share <= 64:
+                    item["body_chars"] = start + len(body)
+                    end = start + len(item["body"])
+                    parts.append((item["id"], f"cut at character {end} of {start + len(body)}", end))
+            result.pop("note", None)
+            if note:
+                result["note"] = note
+            if len(parts) == 1:
+                memory_id, where, end = parts[0]
+                _add_note(result, f"{memory_id}'s body was {where} to fit the response limit; for the next part, "
+                                  + next_part(memory_id, end))
+            elif parts:
+                _add_note(result, "long bodies were cut to fit the response limit; for the next parts, one id per "
+                                  "call: " + "; ".join(f"{memory_id} ({where}): {next_part(memory_id, end)}"
+                                                       for memory_id, where, end in parts))
+            if fits(result, cap) or share <= 64:
                 break
-            share //= 2
-        _add_note(result, "long bodies were cut to fit the response limit; call memory_get with one id at a "
-                          "time, or run `supermemory get ID` in a shell, for the full text")
+            share = max(64, share * 3 // 4)
         return result
     return fit
 

@@ -42,7 +42,8 @@ _TAGS = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength
 _WHEN = {"type": "string", "minLength": 1, "maxLength": 64, "description": "ISO date or relative: 7d, 24h, last_week"}
 _MEMORY = _out({"id": _STR, "namespace": _STR, "kind": _STR, "title": _STR, "summary": _STR, "body": _STR,
                 "tags": _STR_LIST, "importance": _NUM, "pinned": _BOOL, "status": _NULL_STR,
-                "superseded_by": _NULL_STR}, ("id", "kind", "title"))
+                "superseded_by": _NULL_STR, "body_offset": _INT, "body_chars": _INT, "body_truncated": _BOOL},
+               ("id", "kind", "title"))
 _HIT = _out({**_MEMORY["properties"], "score": _NUM, "attention": _NUM, "features": {"type": "object"},
              "contributions": {"type": "object"},
              "passage": _out({"chunk": _INT, "chunks": _INT, "text": _STR}, ("chunk", "chunks", "text")),
@@ -104,7 +105,28 @@ def _call_recall(session, store, args: dict) -> dict:
 
 
 def _call_get(session, store, args: dict) -> dict:
-    return store.get(args["ids"], **_kw(args, "namespace"))
+    offset = args.get("offset")
+    if offset is not None and len(args["ids"]) != 1:
+        raise InvalidInputError(f"offset pages through one memory's body: pass exactly one id with it "
+                                f"(got {len(args['ids'])})")
+    result = store.get(args["ids"], **_kw(args, "namespace"))
+    for item in result["memories"] if offset is not None else []:
+        _body_from(item, offset)
+        if offset:
+            result["note"] = f"{item['id']}'s body from character {offset} of {item['body_chars']}"
+    return result
+
+
+def _body_from(item: dict, offset: int) -> None:
+    """Keep the part of a memory's body from character `offset` on, marked with where it starts.
+
+    Raises:
+        InvalidInputError: the offset lies past the end of the body.
+    """
+    body = item.get("body") or ""
+    if offset > len(body):
+        raise InvalidInputError(f"offset {offset} is past the end of {item['id']}'s body ({len(body)} characters)")
+    item["body"], item["body_offset"], item["body_chars"] = body[offset:], offset, len(body)
 
 
 def _call_list(session, store, args: dict) -> dict:
@@ -171,6 +193,14 @@ def _text(result: dict, args: dict) -> str:
 def _view(renderer: Callable[..., str], **options: Any) -> Callable[[dict, dict], str]:
     """A tool's text: one shared renderer applied to the result (the arguments do not change it)."""
     return lambda result, args: renderer(result, **options)
+
+
+def _get_text(result: dict, args: dict | None = None) -> str:
+    """memory_get's text: the shared view; a page from an offset on leaves its "cut at" line to the note
+    (the view counts that line from the start of the body)."""
+    memories = [{**item, "body_truncated": False} if item.get("body_offset") else item
+                for item in result.get("memories", [])]
+    return render_get({**result, "memories": memories}, commands=MCP_COMMANDS)
 
 
 def _recall_text(result: dict, args: dict) -> str:
@@ -266,13 +296,17 @@ TOOLS: list[Tool] = [
         summary="full text, links and version state of memories by id",
         title="Get memories",
         description=("Use when a recall or list line is not enough and you need the full text, tags, links and "
-                     "version state of specific memories by id."),
-        input_schema=_obj({"ids": _IDS, "namespace": _NS}, ("ids",)),
+                     "version state of specific memories by id. A body too long for one response comes in parts: "
+                     "the note names the call for the next part (one id with `offset`)."),
+        input_schema=_obj({"ids": _IDS, "offset": {
+            "type": "integer", "minimum": 0,
+            "description": "with one id: return its body from this character on (a cut body's note names the "
+                           "offset of the next part)"}, "namespace": _NS}, ("ids",)),
         output_schema=_out({"memories": {"type": "array", "items": _MEMORY}, "missing": _STR_LIST,
                             "forgotten": _STR_LIST, "namespaces": _STR_LIST, "note": _STR},
                            ("memories", "missing")),
         annotations=_annotations(True, False, True),
-        call=_call_get, render=_view(render_get, commands=MCP_COMMANDS), fit=fit_bodies("memories"),
+        call=_call_get, render=_get_text, fit=fit_bodies("memories", _get_text),
     ),
     Tool(
         name="memory_list",
@@ -326,7 +360,7 @@ TOOLS: list[Tool] = [
                             "links": {"type": "array", "items": {"type": "object"}}, "note": _STR},
                            ("id", "versions")),
         annotations=_annotations(True, False, True),
-        call=_call_history, render=_view(render_history), fit=fit_bodies("versions"),
+        call=_call_history, render=_view(render_history), fit=fit_bodies("versions", render_history),
     ),
     Tool(
         name="memory_forget",
