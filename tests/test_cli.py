@@ -403,3 +403,15 @@ def test_control_characters_in_memory_text_are_shown_escaped_and_stored_as_they_
         assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out), args
         assert "\\x01 ctrl \\x1b[31m red \\x9b2J" in out, args
     assert json.loads(run(["get", mid, "--json"], env).stdout)["memories"][0]["body"] == text
+
+
+@pytest.mark.parametrize("max_lines", [1, 5, 6])
+def test_index_max_lines_counts_the_and_more_line(env, tmp_path, max_lines):
+    for i in range(6):
+        run(["remember", f"filler fact number {i}", "-k", "fact"], env)
+    out = tmp_path / "MEMORY.md"
+    said = run(["index", "--out", str(out), "--max-lines", str(max_lines)], env).stdout
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == min(max_lines, 6) and said.startswith(f"wrote {len(lines)} lines")
+    assert ("more" in lines[-1]) == (max_lines < 6)
+    assert len(run(["index", "--max-lines", str(max_lines)], env).stdout.splitlines()) == len(lines)
