@@ -22,10 +22,10 @@ class DashHintParser(argparse.ArgumentParser):
         self.argv: list[str] = []
         super().__init__(*args, **kwargs)
 
-    def add_argument(self, *args, **kwargs):
-        action = super().add_argument(*args, **kwargs)
+    def _add_action(self, action):
+        """Every option this parser knows, also those added through a mutually exclusive group."""
         self.option_names.update(action.option_strings)
-        return action
+        return super()._add_action(action)
 
     def parse_known_args(self, args=None, namespace=None):
         self.argv = list(sys.argv[1:] if args is None else args)

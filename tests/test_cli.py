@@ -415,3 +415,27 @@ def test_index_max_lines_counts_the_and_more_line(env, tmp_path, max_lines):
     assert len(lines) == min(max_lines, 6) and said.startswith(f"wrote {len(lines)} lines")
     assert ("more" in lines[-1]) == (max_lines < 6)
     assert len(run(["index", "--max-lines", str(max_lines)], env).stdout.splitlines()) == len(lines)
+
+
+@pytest.mark.parametrize("args, refused", [
+    (["update", "M1", "--pin", "--unpin"], "argument --unpin: not allowed with argument --pin"),
+    (["forget", "--hard", "--sweep"], "argument --sweep: not allowed with argument --hard"),
+    (["config", "--set", "recall.max_tokens=900", "--get", "recall.max_tokens"],
+     "argument --get: not allowed with argument --set"),
+    (["update", "--pin"], "the following arguments are required: id"),   # an option of a group is known
+])
+def test_contradictory_flags_are_refused_with_exit_2(capsys, args, refused):
+    from supermemory.cli import build_parser
+
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(args)
+    assert exc.value.code == 2 and capsys.readouterr().err.rstrip().endswith(refused)
+
+
+def test_each_flag_of_an_exclusive_pair_works_alone():
+    from supermemory.cli import build_parser
+
+    parse = build_parser().parse_args
+    assert parse(["update", "M1", "--pin"]).pin is True and parse(["update", "M1", "--unpin"]).pin is False
+    assert parse(["update", "M1"]).pin is None and parse(["forget", "--sweep"]).sweep
+    assert parse(["config", "--get", "recall.max_tokens"]).set is None
