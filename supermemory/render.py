@@ -216,7 +216,8 @@ def _memory_records(items: list[dict]) -> list[str]:
     for item in items:
         state = ""
         if item.get("superseded_by"):
-            state = f" · superseded by {item['superseded_by']}"
+            now = item.get("current") or item["superseded_by"]
+            state = f" · superseded by {item['superseded_by']}" + (f" (current version {now})" if now != item["superseded_by"] else "")
         if item.get("deleted_at"):
             state += f" · deleted {item['deleted_at']}"
         lines.append(f"{item['id']} [{item['kind']}{'/' + item['status'] if item.get('status') else ''}] "

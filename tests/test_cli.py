@@ -439,3 +439,15 @@ def test_each_flag_of_an_exclusive_pair_works_alone():
     assert parse(["update", "M1", "--pin"]).pin is True and parse(["update", "M1", "--unpin"]).pin is False
     assert parse(["update", "M1"]).pin is None and parse(["forget", "--sweep"]).sweep
     assert parse(["config", "--get", "recall.max_tokens"]).set is None
+
+
+def test_get_of_an_old_version_names_the_current_one_when_its_successor_was_superseded_too(env):
+    first = run(["remember", "deploys go out on Tuesdays"], env).stdout.strip()
+    second = run(["update", first, "--content", "deploys go out on Wednesdays"], env).stdout.strip()
+    third = run(["update", second, "--content", "deploys go out on Thursdays"], env).stdout.strip()
+    assert f"superseded by {second} (current version {third})" in run(["get", first], env).stdout
+    shown = run(["get", second], env).stdout
+    assert f"superseded by {third}" in shown and "current version" not in shown
+    got = {m["id"]: m for m in json.loads(run(["get", first, second, third, "--json"], env).stdout)["memories"]}
+    assert got[first]["superseded_by"] == second and got[first]["current"] == third
+    assert got[second]["current"] == third and "current" not in got[third]

@@ -14,8 +14,8 @@ from supermemory.timeparse import parse_when
 
 
 def get(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dict:
-    """Full records by id (superseded versions too, marked); missing ids are listed, and the
-    forgotten ones among them also under `forgotten` (`restore` brings them back); `namespaces` says where
+    """Full records by id (superseded versions too, marked, and naming the `current` one); missing ids are listed,
+    and the forgotten ones among them also under `forgotten` (`restore` brings them back); `namespaces` says where
     they were looked for (an id in another project is "missing" here).
 
     Raises:
@@ -37,6 +37,8 @@ def get(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dict:
                 forgotten.append(format_id(memory_id))
             continue
         item = public(rec)
+        if rec["superseded_by"] is not None:   # its successor may be superseded too: name the chain's head
+            item["current"] = format_id(versions.head(ctx, memory_id))
         item["links"] = versions.links_of(ctx, memory_id)
         found.append(item)
     return {"memories": found, "missing": missing, "forgotten": forgotten, "namespaces": namespaces or ["*"]}
