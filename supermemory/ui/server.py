@@ -8,6 +8,10 @@ Rules every request passes before anything else runs:
   equal to this server's; a GET on a write endpoint is refused (405);
 - every answer carries a strict Content-Security-Policy (scripts and styles from this origin only,
   no inline script), `nosniff`, no caching and no referrer.
+Connections: a body longer than `MAX_BODY` is refused (413) from its `Content-Length` before a byte of it
+is read; every request socket has a timeout (`REQUEST_TIMEOUT_S`), so a client that stalls (headers
+without their blank line, a body that never comes) is dropped instead of holding a thread; a client
+that goes away (a closed tab, a reset, a timeout) is one debug line, never a traceback on the terminal.
 The store is used by one request at a time (one lock) and holds no transaction between requests:
 every read is a statement of its own on an autocommit connection, so WAL checkpoints, the MCP
 server and the hooks are never held up by an open page.
@@ -48,6 +52,9 @@ TOKEN_PLACEHOLDER = "__SUPERMEMORY_TOKEN__"
 MAX_BODY = 1 << 20
 STOP_SIGNALS = ("SIGINT", "SIGTERM")
 STOP_GRACE_S = 2.0      # how long a stopping server waits for the request using the store
+REQUEST_TIMEOUT_S = 5.0     # a request socket's timeout: a client silent this long is dropped
+LINGER_S = 0.5          # after refusing a body: how long to wait for more of it before closing
+GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)   # the client went away
 STATIC = {"/app.js": ("app.js", "text/javascript; charset=utf-8"),
           "/graph.js": ("graph.js", "text/javascript; charset=utf-8"),
           "/app.css": ("app.css", "text/css; charset=utf-8")}
@@ -73,6 +80,7 @@ class UIServer(ThreadingHTTPServer):
     """
 
     daemon_threads = True
+    request_timeout = REQUEST_TIMEOUT_S
 
     def __init__(self, store, port: int = 0, *, token: str | None = None):
         super().__init__((HOST, port), Handler)
@@ -88,6 +96,14 @@ class UIServer(ThreadingHTTPServer):
     def url(self) -> str:
         """The page's address with the token (what the user opens)."""
         return f"http://{HOST}:{self.port}/?token={self.token}"
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that went away mid-request is one debug line; anything else keeps the traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, GONE):
+            logger.debug("ui client %s:%s went away: %s", *client_address[:2], exc.__class__.__name__)
+            return
+        super().handle_error(request, client_address)
 
     def finish_store_calls(self, timeout: float = STOP_GRACE_S) -> bool:
         """Refuse every later store call (503) and wait up to `timeout` s for the running one.
@@ -107,6 +123,11 @@ class Handler(BaseHTTPRequestHandler):
     server: UIServer
     server_version = "supermemory-ui"
     sys_version = ""
+
+    def setup(self) -> None:
+        """Give the request socket the server's timeout (StreamRequestHandler applies `self.timeout`)."""
+        self.timeout = self.server.request_timeout
+        super().setup()
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
         logger.debug("%s %s", self.address_string(), format % args)
@@ -130,15 +151,25 @@ class Handler(BaseHTTPRequestHandler):
         text = json.dumps(data, ensure_ascii=False, default=str).replace("<", "\\u003c")
         self._send(status, text.encode("utf-8"), "application/json; charset=utf-8", allow)
 
-    def _discard(self, length: int) -> None:
-        """Read a refused body (up to 8 MiB) so closing the socket sends the answer, not a reset."""
-        left = min(length, 8 * MAX_BODY)
-        while left > 0:
-            chunk = self.rfile.read(min(left, 1 << 16))
-            if not chunk:
-                break
-            left -= len(chunk)
+    def _refuse_body(self, status: int, message: str, length: int) -> None:
+        """Answer a request whose body is refused, then close; the body is never read before the answer.
+
+        What the client still sends right after (up to 8 MiB, while it keeps coming within `LINGER_S`) is
+        read and dropped, so the close does not reset a connection the answer is still travelling on.
+        """
+        self._error(status, message)
         self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.settimeout(LINGER_S)
+            left = min(max(length, 0), 8 * MAX_BODY)
+            while left > 0:
+                chunk = self.connection.recv(min(left, 1 << 16))
+                if not chunk:
+                    break
+                left -= len(chunk)
+        except OSError:     # silent or gone: the answer was sent
+            pass
 
     def _error(self, status: int, message: str, allow: str | None = None) -> None:
         self._json(status, {"error": message}, allow)
@@ -202,12 +233,10 @@ class Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             length = -1
-        if (self.headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
-            self._discard(length)
-            return self._error(415, "send JSON (Content-Type: application/json)")
         if not 0 <= length <= MAX_BODY:
-            self._discard(length)
-            return self._error(413, f"body must be at most {MAX_BODY} bytes")
+            return self._refuse_body(413, f"body must be at most {MAX_BODY} bytes", length)
+        if (self.headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
+            return self._refuse_body(415, "send JSON (Content-Type: application/json)", length)
         try:
             params = json.loads(self.rfile.read(length) or b"{}")
         except (ValueError, UnicodeDecodeError, RecursionError):
