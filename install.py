@@ -1634,8 +1634,34 @@ def count_sessions(paths: Paths) -> tuple[int, int]:
 
 
 def user_rule_files(paths: Paths) -> list[Path]:
+    """The user-level CLAUDE.md / AGENTS.md with rules of the user's own: import-rules never imports our block,
+    so a file holding only that (what this installer writes on a fresh machine) would import nothing."""
     claude_dir, codex_dir = history_dirs(paths)
-    return [p for p in (claude_dir.parent / "CLAUDE.md", codex_dir.parent / "AGENTS.md") if p.is_file()]
+    return [p for p in (claude_dir.parent / "CLAUDE.md", codex_dir.parent / "AGENTS.md") if p.is_file() and _own_text(p)]
+
+
+def _own_text(path: Path) -> bool:
+    """Whether the file has a line outside our block that could be a rule: not blank, not a heading, an HTML
+    comment or an `@file` import (import-rules skips those too; its parser is in the package, not installed yet
+    on a dry run). A file whose markers are broken counts: import-rules says what it finds there."""
+    try:
+        text = md_remove_block(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return False
+    except ConfigError:
+        return True
+    return any(line.strip() and not line.lstrip().startswith(("#", "<!--", "@")) for line in text.splitlines())
+
+
+def sessions_to_capture(python: str, paths: Paths, folders: list[str]) -> int | None:
+    """How many sessions on disk a backfill would capture (new, or grown since their capture), as the package's
+    `backfill --dry-run` counts them from its capture records; None when it cannot say (it failed, or is old)."""
+    res = run_package(python, ["backfill", "--dry-run", "--json", *folders], paths, capture=True, timeout=600)
+    try:
+        plan = json.loads(res.stdout) if res.returncode == 0 else {}
+        return int(plan["captured"]) + int(plan["updated"])
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 def _ask(question: str) -> bool:
@@ -1658,11 +1684,14 @@ def offer_backfill(args, python: str, paths: Paths, cli: str = "supermemory") ->
     # Only folders that exist are named: backfill reports a named folder that is missing (an error when
     # none exists), and with no session on disk there is nothing to capture.
     folders = [a for flag, d in (("--claude", claude_dir), ("--codex", codex_dir)) if d.is_dir() for a in (flag, str(d))]
-    backfill = ["backfill", *folders] if claude + codex else []
+    pending = sessions_to_capture(python, paths, folders) if claude + codex and not args.dry_run else None
+    backfill = ["backfill", *folders] if (claude + codex if pending is None else pending) else []
     rules_later = " ".join([cli, "import-rules", *(shlex.quote(str(p)) for p in rule_files)])
     backfill_later = " ".join([cli, *(shlex.quote(a) for a in backfill)]) if backfill else ""
     later = "; rules: ".join(filter(None, [backfill_later, rules_later if rule_files else ""]))
-    say("--", f"found {claude} Claude Code session(s) in {claude_dir} and {codex} Codex session(s) in {codex_dir}")
+    state = ("" if not claude + codex else " (a backfill skips those captured already)" if pending is None
+             else f"; {pending} of them not captured yet" if pending else "; nothing in them left to capture")
+    say("--", f"found {claude} Claude Code session(s) in {claude_dir} and {codex} Codex session(s) in {codex_dir}{state}")
     if args.dry_run:
         say("--", f"dry run: no backfill. Later: {later}" if later else "dry run: no backfill.")
         return
@@ -1673,12 +1702,15 @@ def offer_backfill(args, python: str, paths: Paths, cli: str = "supermemory") ->
     elif args.backfill or args.yes:
         run = True
     elif sys.stdin is not None and sys.stdin.isatty():
-        run = _ask(f"Backfill memory from these {claude + codex} session(s)"
-                   f"{' and import the rules of ' + ', '.join(p.name for p in rule_files) if rule_files else ''}? [Y/n] ")
+        offers = ([f"backfill memory from these {claude + codex} session(s)" if pending is None else
+                   f"backfill memory from the {pending} session(s) not captured yet"] if backfill else []) + (
+            [f"import the rules of {', '.join(p.name for p in rule_files)}"] if rule_files else [])
+        question = " and ".join(offers)
+        run = _ask(f"{question[:1].upper()}{question[1:]}? [Y/n] ")
     else:
         run = False
     if not run:
-        say("--", f"no backfill now. Run it any time: {later}")
+        say("--", f"{'no backfill now' if backfill else 'rules not imported now'}. Run it any time: {later}")
         return
     if backfill:
         res = run_package(python, backfill, paths, capture=False, timeout=None)

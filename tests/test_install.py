@@ -1302,4 +1302,31 @@ def test_on_a_terminal_the_installer_asks_once_default_yes(tmp_path, monkeypatch
                         subprocess.CompletedProcess(a, 0, "", ""))
     inst.offer_backfill(args, sys.executable, paths)
     assert len(asked) == 1 and "[Y/n]" in asked[0] and "2 session(s)" in asked[0]
-    assert [c[0] for c in calls] == (["backfill", "import-rules"] if runs else [])
+    assert [c[0] for c in calls if "--dry-run" not in c] == (["backfill", "import-rules"] if runs else [])
+
+
+def test_on_a_fresh_machine_the_files_holding_only_our_block_are_not_offered_to_import_rules(tmp_path):
+    """The installer writes its usage block into ~/.claude/CLAUDE.md and ~/.codex/AGENTS.md; import-rules never
+    imports that block, so suggesting those files imported 0 rules."""
+    env = Env(tmp_path)
+    env.codex.mkdir()
+    (env.home / ".claude").mkdir()
+    res = env.run("--no-backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
+    assert res.returncode == 0, res.output
+    assert inst.BLOCK_BEGIN in env.claude_md.read_text(encoding="utf-8") and env.agents_md.is_file()
+    assert "import-rules" not in res.stdout.replace("run `supermemory import-rules` inside a project", "")
+    env.agents_md.write_text(env.agents_md.read_text(encoding="utf-8") + "\n# Mine\n- Prefer rg to grep.\n",
+                             encoding="utf-8")
+    again = env.run("--no-backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
+    assert f"Run it any time: supermemory import-rules {env.agents_md}\n" in again.stdout   # not CLAUDE.md
+
+
+def test_a_re_run_offers_the_backfill_only_for_sessions_not_captured_yet(tmp_path):
+    env = Env(tmp_path)
+    _history(env)
+    first = env.run("--no-backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
+    assert "2 of them not captured yet" in first.stdout and "Run it any time: supermemory backfill" in first.stdout
+    assert env.run("--backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"}).returncode == 0
+    again = env.run("--no-backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
+    assert "found 1 Claude Code session(s)" in again.stdout and "nothing in them left to capture" in again.stdout
+    assert "backfill --claude" not in again.stdout and "Run it any time: supermemory import-rules" in again.stdout
