@@ -16,8 +16,10 @@ from typing import Callable
 
 from supermemory import capture
 from supermemory.config import namespace_for_dir, normalize_namespace
-from supermemory.errors import InvalidInputError, SupermemoryError
-from supermemory.store import capture_state
+from supermemory.errors import InvalidInputError, NamespaceError, SupermemoryError
+from supermemory.store import capture_state, reads, versions, writes
+from supermemory.store.records import clean_text, content_hash, parse_id
+from supermemory.text import summarize
 from supermemory.store.context import StoreContext
 from supermemory.timeparse import iso, parse_when
 
@@ -241,19 +243,117 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
     return (found[:limit] if limit else found), unreadable
 
 
-def _state_of(ctx: StoreContext, session: Session) -> str:
-    """'new', 'grown' or 'captured' (every file read to its end by an earlier capture or backfill)."""
-    saved = capture_state.load(ctx, f"{session.platform}:{session.session_id}")
-    if saved is None:
-        return "new"
-    offset, raw, _memory_id, old_path = saved
-    try:
-        positions = (json.loads(raw).get("state") or {}).get("files") or {}
-    except (TypeError, ValueError, AttributeError):
-        positions = {}
-    positions = dict(positions) if isinstance(positions, dict) else {}
-    positions.setdefault(os.path.abspath(str(old_path)), offset)
-    return "captured" if all(positions.get(f[0]) == f[1] for f in session.files) else "grown"
+def _outcome(ctx: StoreContext, session: Session, stored: dict) -> str:
+    """What `capture.capture_session` would answer for this session ('created', 'updated', 'unchanged',
+    'empty', 'duplicate', 'no transcript'), worked out the way it works it out and writing nothing: the same
+    saved state (a live capture's too, under any path), the same lines read, redacted and parsed into the
+    same digest, the same rendered memory compared with the stored one. `stored` caches, per namespace, the
+    content hashes of its live session memories, the ones this plan would write included.
+    """
+    from supermemory import transcripts
+
+    paths = session.ordered_paths()
+    path = os.path.abspath(paths[0])
+    if not os.path.isfile(path):
+        return "no transcript"
+    sniffed = transcripts.detect_platform(transcripts.read_new_lines(path, 0, max_bytes=256 * 1024)[0])
+    plat = sniffed if sniffed in PLATFORMS else (session.platform if session.platform in PLATFORMS else None)
+    key_id = f"{plat or 'unknown'}:{session.session_id}"
+    saved = capture_state.load(ctx, key_id)
+    if saved is None:   # a state from before keys carried the platform, for the same file
+        legacy = capture_state.load(ctx, session.session_id)
+        saved = legacy if legacy and capture._same_file(legacy[3], path) else None
+    offset, digest, memory_id, old_path = capture._resumed(saved)
+    files = [path] + [os.path.abspath(p) for p in paths[1:]]
+    files = [f for i, f in enumerate(files) if f not in files[:i] and (i == 0 or os.path.isfile(f))]
+    starts = {}
+    for file in files:
+        starts[file] = capture._resume_at(file, offset, old_path, digest)
+        if starts[file] < 0:
+            starts[file] = 0
+            if file == path:
+                digest = None
+    ends, n_lines = dict(starts), 0
+    for file in files:
+        while True:
+            more, further = transcripts.read_new_lines(file, ends[file], max_bytes=STEP_BYTES)
+            if further <= ends[file]:
+                break
+            ends[file] = further
+            if more:
+                n_lines += len(more)
+                digest = transcripts.parse(capture._redact_lines(more), digest, platform=plat)
+    if n_lines == 0 and digest is not None and ends == starts:
+        return "unchanged"
+    if digest is None:
+        digest = transcripts.parse([], None, platform=plat)
+    digest = transcripts.digest_from_dict(capture.redact_tree(transcripts.digest_to_dict(digest)))
+    if not digest.requests and not digest.files and not digest.commands:
+        return "empty"
+    title, body = transcripts.render_digest(digest, max_chars=int(ctx.config.get("capture.max_chars")))
+    body, title = _as_stored(ctx, body, title)
+    memory_id = memory_id or capture_state.session_memory(ctx, key_id)
+    rec = ctx.fetch(versions.head(ctx, memory_id)) if memory_id else None
+    if rec is not None and rec["deleted_at"] is None:   # a new version of it, unless nothing changed
+        new_hash = content_hash(rec["kind"], title, body)
+        hashes = _session_hashes(ctx, rec["namespace"], stored)
+        if new_hash == rec["content_hash"]:
+            return "unchanged"
+        hashes.discard(rec["content_hash"])
+        hashes.add(new_hash)
+        return "updated"
+    hashes = _session_hashes(ctx, normalize_namespace(session.namespace), stored)
+    new_hash = content_hash("session", title, body)
+    if new_hash in hashes:
+        return "duplicate"
+    hashes.add(new_hash)
+    return "created"
+
+
+def _as_stored(ctx: StoreContext, body: str, title: str) -> tuple[str, str]:
+    """A capture's body and title as `remember` / `update` store them (cleaned, redacted, a title made
+    from the body when none is left)."""
+    body = clean_text(body, "content", max_chars=int(ctx.config.get("store.max_content_chars")))
+    title = clean_text(title, "title", max_chars=500, allow_empty=True)
+    body, title, _counts, _left_out = writes.prepare_content(ctx, body, title)
+    if not body:
+        raise InvalidInputError("content is empty after removing <private> spans")
+    return body, title or summarize(body, max_chars=writes.TITLE_CHARS)
+
+
+def _session_hashes(ctx: StoreContext, namespace: str, stored: dict) -> set:
+    """The content hashes of the live session memories of `namespace` (read once per plan)."""
+    if namespace not in stored:
+        hashes, cursor = set(), None
+        while True:
+            try:
+                page = reads.list_memories(ctx, namespace=namespace, kinds=["session"], limit=1000, cursor=cursor,
+                                           count=False)
+            except NamespaceError:   # no memory in it yet
+                break
+            for item in page["items"]:
+                rec = ctx.fetch(parse_id(item["id"])) if item["namespace"] == namespace else None
+                if rec is not None:
+                    hashes.add(rec["content_hash"])
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
+        stored[namespace] = hashes
+    return stored[namespace]
+
+
+def _tally(row: dict, status: str | None) -> None:
+    """Count one session's capture answer (the real one, or the plan's) in its project's row."""
+    if status in ("created", "updated", "unchanged"):
+        row[{"created": "captured"}.get(status, status)] += 1
+    elif status == "duplicate":
+        _skip(row, "same digest as another session")
+    elif status == "empty":
+        _skip(row, EMPTY)
+    elif status == "no transcript":
+        _skip(row, "file vanished")
+    elif status is not None:
+        _skip(row, str(status))
 
 
 def _row(rows: dict, session: Session) -> dict:
@@ -296,7 +396,8 @@ def plan(ctx: StoreContext, *, claude: str | None = None, codex: str | None = No
          since=None, limit: int | None = None) -> dict:
     """What `backfill` would do, writing nothing: per project the sessions found, how many are new
     or grown (would be captured), how many are captured already and how many it would skip (nothing
-    in them to keep, `capture.keeps_anything`; a file that cannot be read), with the same reasons.
+    in them to keep, a file that cannot be read), with the same reasons: each session's answer is
+    worked out as the capture works it out (`_outcome`) and counted by the same `_tally`.
 
     Raises:
         InvalidInputError: an unreadable `since`, a bad `limit`, or capture is switched off (`capture.enabled`).
@@ -306,20 +407,15 @@ def plan(ctx: StoreContext, *, claude: str | None = None, codex: str | None = No
     sessions, unreadable = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
                                     now=ctx.clock())
     rows: dict = {}
+    stored: dict = {}
     for session in sessions:
         row = _row(rows, session)
-        state = _state_of(ctx, session)
-        if state != "captured":   # a session with nothing in it is skipped by the run: said here too
-            try:
-                empty = not capture.keeps_anything(ctx, session.ordered_paths(), session_id=session.session_id,
-                                                   platform=session.platform)
-            except _READ_ERRORS + (ctx.driver.Error,) as exc:
-                _skip(row, _error(exc))
-                continue
-            if empty:
-                _skip(row, EMPTY)
-                continue
-        row[{"new": "captured", "grown": "updated", "captured": "unchanged"}[state]] += 1
+        try:
+            status = _outcome(ctx, session, stored)
+        except _READ_ERRORS + (ctx.driver.Error,) as exc:
+            _skip(row, _error(exc))
+            continue
+        _tally(row, status)
     out = _result(rows, sessions, unreadable, {}, started, True)
     out["sessions_list"] = [{"platform": s.platform, "session": s.session_id, "namespace": s.namespace,
                              "cwd": s.cwd, "files": len(s.files), "bytes": s.bytes, "modified": iso(s.mtime)}
@@ -366,21 +462,7 @@ def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None 
             result = None
         for key, value in counts.items():   # partial_tail: files whose last line is unfinished
             lines[key] = lines.get(key, 0) + ((1 if value else 0) if key == "partial_tail" else value)
-        status = result["status"] if result else None
-        if status == "created":
-            row["captured"] += 1
-        elif status == "updated":
-            row["updated"] += 1
-        elif status == "unchanged":
-            row["unchanged"] += 1
-        elif status == "duplicate":
-            _skip(row, "same digest as another session")
-        elif status == "empty":
-            _skip(row, EMPTY)
-        elif status == "no transcript":
-            _skip(row, "file vanished")
-        elif status is not None:
-            _skip(row, str(status))
+        _tally(row, result["status"] if result else None)
         done_bytes += session.bytes
         if progress:
             progress(index + 1, len(sessions), done_bytes, total_bytes)

@@ -221,6 +221,55 @@ def test_dry_run_shows_the_table_and_writes_nothing(store, dirs):
     assert store.backfill_plan(claude=str(dirs["claude"]), codex=str(dirs["codex"]))["unchanged"] == 1
 
 
+def _append(path, session: ClaudeSession) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        for line in session.lines:
+            fh.write(json.dumps(line) + "\n")
+    session.lines.clear()
+
+
+def _summary(result: dict) -> dict:
+    return {"totals": [result[k] for k in ("sessions", "captured", "updated", "unchanged", "skipped")],
+            "projects": [{k: row[k] for k in ("namespace", "found", "captured", "updated", "unchanged", "skipped",
+                                              "reasons")} for row in result["projects"]]}
+
+
+def test_the_dry_run_predicts_the_real_runs_summary_for_every_kind_of_session(store, dirs, tmp_path):
+    """New, grown, grown by lines the digest does not keep, unchanged, empty, an exact repeat of another
+    session, and one a live hook captured from another path (the same transcript found again under the
+    projects folder): the dry run's table is the real run's, and the second round's too."""
+    cwd = str(dirs["shop"])
+    grown = ClaudeSession("grown", cwd, "2026-10-01").user("Add rate limiting to the login endpoint")
+    grown_path = grown.write(claude_path(dirs["claude"], cwd, "grown"))
+    ClaudeSession("still", cwd, "2026-10-02").user("Bump the Node version in CI to 22").write(
+        claude_path(dirs["claude"], cwd, "still"))
+    quiet = ClaudeSession("quiet", cwd, "2026-10-03").user("Rename the billing module")
+    quiet_path = quiet.write(claude_path(dirs["claude"], cwd, "quiet"))
+    hooked = ClaudeSession("abc-123", cwd, "2026-10-04").user("Fix the flaky test in tests/test_api.py")
+    elsewhere = hooked.write(tmp_path / "elsewhere" / "t.jsonl")
+    store.capture_session(str(elsewhere), session_id="abc-123", platform="claude-code", cwd=cwd)   # the hook
+    hooked.write(claude_path(dirs["claude"], cwd, "abc-123"))
+    assert run(store, dirs)["captured"] == 3
+    ClaudeSession("new", str(dirs["notes"]), "2026-10-05").user("Outline the blog post on SQLite WAL").write(
+        claude_path(dirs["claude"], str(dirs["notes"]), "new"))
+    ClaudeSession("empty", cwd, "2026-10-06").say("Nothing was asked here.").write(
+        claude_path(dirs["claude"], cwd, "empty"))
+    _append(grown_path, grown.user("Also return Retry-After on the 429 response"))
+    _append(quiet_path, quiet.raw({"type": "ai-title", "sessionId": "quiet", "aiTitle": "Billing rename"}))
+    for twin in ("twin-a", "twin-b"):   # the same requests at the same times: one digest
+        ClaudeSession(twin, str(dirs["notes"]), "2026-10-07").user("Draft the changelog").write(
+            claude_path(dirs["claude"], str(dirs["notes"]), twin))
+    rounds = []
+    for _round in range(2):
+        before = store.stats(namespace="*")
+        planned = store.backfill_plan(claude=str(dirs["claude"]), codex=str(dirs["codex"]))
+        assert store.stats(namespace="*") == before
+        assert _summary(planned) == _summary(run(store, dirs))
+        rounds.append(_summary(planned))
+    assert rounds[0]["totals"] == [8, 2, 1, 3, 2]
+    assert rounds[1]["totals"] == [8, 0, 0, 8, 0]   # the second round: every session up to date
+
+
 def test_project_since_and_limit_select_sessions(store, dirs):
     for n, (folder, day) in enumerate([("shop", "2026-06-01"), ("shop", "2026-11-20"), ("notes", "2026-11-21")]):
         cwd = str(dirs[folder])
