@@ -1653,10 +1653,17 @@ def _own_text(path: Path) -> bool:
     return any(line.strip() and not line.lstrip().startswith(("#", "<!--", "@")) for line in text.splitlines())
 
 
+# The dry run reads every session not captured yet to its end (its counts are the real run's); gigabytes of
+# history take minutes, and the install never waits that long for a count it only words an offer with.
+COUNT_TIMEOUT_S = 20
+
+
 def sessions_to_capture(python: str, paths: Paths, folders: list[str]) -> int | None:
     """How many sessions on disk a backfill would capture (new, or grown since their capture), as the package's
-    `backfill --dry-run` counts them from its capture records; None when it cannot say (it failed, or is old)."""
-    res = run_package(python, ["backfill", "--dry-run", "--json", *folders], paths, capture=True, timeout=600)
+    `backfill --dry-run` counts them from its capture records; None when it cannot say (it failed, is old, or
+    took longer than COUNT_TIMEOUT_S)."""
+    res = run_package(python, ["backfill", "--dry-run", "--json", *folders], paths, capture=True,
+                      timeout=COUNT_TIMEOUT_S)
     try:
         plan = json.loads(res.stdout) if res.returncode == 0 else {}
         return int(plan["captured"]) + int(plan["updated"])

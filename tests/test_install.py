@@ -14,6 +14,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 import threading
 from pathlib import Path
 
@@ -1319,6 +1320,20 @@ def test_on_a_fresh_machine_the_files_holding_only_our_block_are_not_offered_to_
                              encoding="utf-8")
     again = env.run("--no-backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
     assert f"Run it any time: supermemory import-rules {env.agents_md}\n" in again.stdout   # not CLAUDE.md
+
+
+def test_counting_sessions_to_capture_never_holds_the_install_up(tmp_path, monkeypatch):
+    # The dry run reads every session not captured yet to its end; on gigabytes of history the install's offer
+    # gives up counting (None: the offer words it without a count) instead of waiting minutes.
+    monkeypatch.delenv("SUPERMEMORY_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", lambda: tmp_path)
+    slow = tmp_path / "slow-python"
+    slow.write_text("#!/bin/sh\nsleep 30\n")
+    slow.chmod(0o755)
+    monkeypatch.setattr(inst, "COUNT_TIMEOUT_S", 0.5)
+    started = time.monotonic()
+    assert inst.sessions_to_capture(str(slow), inst.Paths(inst.build_parser().parse_args([])), []) is None
+    assert time.monotonic() - started < 15
 
 
 def test_a_re_run_offers_the_backfill_only_for_sessions_not_captured_yet(tmp_path):
