@@ -258,38 +258,3 @@ def _resume_at(file: str, offset: int, old_path: str | None, digest) -> int:
         return at if at <= os.path.getsize(file) else -1
     except (TypeError, ValueError, OSError):
         return -1
-
-
-def keeps_anything(ctx: StoreContext, paths: Sequence[str], *, session_id: str, platform: str,
-                   step_bytes: int = 256 * 1024) -> bool:
-    """Whether `capture_session` of these files would keep anything (a request, a file or a command) rather
-    than answer 'empty'; writes nothing. Reads the lines a capture would read (after the saved positions),
-    redacted as a capture redacts them, and stops at the first chunk that keeps something: most sessions
-    answer within their first chunk, an empty one is read to its end (`supermemory backfill --dry-run`).
-
-    :param paths: the session's files, the main transcript first (as `capture_session` gets them).
-    """
-    from supermemory import transcripts
-
-    def kept(d) -> bool:
-        return d is not None and bool(d.requests or d.files or d.commands)
-
-    offset, digest, _memory_id, old_path = _resumed(capture_state.load(ctx, f"{platform}:{session_id}"))
-    if kept(digest):
-        return True
-    files = [os.path.abspath(os.path.expanduser(os.fspath(p))) for p in paths]
-    starts = {file: _resume_at(file, offset, old_path, digest) for file in files}   # before any reading
-    for index, file in enumerate(files):
-        at = starts[file]
-        if at < 0:   # truncated or rotated: a capture starts it over
-            at, digest = 0, (None if index == 0 else digest)
-        while True:
-            more, further = transcripts.read_new_lines(file, at, max_bytes=step_bytes)
-            if further <= at:
-                break
-            at = further
-            if more:
-                digest = transcripts.parse(_redact_lines(more), digest, platform=platform)
-                if kept(digest):
-                    return True
-    return False
