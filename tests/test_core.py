@@ -1267,7 +1267,8 @@ def test_passages_go_to_hits_relevant_on_their_own_and_count_in_the_token_budget
     store.config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0)
     answer = store.remember(" ".join(f"Section {n}: the relay{n} forwards queue{n} messages to sink{n}." for n in range(12)))
     filler = store.remember(" ".join(f"Part {n}: the garden{n} grows tomatoes{n} in summer{n}." for n in range(12)))
-    ask = dict(text="where does relay9 forward messages", touch=False, relevance_threshold=0, relative_cutoff=0)
+    ask = dict(text="where does relay9 forward messages", touch=False, gates=False)
+    monkeypatch.setattr(ranking, "shipped_threshold", lambda configured: 0.0)   # every long hit gets its passage
     hits = {r["id"]: r for r in store.recall(**ask)["results"]}
     assert "passage" in hits[filler["id"]] and hits[answer["id"]]["relevance"] > hits[filler["id"]]["relevance"]
     between = (hits[answer["id"]]["relevance"] + hits[filler["id"]]["relevance"]) / 2

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from supermemory.retrieval import ranking
+from supermemory.retrieval import ranking, relevance
 from supermemory.retrieval.ranking import Candidate, RankConfig
 from supermemory.text import tokenize
 
@@ -291,8 +291,22 @@ def test_query_level_evidence_moves_every_relevance_together_and_never_the_order
     order_low, rel_low = run(pooled_coverage=0.0)
     order_high, rel_high = run(pooled_coverage=1.0)
     assert order_low == order_high
-    shifts = {round(math.log(h / (1 - h)) - math.log(lo / (1 - lo)), 6) for h, lo in zip(rel_high, rel_low)}
-    assert len(shifts) == 1 and shifts != {0.0}    # one shift in log-odds for every candidate
+    factors = {round(h / lo, 6) for h, lo in zip(rel_high, rel_low)}
+    assert len(factors) == 1 and factors != {1.0}    # the best hit's probability moves, every hit with it
+
+
+def test_a_hit_below_the_best_reads_its_odds_against_the_best_not_the_query_s_evidence():
+    # Found by a fresh-user run: under a clear answer (relevance 0.999) an unrelated memory read 0.91, because the
+    # query-level evidence lifts every candidate's log-odds alike and the logistic curve saturates near 1.
+    cands = [Candidate(id=1, bm25=-9.0, coverage=1.0, cosine=0.9), Candidate(id=2, bm25=None, coverage=0.0, cosine=0.6)]
+    cfg = RankConfig(relative_cutoff=0.0, mmr_lambda=0.0, relevance_floor=0.0, threshold=0.0, pooled_coverage=1.0)
+    scored = {r.candidate.id: r for r in ranking.score_candidates(cands, cfg)}
+    logit = {i: r.contributions["intercept"] + sum(v for k, v in r.contributions.items()
+                                                   if k in relevance.FEATURES) for i, r in scored.items()}
+    best = relevance.probability(logit[1])
+    assert scored[1].features["relevance"] == pytest.approx(best)
+    assert scored[2].features["relevance"] == pytest.approx(best * math.exp(logit[2] - logit[1]))
+    assert scored[2].features["relevance"] < relevance.probability(logit[2])
 
 
 @pytest.mark.parametrize("use_cosine", [True, False])   # lexical mode gathers no query vector: the query is blind
@@ -468,6 +482,25 @@ def test_a_small_store_answers_without_listing_every_memory_under_the_answer(db_
         everything = store.recall(query, relative_cutoff=0, touch=False)["results"]
     assert default[0]["id"] == ids[0] and len(default) <= 3
     assert len(everything) == len(facts)   # the cutoff has an off switch
+    threshold = ranking.shipped_threshold("auto")
+    assert default[0]["relevance"] >= threshold
+    assert all(hit["relevance"] < threshold for hit in everything[1:])   # filler reads as filler
+
+
+def test_filler_under_an_answer_is_not_counted_as_recalled(db_path, config, onnx_embedder):
+    # Found by a fresh-user run: every recall counted the unrelated hits listed under the answer as recalled (they
+    # read relevance 0.9), so an unrelated rule climbed every later ranking through its recall count.
+    from supermemory.core import MemoryStore
+
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as store:
+        answer = store.remember("The staging database runs Postgres 16.", kind="fact")["id"]
+        rule = store.remember("Always run ruff before committing.", kind="preference")["id"]
+        store.remember("The frontend is built with Vite and served from dist/.", kind="fact")
+        for _ in range(3):
+            hits = store.recall("which postgres version does staging run", relative_cutoff=0)["results"]
+        assert hits[0]["id"] == answer and rule in [h["id"] for h in hits]
+        counts = {m["id"]: m["recall_count"] for m in store.get([answer, rule])["memories"]}
+    assert counts == {answer: 3, rule: 0}
 
 
 def test_a_new_user_s_small_store_answers_an_exact_error_code_and_still_turns_off_topic_away(db_path, config,
@@ -487,3 +520,14 @@ def test_a_new_user_s_small_store_answers_an_exact_error_code_and_still_turns_of
         off_topic = store.recall("recipe for chocolate cake", touch=False)["results"]
     assert found and found[0]["id"] == gotcha and found[0]["features"]["short_pool"] > 0.9
     assert off_topic == []
+
+
+def test_a_long_memory_s_cosine_is_its_best_chunk_lowered_by_how_little_the_rest_agree():
+    from supermemory.retrieval.candidates import pooled_cosine
+
+    assert pooled_cosine([0.7], 0.05) == 0.7                              # one chunk: its cosine
+    assert pooled_cosine([0.7, 0.2, 0.1], 0.0) == 0.7                     # 0: the best chunk (the off switch)
+    assert pooled_cosine([0.7, 0.7, 0.7], 0.05) == pytest.approx(0.7)     # chunks that agree: no cost
+    spread = pooled_cosine([0.7, 0.2, 0.1, 0.1], 0.05)
+    assert 0.7 - 0.05 * math.log(4) - 1e-9 <= spread < 0.7                # at most softness * ln(n) below the best
+    assert pooled_cosine([0.7, 0.6], 0.05) > pooled_cosine([0.7, 0.3], 0.05)

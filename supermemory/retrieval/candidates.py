@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -30,6 +31,18 @@ def memory_code_share(rec: dict) -> float:
 
 
 INSTRUCTION_SAMPLE = 5   # the best lexical matches `instructed` reads
+
+
+def pooled_cosine(cosines: list[float], softness: float) -> float:
+    """One cosine for a memory from its chunks' cosines: the best, lowered by a soft mean over the rest.
+
+    The best chunk alone favours long memories: the more chunks a memory has, the likelier one of them
+    lands near any query by chance. Log-mean-exp at temperature `softness` is the best cosine for a
+    one-chunk memory and for chunks that agree, and at most `softness * ln(n)` below it otherwise."""
+    best = max(cosines)
+    if softness <= 0 or len(cosines) == 1:
+        return best
+    return best + softness * math.log(sum(math.exp((c - best) / softness) for c in cosines) / len(cosines))
 
 
 def instructed(ctx: StoreContext, cands: dict, records: dict) -> bool:
@@ -163,12 +176,15 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
     if query_vec is not None:
         import numpy as np
 
+        chunk_cosines: dict[int, list[float]] = {}
         for memory_id, vec in search_index.live_chunk_vectors(ctx, list(records), namespaces):
             cos = float(np.dot(vec, query_vec))
-            cand = cands[memory_id]
-            if cand.cosine is None or cos > cand.cosine:
-                cand.cosine = cos
+            chunk_cosines.setdefault(memory_id, []).append(cos)
+            if memory_id not in vectors or cos > max(chunk_cosines[memory_id][:-1]):
                 vectors[memory_id] = vec
+        softness = float(ctx.config.get("ranking.chunk_softness"))
+        for memory_id, cosines in chunk_cosines.items():
+            cands[memory_id].cosine = pooled_cosine(cosines, softness)
     pooled = query.coverage(idf, frozenset().union(*(term_sets.get(i, ()) for i in records)))
     successors = supersession.successors(ctx, list(records))   # live `supersedes` links (demoted, not hidden)
     coverage = {memory_id: query.coverage(idf, term_sets.get(memory_id, set())) for memory_id in records}

@@ -128,7 +128,8 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
 
     The score is the relevance model's log-odds (`relevance.py`: the channels weighted by the evidence
     this query shows) plus small priors (importance, recency, recall count, pinned, stale); `relevance`
-    is the model's probability before the priors.
+    is the model's probability before the priors, for the best hit, and that times its odds against the
+    best for every other (`_hit_relevance`).
     """
     model = cfg.model or relevance.shipped()
     ev = query_evidence(cands, cfg)
@@ -152,10 +153,11 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
             own = (relevance.bm25_share(cand, ev) if cfg.baseline == "lexical"
                    else cand.cosine if cand.cosine is not None else -1.0)
             contributions = {cfg.baseline: own}
-        features["relevance"] = relevance.probability(logit)
+        features["relevance"] = logit      # the log-odds until every candidate has one (below)
         features["cosine"] = cand.cosine    # the raw cosine, for reading (the model reads it through the above)
         features["background"] = ev.background
         out.append(Ranked(cand, features, contributions, sum(contributions.values())))
+    _hit_relevance(out)
     stale = {c.id: c.superseded_by for c in cands if c.superseded_by is not None}
     for item in out:
         if item.candidate.id in stale:   # demoted, never hidden: the contributions still add up to the score
@@ -165,6 +167,20 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
             item.score += item.contributions["superseded"]
     _lift_revisions(out, stale)
     return out
+
+
+def _hit_relevance(scored: list[Ranked]) -> None:
+    """Each hit's `relevance` from the log-odds it holds in `features["relevance"]`: the best hit's probability
+    (calibrated: the chance the query has its answer in the top five), scaled for every other hit by
+    exp(its log-odds - the best's), its odds against the best one. The query-level evidence is the same for
+    every candidate of a query, so it cancels there: filler listed under a clear answer reads near 0, not
+    near the answer's 0.99, and only hits relevant on their own get passages and count as recalled."""
+    if not scored:
+        return
+    best = max(item.features["relevance"] for item in scored)
+    top = relevance.probability(best)
+    for item in scored:
+        item.features["relevance"] = top * math.exp(item.features["relevance"] - best)
 
 
 def _lift_revisions(scored: list[Ranked], stale: dict[int, int]) -> None:
@@ -211,10 +227,11 @@ def gate(ranked: list[Ranked], cfg: RankConfig) -> None:
         return
     for item in ranked:
         p = item.features["relevance"]
+        unread = cfg.uncalibrated_cosines and item.candidate.bm25 is None   # found by cosines the model cannot weigh
         if (cfg.relevance_floor > 0 and item.features["blind"] >= 1.0 and item.candidate.bm25 is None
                 and not cfg.uncalibrated_cosines):
             item.gated = "no evidence: no word of the query, and its cosine means nothing here (Chinese or no embedder)"
-        elif p < cfg.relevance_floor and item.features.get("supersedes") is None:
+        elif p < cfg.relevance_floor and item.features.get("supersedes") is None and not unread:
             item.gated = f"below the relevance floor: {p:.4f} < {cfg.relevance_floor}"
     if cfg.vector_floor <= 0 or not cfg.use_cosine:
         return
