@@ -17,7 +17,7 @@ from typing import Callable
 from supermemory import capture
 from supermemory.config import namespace_for_dir, normalize_namespace
 from supermemory.errors import InvalidInputError, NamespaceError, SupermemoryError
-from supermemory.store import capture_state, reads, versions, writes
+from supermemory.store import reads, versions, writes
 from supermemory.store.records import clean_text, content_hash, parse_id
 from supermemory.text import summarize
 from supermemory.store.context import StoreContext
@@ -245,55 +245,18 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
 
 def _outcome(ctx: StoreContext, session: Session, stored: dict) -> str:
     """What `capture.capture_session` would answer for this session ('created', 'updated', 'unchanged',
-    'empty', 'duplicate', 'no transcript'), worked out the way it works it out and writing nothing: the same
-    saved state (a live capture's too, under any path), the same lines read, redacted and parsed into the
-    same digest, the same rendered memory compared with the stored one. `stored` caches, per namespace, the
-    content hashes of its live session memories, the ones this plan would write included.
+    'empty', 'duplicate', 'no transcript'), writing nothing: `capture.plan_capture` reads and decides as the
+    capture does (the same saved state, a live capture's too, the same lines into the same digest), and the
+    rendered memory is compared with the stored one. `stored` caches, per namespace, the content hashes of
+    its live session memories, the ones this plan would write included.
     """
-    from supermemory import transcripts
-
     paths = session.ordered_paths()
-    path = os.path.abspath(paths[0])
-    if not os.path.isfile(path):
-        return "no transcript"
-    sniffed = transcripts.detect_platform(transcripts.read_new_lines(path, 0, max_bytes=256 * 1024)[0])
-    plat = sniffed if sniffed in PLATFORMS else (session.platform if session.platform in PLATFORMS else None)
-    key_id = f"{plat or 'unknown'}:{session.session_id}"
-    saved = capture_state.load(ctx, key_id)
-    if saved is None:   # a state from before keys carried the platform, for the same file
-        legacy = capture_state.load(ctx, session.session_id)
-        saved = legacy if legacy and capture._same_file(legacy[3], path) else None
-    offset, digest, memory_id, old_path = capture._resumed(saved)
-    files = [path] + [os.path.abspath(p) for p in paths[1:]]
-    files = [f for i, f in enumerate(files) if f not in files[:i] and (i == 0 or os.path.isfile(f))]
-    starts = {}
-    for file in files:
-        starts[file] = capture._resume_at(file, offset, old_path, digest)
-        if starts[file] < 0:
-            starts[file] = 0
-            if file == path:
-                digest = None
-    ends, n_lines = dict(starts), 0
-    for file in files:
-        while True:
-            more, further = transcripts.read_new_lines(file, ends[file], max_bytes=STEP_BYTES)
-            if further <= ends[file]:
-                break
-            ends[file] = further
-            if more:
-                n_lines += len(more)
-                digest = transcripts.parse(capture._redact_lines(more), digest, platform=plat)
-    if n_lines == 0 and digest is not None and ends == starts:
-        return "unchanged"
-    if digest is None:
-        digest = transcripts.parse([], None, platform=plat)
-    digest = transcripts.digest_from_dict(capture.redact_tree(transcripts.digest_to_dict(digest)))
-    if not digest.requests and not digest.files and not digest.commands:
-        return "empty"
-    title, body = transcripts.render_digest(digest, max_chars=int(ctx.config.get("capture.max_chars")))
-    body, title = _as_stored(ctx, body, title)
-    memory_id = memory_id or capture_state.session_memory(ctx, key_id)
-    rec = ctx.fetch(versions.head(ctx, memory_id)) if memory_id else None
+    planned = capture.plan_capture(ctx, paths[0], extra_paths=paths[1:], session_id=session.session_id,
+                                   platform=session.platform, step_bytes=STEP_BYTES)
+    if planned.status is not None:   # 'no transcript', 'unchanged' or 'empty'
+        return planned.status
+    body, title = _as_stored(ctx, planned.body, planned.title)
+    rec = ctx.fetch(versions.head(ctx, planned.memory_id)) if planned.memory_id else None
     if rec is not None and rec["deleted_at"] is None:   # a new version of it, unless nothing changed
         new_hash = content_hash(rec["kind"], title, body)
         hashes = _session_hashes(ctx, rec["namespace"], stored)

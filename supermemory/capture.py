@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from supermemory.config import ALL_NAMESPACES, namespace_for_dir
@@ -90,41 +91,41 @@ def _epoch(stamp: str | None) -> float | None:
         return None
 
 
-def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | None = None,
-                    platform: str | None = None, model: str | None = None, cwd: str | None = None,
-                    namespace: str | None = None, deadline: float | None = None, session_time: bool = False,
-                    stats: dict | None = None, step_bytes: int | None = None,
-                    extra_paths: Sequence[str] = ()) -> dict:
-    """Fold new transcript lines into the session's digest and store it as one `session` memory.
+@dataclass
+class CapturePlan:
+    """What a capture of one session read and decided, before it writes anything (`plan_capture`)."""
 
-    Reads incrementally (a byte offset per transcript, complete lines only); a repeat capture of
-    the same session writes a new version of the same memory, never a duplicate, and a capture
-    with nothing new writes nothing. Sessions are keyed by platform + session id, so a Claude
-    Code and a Codex session that share an id stay apart. Transcript lines are redacted before
-    they are parsed (the digest clips long texts, which would otherwise keep half a secret).
+    status: str | None                  # 'no transcript', 'unchanged' or 'empty' when decided; None: write it
+    path: str | None = None             # the main transcript (absolute)
+    key_id: str = ""                    # capture state key: platform + session id (or 'file:' + path)
+    legacy_key: str | None = None       # a pre-platform state key adopted (dropped at the save)
+    session: str | None = None          # the session id, stripped (None: keyed by file)
+    files: list = field(default_factory=list)     # the session's files read, main first
+    starts: dict = field(default_factory=dict)    # file -> byte offset reading resumed at
+    ends: dict = field(default_factory=dict)      # file -> byte offset read up to
+    n_lines: int = 0
+    drained: bool = False               # every file read to its end (no deadline cut it short)
+    digest: Any = None
+    title: str = ""
+    body: str = ""
+    memory_id: int | None = None        # the session's memory, when it has one
 
-    :param platform: 'claude-code' or 'codex' as the caller sees it; the transcript's own lines win.
-    :param deadline: a `time.monotonic()` value after which no further chunk is read (the next
-        capture continues from there); None reads to the end.
-    :param session_time: date the memory by the session's own first and last line (backfill)
-        instead of now; a new version is never dated before the one it replaces.
-    :param stats: a dict that counts what was read and skipped: `lines`, `malformed`,
-        `unknown_type`, `partial_tail` (bytes of an unfinished last line).
-    :param step_bytes: read this much per chunk (bounds memory; default 4 MB with a deadline, else 16 MB).
-    :param extra_paths: more files of the same session (a resumed session's later file, subagent
-        transcripts), folded into the same digest after `path`; one write for all of them. Each
-        file keeps its own read position in the digest, so every file is read once.
-    :returns: {"status": created|updated|unchanged|empty|disabled|"no transcript", "id", "lines", ...}
+
+def plan_capture(ctx: StoreContext, path, *, session_id: str | None = None, platform: str | None = None,
+                 deadline: float | None = None, stats: dict | None = None, step_bytes: int | None = None,
+                 extra_paths: Sequence[str] = ()) -> CapturePlan:
+    """The reading and deciding half of `capture_session`, writing nothing: sniff the platform, load the
+    saved state (a pre-platform key for the same file too), resume every file at its offset, read,
+    redact and parse the new lines, and render the digest. `capture_session` then writes the plan and
+    `backfill.plan` (the dry run) compares it with the stored memory. Parameters as `capture_session`'s.
     """
     from supermemory import transcripts
 
-    if not _enabled(ctx.config.get("capture.enabled")):
-        return {"status": "disabled"}
     if not path or not isinstance(path, (str, os.PathLike)):
-        return {"status": "no transcript"}
+        return CapturePlan("no transcript")
     path = os.path.abspath(os.path.expanduser(os.fspath(path)))
     if not os.path.isfile(path):
-        return {"status": "no transcript", "path": path}
+        return CapturePlan("no transcript", path=path)
     known = ("claude-code", "codex")
     sniffed = transcripts.detect_platform(transcripts.read_new_lines(path, 0, max_bytes=256 * 1024)[0])
     plat = sniffed if sniffed in known else (platform if platform in known else None)
@@ -174,9 +175,11 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
         if not drained:
             break
     counts["lines"] = counts.get("lines", 0) + n_lines
-    new_offset = ends[path]
+    plan = CapturePlan(None, path=path, key_id=key_id, legacy_key=legacy_key, session=session, files=files,
+                       starts=starts, ends=ends, n_lines=n_lines, drained=drained, memory_id=memory_id)
     if n_lines == 0 and digest is not None and ends == starts:
-        return {"status": "unchanged", "id": format_id(memory_id) if memory_id else None, "lines": 0}
+        plan.status = "unchanged"
+        return plan
     if digest is None:
         digest = transcripts.parse([], None, platform=plat)
     positions = digest.state.get("files")
@@ -188,21 +191,65 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
     digest = transcripts.digest_from_dict(redact_tree(transcripts.digest_to_dict(digest)))
     if digest.platform == "unknown" and plat:
         digest.platform = plat
-    model = model or digest.model
-    title, body = transcripts.render_digest(digest, max_chars=int(ctx.config.get("capture.max_chars")))
+    plan.digest = digest
+    plan.title, plan.body = transcripts.render_digest(digest, max_chars=int(ctx.config.get("capture.max_chars")))
     if memory_id is None:  # state lost (e.g. the hook was killed between the two writes)
-        memory_id = capture_state.session_memory(ctx, key_id)
+        plan.memory_id = capture_state.session_memory(ctx, key_id)
+    if not digest.requests and not digest.files and not digest.commands:
+        plan.status = "empty"
+    return plan
+
+
+def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | None = None,
+                    platform: str | None = None, model: str | None = None, cwd: str | None = None,
+                    namespace: str | None = None, deadline: float | None = None, session_time: bool = False,
+                    stats: dict | None = None, step_bytes: int | None = None,
+                    extra_paths: Sequence[str] = ()) -> dict:
+    """Fold new transcript lines into the session's digest and store it as one `session` memory.
+
+    Reads incrementally (a byte offset per transcript, complete lines only); a repeat capture of
+    the same session writes a new version of the same memory, never a duplicate, and a capture
+    with nothing new writes nothing. Sessions are keyed by platform + session id, so a Claude
+    Code and a Codex session that share an id stay apart. Transcript lines are redacted before
+    they are parsed (the digest clips long texts, which would otherwise keep half a secret).
+    The reading and deciding is `plan_capture`'s; this writes what it planned.
+
+    :param platform: 'claude-code' or 'codex' as the caller sees it; the transcript's own lines win.
+    :param deadline: a `time.monotonic()` value after which no further chunk is read (the next
+        capture continues from there); None reads to the end.
+    :param session_time: date the memory by the session's own first and last line (backfill)
+        instead of now; a new version is never dated before the one it replaces.
+    :param stats: a dict that counts what was read and skipped: `lines`, `malformed`,
+        `unknown_type`, `partial_tail` (bytes of an unfinished last line).
+    :param step_bytes: read this much per chunk (bounds memory; default 4 MB with a deadline, else 16 MB).
+    :param extra_paths: more files of the same session (a resumed session's later file, subagent
+        transcripts), folded into the same digest after `path`; one write for all of them. Each
+        file keeps its own read position in the digest, so every file is read once.
+    :returns: {"status": created|updated|unchanged|empty|disabled|"no transcript", "id", "lines", ...}
+    """
+    from supermemory import transcripts
+
+    if not _enabled(ctx.config.get("capture.enabled")):
+        return {"status": "disabled"}
+    plan = plan_capture(ctx, path, session_id=session_id, platform=platform, deadline=deadline, stats=stats,
+                        step_bytes=step_bytes, extra_paths=extra_paths)
+    if plan.status == "no transcript":
+        return {"status": plan.status, "path": plan.path} if plan.path else {"status": plan.status}
+    memory_id, digest = plan.memory_id, plan.digest
+    if plan.status == "unchanged":
+        return {"status": "unchanged", "id": format_id(memory_id) if memory_id else None, "lines": 0}
+    model = model or digest.model
 
     def save(target: int | None) -> None:
-        capture_state.save(ctx, key_id, path, new_offset, transcripts.digest_to_dict(digest), target,
-                           drop_key=legacy_key)
+        capture_state.save(ctx, plan.key_id, plan.path, plan.ends[plan.path], transcripts.digest_to_dict(digest),
+                           target, drop_key=plan.legacy_key)
 
-    if not digest.requests and not digest.files and not digest.commands:
+    if plan.status == "empty":
         save(memory_id)
-        return {"status": "empty", "id": format_id(memory_id) if memory_id else None, "lines": n_lines}
+        return {"status": "empty", "id": format_id(memory_id) if memory_id else None, "lines": plan.n_lines}
     started = _epoch(digest.started_at) if session_time else None
     ended = _epoch(digest.ended_at) if session_time else None
-    source = {"platform": digest.platform, "model": model, "cwd": cwd or digest.cwd, "session": session}
+    source = {"platform": digest.platform, "model": model, "cwd": cwd or digest.cwd, "session": plan.session}
     source = {k: v for k, v in source.items() if v}
     result = None
     if memory_id:
@@ -211,8 +258,8 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
             if rec is None or rec["deleted_at"] is not None:
                 break
             try:
-                result = versions.update(ctx, rec["id"], content=body, title=title, source=source, namespace="*",
-                                         at=ended)
+                result = versions.update(ctx, rec["id"], content=plan.body, title=plan.title, source=source,
+                                         namespace="*", at=ended)
                 break
             except (InvalidInputError, NotFoundError):
                 if attempt:
@@ -221,13 +268,13 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
         ns = namespace
         if ns is None and ctx.namespace == ALL_NAMESPACES:
             ns = namespace_for_dir(cwd or digest.cwd or os.getcwd())
-        result = writes.remember(ctx, body, title=title, kind="session", source=source, namespace=ns,
-                                 external_key=key_id, importance=0.4, create_namespace=True, at=ended,
+        result = writes.remember(ctx, plan.body, title=plan.title, kind="session", source=source, namespace=ns,
+                                 external_key=plan.key_id, importance=0.4, create_namespace=True, at=ended,
                                  created_at=started)
     memory_id = parse_id(result["id"])
     save(memory_id)
-    return {"status": result["status"], "id": format_id(memory_id), "lines": n_lines,
-            "platform": digest.platform, "complete": drained}
+    return {"status": result["status"], "id": format_id(memory_id), "lines": plan.n_lines,
+            "platform": digest.platform, "complete": plan.drained}
 
 
 def _resumed(saved) -> tuple:
