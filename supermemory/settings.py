@@ -48,7 +48,7 @@ DEFAULTS: dict[str, Any] = {
         "glossary": True,           # Chinese ↔ English software terms bridge queries and memories
         "candidates": 60,
         "match_max_df": 0.2,        # terms in more than this share of chunks are left out of FTS MATCH
-        "chunk_softness": 0.0,      # a long memory's cosine: log-mean-exp of its chunks' at this temperature (0 = best chunk)
+        "chunk_softness": 0.05,     # a long function's cosine: log-mean-exp of its chunks' at this x code share (0 = best chunk)
     },
     "recall": {"default_limit": 8, "max_limit": 100, "max_tokens": 1500,
                "ram_vector_limit": 250_000,  # long-lived servers search up to this many chunks in RAM

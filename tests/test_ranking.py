@@ -531,3 +531,25 @@ def test_a_long_memory_s_cosine_is_its_best_chunk_lowered_by_how_little_the_rest
     spread = pooled_cosine([0.7, 0.2, 0.1, 0.1], 0.05)
     assert 0.7 - 0.05 * math.log(4) - 1e-9 <= spread < 0.7                # at most softness * ln(n) below the best
     assert pooled_cosine([0.7, 0.6], 0.05) > pooled_cosine([0.7, 0.3], 0.05)
+
+
+def test_a_long_code_memory_reads_its_chunks_together_and_a_long_prose_one_its_best_chunk(store):
+    # A question about a function describes all of it; one about a long text asks for a passage of it
+    # (bench/RESULTS.md, "A long function's chunks read together").
+    store.config.settings.setdefault("store", {}).update(chunk_max_tokens=20, chunk_overlap_tokens=0)
+    from supermemory.text import code_share
+
+    function = "\n".join(f"def step_{n}(queue_{n}):\n    return relay_{n}.send(queue_{n}[{n}])" for n in range(8))
+    text = "The relay forwards queue messages to the sink every night. " + " ".join(
+        f"Part {n}: the garden{n} grows tomatoes{n} and basil{n} in summer{n}." for n in range(8))
+    assert code_share(function) > 0.5 and code_share(text) == 0.0
+    code, prose = store.remember(function)["id"], store.remember(text)["id"]
+
+    def cosines(softness):
+        store.config.settings.setdefault("ranking", {})["chunk_softness"] = softness
+        hits = store.recall("relay forwards queue messages", touch=False, gates=False, explain=True)["results"]
+        return {h["id"]: h["features"]["cosine"] for h in hits}
+
+    best, soft = cosines(0.0), cosines(0.05)
+    assert soft[prose] == best[prose]                                        # prose: the best chunk, as before
+    assert best[code] - 0.05 * math.log(16) - 1e-6 <= soft[code] < best[code]

@@ -38,7 +38,9 @@ def pooled_cosine(cosines: list[float], softness: float) -> float:
 
     The best chunk alone favours long memories: the more chunks a memory has, the likelier one of them
     lands near any query by chance. Log-mean-exp at temperature `softness` is the best cosine for a
-    one-chunk memory and for chunks that agree, and at most `softness * ln(n)` below it otherwise."""
+    one-chunk memory and for chunks that agree, and at most `softness * ln(n)` below it otherwise. Recall
+    scales `ranking.chunk_softness` by the memory's code share: a question about a function describes all
+    of it, while a question about a long prose text asks for one passage of it (bench/RESULTS.md)."""
     best = max(cosines)
     if softness <= 0 or len(cosines) == 1:
         return best
@@ -173,18 +175,18 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
     for memory_id, tokens in search_index.chunk_tokens(ctx, [i for i in records if i not in term_sets]):
         term_sets.setdefault(memory_id, set()).update(tokens.split())
     vectors: dict[int, Any] = {}
+    chunk_cosines: dict[int, list[float]] = {}
+    softness = float(ctx.config.get("ranking.chunk_softness"))
     if query_vec is not None:
         import numpy as np
 
-        chunk_cosines: dict[int, list[float]] = {}
         for memory_id, vec in search_index.live_chunk_vectors(ctx, list(records), namespaces):
             cos = float(np.dot(vec, query_vec))
             chunk_cosines.setdefault(memory_id, []).append(cos)
             if memory_id not in vectors or cos > max(chunk_cosines[memory_id][:-1]):
                 vectors[memory_id] = vec
-        softness = float(ctx.config.get("ranking.chunk_softness"))
         for memory_id, cosines in chunk_cosines.items():
-            cands[memory_id].cosine = pooled_cosine(cosines, softness)
+            cands[memory_id].cosine = max(cosines)
     pooled = query.coverage(idf, frozenset().union(*(term_sets.get(i, ()) for i in records)))
     successors = supersession.successors(ctx, list(records))   # live `supersedes` links (demoted, not hidden)
     coverage = {memory_id: query.coverage(idf, term_sets.get(memory_id, set())) for memory_id in records}
@@ -206,5 +208,7 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         cand.terms = frozenset(tset)
         cand.superseded_by = successors.get(memory_id)
         cand.code = memory_code_share(rec) if query_vec is not None else 0.0   # read only beside cosines
+        if len(chunk_cosines.get(memory_id, ())) > 1:   # a long function: its chunks read together (pooled_cosine)
+            cand.cosine = pooled_cosine(chunk_cosines[memory_id], softness * cand.code)
         final.append(cand)
     return Gathered(final, records, query_vec, vector_error, doc_freq, pooled, with_instruction, best_chunk)
