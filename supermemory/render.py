@@ -534,8 +534,8 @@ def render_backfill(result: dict) -> str:
         lines.append("skipped: " + ", ".join(odd))
     total = (f"{result['sessions']} sessions in {result['files']} files ({result['bytes'] / 1e6:.1f} MB)")
     if dry:
-        lines.append(f"dry run: {total}; {result['captured']} new, {result['updated']} grown would be captured. "
-                     "Run `supermemory backfill` to capture them.")
+        lines.append(f"dry run: {total}; {result['captured']} new, {result['updated']} grown would be captured."
+                     + (" Run `supermemory backfill` to capture them." if result["captured"] + result["updated"] else ""))
     else:
         lines.append(f"{total}: {result['captured']} captured, {result['updated']} updated, "
                      f"{result['unchanged']} unchanged, {result['skipped']} skipped in {result['seconds']:.1f} s")

@@ -221,6 +221,18 @@ def test_dry_run_shows_the_table_and_writes_nothing(store, dirs):
     assert store.backfill_plan(claude=str(dirs["claude"]), codex=str(dirs["codex"]))["unchanged"] == 1
 
 
+def test_the_dry_run_names_the_command_only_when_something_is_left_to_capture(store, dirs):
+    from supermemory.render import render_backfill
+
+    ClaudeSession("hint", str(dirs["notes"]), "2026-10-11").user("Outline the talk on FTS5 ranking").write(
+        claude_path(dirs["claude"], str(dirs["notes"]), "hint"))
+    plan = store.backfill_plan(claude=str(dirs["claude"]), codex=str(dirs["codex"]))
+    assert "1 new, 0 grown would be captured. Run `supermemory backfill` to capture them." in render_backfill(plan)
+    run(store, dirs)
+    text = render_backfill(store.backfill_plan(claude=str(dirs["claude"]), codex=str(dirs["codex"])))
+    assert text.endswith("0 new, 0 grown would be captured.") and "Run `supermemory backfill`" not in text
+
+
 def _append(path, session: ClaudeSession) -> None:
     with open(path, "a", encoding="utf-8") as fh:
         for line in session.lines:
