@@ -185,13 +185,15 @@ def _hit_relevance(scored: list[Ranked]) -> None:
 
 def _lift_revisions(scored: list[Ranked], stale: dict[int, int]) -> None:
     """A revising memory answers whatever the memory it revises answers, with the current facts:
-    it scores at least a little above that memory's unpenalised score (`supersedes` contribution).
+    it scores at least a little above that memory's unpenalised score (`supersedes` contribution), and
+    its relevance is at least that memory's (an agent trusting the figure must not take the stale one).
     """
     by_id = {r.candidate.id: r for r in scored}
     for old_id, new_id in stale.items():
         old, new = by_id[old_id], by_id.get(new_id)
         if new is None:   # the successor is not among this query's candidates
             continue
+        new.features["relevance"] = max(new.features["relevance"], old.features["relevance"])
         unpenalised = old.score - old.contributions.get("superseded", 0.0)
         lift = max(0.0, unpenalised + 0.01 - new.score)
         if lift > new.contributions.get("supersedes", 0.0):
