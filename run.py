@@ -107,19 +107,6 @@ def _workers() -> list:
     return ["-n", str(workers)] if workers > 1 else []
 
 
-# Imports the CLI cannot work without (onnxruntime and tokenizers only degrade recall to words, with a warning).
-REQUIRED = (("numpy", "numpy"), ("Stemmer", "PyStemmer"))
-
-
-def _importable(module: str) -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def cli(args: list) -> int:
     """The CLI, in the checkout's `.venv` when `run.py test` made one; else in this Python if it has the
     runtime dependencies, and otherwise a clear word on how to get them (never a traceback)."""
@@ -132,14 +119,13 @@ def cli(args: list) -> int:
             os.execv(command[0], command)
         except OSError:   # a broken venv (its python moved or deleted): fall through to this Python
             pass
-    missing = [package for module, package in REQUIRED if not _importable(module)]
-    if missing:
-        sys.stderr.write(
-            f"run.py: this Python ({sys.executable}) lacks supermemory's dependencies: {', '.join(missing)}.\n"
-            "Run `python3 run.py test` once (it builds .venv/ in this checkout, which run.py then uses), "
-            "or `python3 install.py` (then use the `supermemory` command).\n")
-        return 1
     sys.path.insert(0, ROOT)
+    from supermemory import deps   # standard library only
+
+    missing = deps.missing()
+    if missing:
+        sys.stderr.write(deps.advice("run.py", missing))
+        return 1
     from supermemory.cli import main as cli_main
 
     return cli_main()

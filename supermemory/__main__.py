@@ -1,6 +1,12 @@
-"""`python3 -m supermemory` runs the CLI."""
+"""`python3 -m supermemory` runs the CLI, once this Python is known to have its dependencies (`deps`)."""
 import sys
 
-from supermemory.cli import main
+from supermemory import deps
+
+if deps.missing():
+    sys.stderr.write(deps.advice("supermemory", deps.missing()))
+    sys.exit(1)
+
+from supermemory.cli import main  # noqa: E402 - after the check: the CLI's imports need the dependencies
 
 sys.exit(main())

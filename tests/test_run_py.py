@@ -76,6 +76,20 @@ def test_a_cli_command_in_a_python_without_the_dependencies_says_how_to_get_them
     assert not (tmp_path / "smhome").exists()     # nothing half-written
 
 
+def test_python_m_supermemory_in_a_python_without_the_dependencies_says_how_to_get_them(tmp_path):
+    """Found by a fresh-user run: `python3 -m supermemory remember …` in the checkout (the system Python, no
+    PyStemmer) ran until the tokenizer's import and ended in a traceback."""
+    blocker = _blocking(tmp_path, "Stemmer")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(blocker), str(ROOT)]), HOME=str(tmp_path / "home"),
+               SUPERMEMORY_HOME=str(tmp_path / "smhome"))
+    done = subprocess.run([sys.executable, "-m", "supermemory", "remember", "CI runs on Jenkins"], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 1
+    assert "PyStemmer" in done.stderr and "python3 run.py test" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "smhome").exists()     # nothing half-written
+
+
 def test_a_cli_command_runs_in_the_checkout_venv_that_run_py_test_made():
     venv_python = ROOT / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     if not (ROOT / ".venv" / ".supermemory-dev-install").exists() or not venv_python.exists():
