@@ -1671,6 +1671,23 @@ def sessions_to_capture(python: str, paths: Paths, folders: list[str]) -> int | 
         return None
 
 
+def rules_to_import(python: str, paths: Paths, files: list[Path]) -> dict[str, int] | None:
+    """How many rules of each file import-rules would add or change (keyed by the file's real path), as the
+    package's `import-rules --dry-run` counts them against those stored; None when it cannot say (it failed, is
+    old, or took longer than COUNT_TIMEOUT_S)."""
+    res = run_package(python, ["import-rules", "--dry-run", "--json", *map(str, files)], paths, capture=True,
+                      timeout=COUNT_TIMEOUT_S)
+    try:
+        plan = json.loads(res.stdout) if res.returncode == 0 else {}
+        if plan.get("dry_run") is not True:   # an older package refuses the flag
+            return None
+        # a file it cannot read counts as pending: the import then says why
+        return {os.path.realpath(f["path"]): int(f["created"]) + int(f["changed"]) + bool(f.get("error"))
+                for f in plan["files"]}
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
 def _ask(question: str) -> bool:
     try:
         answer = input(question)
@@ -1688,6 +1705,9 @@ def offer_backfill(args, python: str, paths: Paths, cli: str = "supermemory") ->
     claude_dir, codex_dir = history_dirs(paths)
     claude, codex = count_sessions(paths)
     rule_files = user_rule_files(paths)
+    if rule_files and not args.dry_run:   # only the files with a rule not stored yet (all when that is unknown)
+        counts = rules_to_import(python, paths, rule_files)
+        rule_files = rule_files if counts is None else [p for p in rule_files if counts.get(os.path.realpath(p), 1)]
     # Only folders that exist are named: backfill reports a named folder that is missing (an error when
     # none exists), and with no session on disk there is nothing to capture.
     folders = [a for flag, d in (("--claude", claude_dir), ("--codex", codex_dir)) if d.is_dir() for a in (flag, str(d))]

@@ -322,9 +322,8 @@ def cmd_health(args) -> int:
 
 def cmd_import_rules(args) -> int:
     from supermemory.render import render_import_rules
-
     with _store(args) as store:
-        result = store.import_rules(args.paths or None)
+        result = store.import_rules(args.paths or None, dry_run=args.dry_run)
     failed = [f["error"] for f in result["files"] if f.get("error")]
     if args.json:
         _print_json(result)
@@ -563,6 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("import-rules", cmd_import_rules, "import the rules of CLAUDE.md / AGENTS.md files as preferences", ns=False)
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: user-level files and this project's)")
+    p.add_argument("--dry-run", action="store_true", help="count what an import would change; write nothing")
 
     add("mcp", cmd_mcp, "run the MCP stdio server", json_flag=False, ns=False)
     p = add("ui", cmd_ui, "open a local page to browse, search and clean memories (127.0.0.1 only)", json_flag=False, ns=False)

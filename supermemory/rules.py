@@ -178,7 +178,7 @@ def _source(path: str, rule: Rule) -> dict:
             "rule": rule.identity}
 
 
-def _import_file(ctx: StoreContext, path: str) -> dict:
+def _import_file(ctx: StoreContext, path: str, dry_run: bool = False) -> dict:
     label = os.path.basename(path)
     ns = _namespace(path)
     key = KEY_PREFIX + path
@@ -205,16 +205,20 @@ def _import_file(ctx: StoreContext, path: str) -> dict:
         match = _closest(rule, gone)
         if match is not None:
             gone.remove(match)
+            out["changed"] += 1
+            if dry_run:
+                continue
             versions.update(ctx, match["id"], content=rule.text, title=_title(label, rule), tags=tags,
                             source=_source(path, rule), namespace="*")
-            out["changed"] += 1
+            continue
+        out["created"] += 1
+        if dry_run:
             continue
         writes.remember(ctx, rule.text, title=_title(label, rule), kind="preference", tags=tags, importance=0.6,
                         namespace=ns, source=_source(path, rule), create_namespace=True, external_key=key)
-        out["created"] += 1
-    if gone:
+    if gone and not dry_run:
         versions.forget(ctx, [format_id(rec["id"]) for rec in gone], namespace="*", reason="rule removed from its file")
-        out["removed"] = len(gone)
+    out["removed"] = len(gone)
     return out
 
 
@@ -239,20 +243,22 @@ def _closest(rule: Rule, candidates: list[dict]) -> dict | None:
     return best
 
 
-def import_rules(ctx: StoreContext, paths: Sequence[str] | None = None) -> dict:
+def import_rules(ctx: StoreContext, paths: Sequence[str] | None = None, dry_run: bool = False) -> dict:
     """Import the rules of CLAUDE.md / AGENTS.md files as `preference` memories (tagged `rule` and
     `rules:<file name>`, file and line in `source`); re-running keeps them in step with the files.
 
     :param paths: files or folders (a folder means its CLAUDE.md, AGENTS.md, .claude/CLAUDE.md);
         default: the user-level files and the current project's.
+    :param dry_run: write nothing; the counts say what a real run would do (`--dry-run`: the installer asks it
+        whether a file holds a rule not stored yet before offering to import it).
     :returns: {"files": [{path, namespace, file, rules, created, changed, unchanged, removed, ...}],
-        "missing": [{path, reason}], and the totals}.
+        "missing": [{path, reason}], the totals, and "dry_run"}.
     Raises:
         InvalidInputError: no rule file among the paths given.
     """
     files, missing = _targets(paths)
     if not files and paths:
         raise InvalidInputError("no rule file found: " + "; ".join(f"{m['path']} ({m['reason']})" for m in missing))
-    results = [_import_file(ctx, path) for path in files]
+    results = [_import_file(ctx, path, dry_run) for path in files]
     totals = {k: sum(r[k] for r in results) for k in ("rules", "created", "changed", "unchanged", "removed")}
-    return {"files": results, "missing": missing, **totals}
+    return {"files": results, "missing": missing, **totals, "dry_run": dry_run}

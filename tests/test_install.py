@@ -1272,7 +1272,7 @@ def test_with_rules_but_no_session_folder_only_the_rules_are_imported(tmp_path):
     assert "backfill failed" not in res.output and "does not exist" not in res.output
     assert _memories(env).get("preference") == 1
     skip = env.run("--no-backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
-    assert "Run it any time: supermemory import-rules" in skip.output and "backfill --claude" not in skip.output
+    assert "Run it any time" not in skip.output and "backfill --claude" not in skip.output   # all imported already
 
 
 def test_no_backfill_in_a_dry_run_or_with_no_backfill(tmp_path):
@@ -1344,4 +1344,29 @@ def test_a_re_run_offers_the_backfill_only_for_sessions_not_captured_yet(tmp_pat
     assert env.run("--backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"}).returncode == 0
     again = env.run("--no-backfill", extra_env={"SUPERMEMORY_EMBED_PROVIDER": "hash"})
     assert "found 1 Claude Code session(s)" in again.stdout and "nothing in them left to capture" in again.stdout
-    assert "backfill --claude" not in again.stdout and "Run it any time: supermemory import-rules" in again.stdout
+    assert "backfill --claude" not in again.stdout and "import-rules ~" not in again.stdout
+    assert "Run it any time" not in again.stdout      # the --backfill run imported the rules too: nothing to offer
+
+
+def test_a_re_run_offers_only_the_rule_files_with_a_rule_not_stored_yet(tmp_path):
+    env = Env(tmp_path)
+    (env.home / ".claude").mkdir(parents=True, exist_ok=True)
+    env.codex.mkdir(parents=True, exist_ok=True)
+    env.claude_md.write_text("## My rules\n- Write commit messages in the imperative.\n- Prefer rg to grep.\n",
+                             encoding="utf-8")
+    env.agents_md.write_text("# Codex\n- Keep the changelog in sync.\n", encoding="utf-8")
+    hash_env = {"SUPERMEMORY_EMBED_PROVIDER": "hash"}
+    first = env.run("--no-backfill", extra_env=hash_env)
+    assert first.returncode == 0, first.output
+    assert f"Run it any time: supermemory import-rules {env.claude_md} {env.agents_md}\n" in first.stdout
+    imported = subprocess.run([sys.executable, "-m", "supermemory", "import-rules", str(env.claude_md)],
+                              env=env.environ(**hash_env), capture_output=True, text=True, timeout=120, cwd=str(env.root))
+    assert imported.returncode == 0 and "2 new" in imported.stdout, imported.stderr
+    again = env.run("--no-backfill", extra_env=hash_env)
+    assert f"Run it any time: supermemory import-rules {env.agents_md}\n" in again.stdout   # not CLAUDE.md
+    env.run("--yes", extra_env=hash_env)
+    done = env.run("--no-backfill", extra_env=hash_env)
+    assert "rules not imported now" not in done.stdout and "import-rules /" not in done.stdout, done.stdout
+    env.claude_md.write_text(env.claude_md.read_text(encoding="utf-8") + "- Log in UTC.\n", encoding="utf-8")
+    grown = env.run("--no-backfill", extra_env=hash_env)
+    assert f"Run it any time: supermemory import-rules {env.claude_md}\n" in grown.stdout

@@ -106,6 +106,31 @@ def test_rerun_keeps_unchanged_rules_versions_edited_ones_and_forgets_removed_on
     assert store.import_rules([str(path)])["unchanged"] == 5
 
 
+def test_a_dry_run_counts_what_a_rerun_would_change_and_writes_nothing(store, project, monkeypatch, capsys):
+    from supermemory.cli import main
+
+    path = project / "AGENTS.md"
+    path.write_text(CLAUDE_MD, encoding="utf-8")
+    plan = store.import_rules([str(path)], dry_run=True)
+    assert plan["dry_run"] and (plan["created"], plan["files"][0]["created"]) == (5, 5)
+    assert store.stats(namespace="*")["memories"] == 0
+    store.import_rules([str(path)])
+    before = live_rules(store)
+    again = store.import_rules([str(path)], dry_run=True)
+    assert (again["created"], again["changed"], again["unchanged"]) == (0, 0, 5)
+    path.write_text(CLAUDE_MD.replace("under 50 lines", "under 40 lines").replace("* Prefer pathlib over os.path.\n",
+                                                                              "- Log in UTC.\n"), encoding="utf-8")
+    plan = store.import_rules([str(path)], dry_run=True)
+    assert (plan["created"], plan["changed"], plan["unchanged"], plan["removed"]) == (1, 1, 3, 1)
+    assert live_rules(store) == before
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    monkeypatch.chdir(project)
+    assert main(["import-rules", "--dry-run", "--json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["created"] == 5     # the CLI's own store: nothing there yet
+    assert main(["import-rules", "--dry-run", "--json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["created"] == 5     # and the dry run stored none
+
+
 def test_user_level_files_go_to_global(store, tmp_path, monkeypatch):
     claude_home = tmp_path / "claude-home"
     claude_home.mkdir()
