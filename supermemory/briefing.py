@@ -8,13 +8,15 @@ from supermemory.store import namespaces as nsm
 from supermemory.store import reads
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
+from supermemory.transcripts.digest import headline
 
 
 def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | None = None,
              namespace: str | None = None, platform: str | None = None) -> dict:
     """The session-start hand-off's memories by section (pinned rules, open tasks, decisions,
     preferences, gotchas, recent changes, last sessions, relevant to `query`) and its token budget;
-    `render.briefing_view` turns it into text. Never loads the embedding model.
+    `render.briefing_view` turns it into text. Never loads the embedding model. A session's summary is its
+    digest's headline (`transcripts.digest.headline`: open ends first, else requests).
 
     :param platform: the agent it is for ('claude-code', 'codex'): imported rules from the file
         that agent loads by itself (CLAUDE.md, AGENTS.md) are left out; the other file's stay.
@@ -26,6 +28,8 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
     without = [rules.file_tag(own)] if own else []
     sections = reads.briefing_sections(ctx, namespaces, recent_days=float(ctx.config.get("briefing.recent_days")),
                                        without_tags=without)
+    for item in sections["sessions"]:   # what it left open (else asked), not its platform / project / model header
+        item["summary"] = headline(item.get("body") or "") or item["summary"]
     shown = {item["id"] for key, items in sections.items() if key not in ("recent", "sessions") for item in items}
     relevant = []
     if query:

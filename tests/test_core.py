@@ -409,6 +409,19 @@ def test_tasks_default_to_open_and_briefing_lists_them_after_pinned(store):
     assert "Open tasks" not in briefing_view(store.briefing())["text"]
 
 
+def test_a_session_without_open_ends_is_briefed_by_its_requests_not_its_header(store):
+    from supermemory.transcripts import SessionDigest, render_digest
+
+    title, body = render_digest(SessionDigest(
+        platform="claude-code", cwd="/work/shop", git_branch="main", model="claude-sonnet-4-5",
+        started_at="2026-11-20T10:00:00Z", requests=["Make the login test pass again", "Rename the cookie to sid"],
+        commands=["pytest -q tests/test_login.py"], turns=2))
+    store.remember(body, title=title, kind="session")
+    line = next(line for line in briefing_view(store.briefing())["text"].splitlines() if "session]" in line)
+    assert line.endswith("— Requests: Make the login test pass again; Rename the cookie to sid"), line
+    assert "Platform:" not in line
+
+
 def test_a_status_is_refused_on_a_memory_that_is_not_a_task(store):
     decision = store.remember("We picked SQLite WAL for concurrency", kind="decision")["id"]
     with pytest.raises(InvalidInputError, match=f"status applies to tasks; {decision} is a decision"):

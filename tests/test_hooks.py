@@ -891,3 +891,30 @@ def test_session_start_context_holds_the_pinned_rule_and_the_open_task(tmp_path,
     open_tasks = context.split("## Open tasks", 1)[1].split("\n## ", 1)[0]
     assert "Finish the retry logic" in open_tasks and "Old task that was finished" not in open_tasks
     assert context.index("Pinned rules") < context.index("Open tasks")
+
+
+def test_after_compaction_the_last_session_line_shows_its_open_ends_not_its_metadata(tmp_path, home, hash_env):
+    cwd = project(tmp_path, "shop")
+    transcript = tmp_path / "transcripts" / "open-ends.jsonl"
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        claude_line(1, "user", "The login test fails after the token change, fix it"),
+        claude_line(2, "assistant", [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                      "input": {"command": "pytest -q tests/test_login.py"}}]),
+        claude_line(3, "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "1 passed"}]),
+        claude_line(4, "assistant", [{"type": "tool_use", "id": "t2", "name": "Edit",
+                                      "input": {"file_path": f"{cwd}/auth.py", "old_string": "a", "new_string": "b"}}]),
+        claude_line(5, "user", [{"type": "tool_result", "tool_use_id": "t2", "content": "ok"}]),
+        claude_line(6, "assistant", [{"type": "text", "text": "Fixed the token check. TODO: add a refresh-token test."}]),
+    ]
+    for line in lines:
+        line["cwd"] = str(cwd)
+        if line["type"] == "assistant":
+            line["message"]["model"] = "claude-sonnet-4-5"
+    append_lines(transcript, lines)
+    assert hooks.capture(claude_payload(transcript, cwd))["status"] == "created"
+    context = hooks.session_start({"cwd": str(cwd), "source": "compact", "session_id": CLAUDE_SESSION})[
+        "hookSpecificOutput"]["additionalContext"]
+    line = context.split("## Last sessions\n", 1)[1].split("\n", 1)[0]
+    assert "Open ends: Note: TODO: add a refresh-token test." in line, line
+    assert "Platform:" not in line and "Model:" not in line and "Branch:" not in line, line

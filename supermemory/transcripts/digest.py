@@ -182,6 +182,27 @@ def _title(d: SessionDigest) -> str:
     return f"{head} · {_short(topic, 60)}" if topic else head
 
 
+REQUESTS_HEADING = "Requests:"
+OPEN_ENDS_HEADING = "Open ends:"
+# What a one-line mention of a session shows, first found first: what it left open, else what was asked.
+_HEADLINE_SECTIONS = (OPEN_ENDS_HEADING, REQUESTS_HEADING)
+_MORE_RE = re.compile(r"^… \d+ more$")
+
+
+def headline(body: str) -> str:
+    """The substance of a body `render_digest` wrote, for a one-line mention of the session (the briefing's
+    "Last sessions"): its open ends when it has any, else its requests, as `Open ends: a; b`; '' for a text
+    that is not such a body (the header's platform / project / branch / model are never part of it)."""
+    blocks = [block.split("\n") for block in (body or "").replace("\r\n", "\n").split("\n\n")]
+    by_heading = {lines[0].strip(): lines[1:] for lines in blocks if lines}
+    for heading in _HEADLINE_SECTIONS:
+        items = [line[2:].strip() for line in by_heading.get(heading, []) if line.startswith("- ")]
+        items = [item for item in items if item and not _MORE_RE.match(item)]
+        if items:
+            return f"{heading} {'; '.join(items)}"
+    return ""
+
+
 def render_digest(d: SessionDigest, *, max_chars: int = 6000) -> tuple[str, str]:
     """Return (title, body).
 
@@ -215,16 +236,17 @@ def render_digest(d: SessionDigest, *, max_chars: int = 6000) -> tuple[str, str]
     read_only = [f for f in d.files_read if f not in edited]
     # (heading, items, items dropped while parsing, where they were dropped)
     sections = [
-        ("Requests:", list(d.requests), _int(dropped.get("requests")), MAX_REQUESTS // 2),
+        (REQUESTS_HEADING, list(d.requests), _int(dropped.get("requests")), MAX_REQUESTS // 2),
         ("Files edited:", list(d.files), _int(dropped.get("files")), MAX_FILES // 2),
         ("Files read:", read_only, _int(dropped.get("files_read")), MAX_FILES_READ // 2),
         ("Commands:", list(d.commands), _int(dropped.get("commands")), MAX_COMMANDS // 2),
         ("Errors:", list(d.errors), _int(dropped.get("errors")), MAX_ERRORS // 2),
-        ("Open ends:", list(d.open_ends), 0, MAX_OPEN_ENDS),
+        (OPEN_ENDS_HEADING, list(d.open_ends), 0, MAX_OPEN_ENDS),
     ]
     sections = [s for s in sections if s[1]]
     # On ties the least valuable list is trimmed first.
-    trim_rank = {"Files read:": 5, "Commands:": 4, "Files edited:": 3, "Errors:": 2, "Requests:": 1, "Open ends:": 0}
+    trim_rank = {"Files read:": 5, "Commands:": 4, "Files edited:": 3, "Errors:": 2, REQUESTS_HEADING: 1,
+                 OPEN_ENDS_HEADING: 0}
     keep = [len(s[1]) for s in sections]
     item_limit = [None]
 
