@@ -33,7 +33,8 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
     """The answer to a broad query, or None when the query names no kind, status or time.
 
     :param plain: the normal recall, of `text` or of the query given first, taking extra read filters
-        (`kinds`, `status`, `since`, `until`) as keywords.
+        (`kinds`, `status`, `since`, `until`) and other recall arguments (`touch`, `relevance_threshold`)
+        as keywords.
     :param namespaces: what `namespace` resolved to (for the page and the search log).
     """
     found = intent_.parse(text, now)
@@ -42,10 +43,21 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
     if found.only:
         return listing(ctx, text, found, namespace=namespace, namespaces=namespaces, limit=limit,
                        max_tokens=max_tokens, explain=explain, touch=touch, origin=origin, started=started)
-    # The filter stands for the intent words: the filtered recall ranks the memories of that kind, status
-    # or period by the topic alone, best first, without the nothing-relevant gate (the query asked for them).
-    result = plain(found.topic or text, kinds=list(found.kinds) or None, status=found.status, since=found.since,
-                   until=found.until, relevance_threshold=0)
+    # The filter stands for the intent words: the filtered recall ranks the memories of that kind, status or
+    # period by the topic alone. Its nothing-relevant gate passes when the topic has an answer among them, or
+    # when the question as asked has one in the store (a one-word topic alone reads weaker than the question:
+    # "decisions about the database"); then the filtered recall lists by topic without the gate. Otherwise the
+    # store has no answer: "decisions about the sentry setup" in a store that never mentions sentry does not
+    # list its unrelated decisions (found by a fresh-user run).
+    filters = dict(kinds=list(found.kinds) or None, status=found.status, since=found.since, until=found.until)
+    result = plain(found.topic or text, **filters)
+    if not result["results"]:
+        asked = plain(touch=False)
+        if not asked["results"]:
+            if explain:
+                asked["intent"] = {**found.as_dict(), "applied": "none (nothing relevant to the question)"}
+            return asked
+        result = plain(found.topic or text, **filters, relevance_threshold=0)
     applied = bool(result["results"])
     if applied:
         result["query"] = text

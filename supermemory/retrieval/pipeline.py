@@ -108,11 +108,12 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
     namespaces = nsm.for_read(ctx, namespace, must_exist=True)
     # --- broad questions (issue #16 item 3): kind / status / time words, answered in retrieval/broad.py ---
     if broad.enabled(ctx, intent) and not (kinds or tags or since or until or platform or status):
-        def plain(query: str = text, **filters) -> dict:
-            return recall(ctx, query, limit=limit, namespace=namespace, max_tokens=max_tokens, explain=explain,
-                          explain_all=explain_all, min_similarity=min_similarity, relative_cutoff=relative_cutoff,
-                          gates=gates, touch=touch, lexical_only=lexical_only, origin=origin, channels=channels,
-                          intent=False, **filters)
+        def plain(query: str = text, **overrides) -> dict:
+            return recall(ctx, query, **{**dict(
+                limit=limit, namespace=namespace, max_tokens=max_tokens, explain=explain, explain_all=explain_all,
+                min_similarity=min_similarity, relative_cutoff=relative_cutoff, gates=gates, touch=touch,
+                lexical_only=lexical_only, origin=origin, channels=channels, intent=False,
+                relevance_threshold=relevance_threshold), **overrides})
         answered = broad.answer(ctx, text, now=now, namespace=namespace, namespaces=namespaces, limit=limit,
                                 max_tokens=max_tokens, explain=explain or explain_all, touch=touch, origin=origin,
                                 started=started, plain=plain)
