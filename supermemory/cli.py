@@ -10,6 +10,7 @@ from pathlib import Path
 
 from supermemory.argv import DashHintParser, parse_args
 from supermemory.config import KINDS, RELATIONS, TASK_STATUSES, load_config
+from supermemory import progress   # standard library only, like the rest at import time
 from supermemory.errors import InvalidInputError, NotFoundError, SupermemoryError
 from supermemory.terminal import printable, say
 
@@ -24,9 +25,7 @@ def _print_json(data) -> None:
 
 
 def _progress(label: str, min_total: int = 1):
-    from supermemory.render import progress_printer
-
-    return progress_printer(label, min_total=min_total)
+    return progress.progress_printer(label, min_total=min_total)
 
 
 def _text(value: str | None, field: str) -> str | None:
@@ -334,11 +333,11 @@ def cmd_import_rules(args) -> int:
 
 
 def cmd_backfill(args) -> int:
-    from supermemory.render import backfill_progress, render_backfill
+    from supermemory.render import render_backfill
 
     kw = dict(claude=args.claude, codex=args.codex, project=args.project, since=args.since, limit=args.limit)
     with _store(args) as store:
-        result = store.backfill_plan(**kw) if args.dry_run else store.backfill(**kw, progress=backfill_progress())
+        result = store.backfill_plan(**kw) if args.dry_run else store.backfill(**kw, progress=progress.backfill_progress())
     _print_json(result) if args.json else say(render_backfill(result))
     return 0
 

@@ -37,7 +37,7 @@ def test_a_title_that_does_not_start_the_text_keeps_the_whole_text():
 def test_progress_off_a_terminal_prints_a_line_per_tenth_with_rate_and_eta():
     import io
 
-    from supermemory.render import progress_printer
+    from supermemory.progress import progress_printer
 
     ticks = iter(float(i) for i in range(1000))
     out = io.StringIO()

@@ -147,7 +147,7 @@ def evaluate(store, docs, queries, *, mode: str = "full", limit: int = 10, detai
     """
     from supermemory.errors import InvalidInputError
 
-    from supermemory.render import progress_printer
+    from supermemory.progress import progress_printer
 
     doc_to_mem = seeded if seeded is not None else seed(
         store, docs, progress=progress_printer("seeding") if sys.stderr.isatty() else None, clock=clock)
