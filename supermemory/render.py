@@ -271,10 +271,12 @@ def render_list(result: dict, *, commands: Commands) -> str:
 
 def render_update(result: dict) -> str:
     """An update result: the new version and the one it supersedes, or that nothing changed."""
+    moved = ([f"{result['asked']} was superseded: the change went to its current version."]
+             if result.get("asked") else [])
     if result.get("status") == "unchanged":
-        return f"{result['id']} unchanged: the new values equal the current ones."
-    return "\n".join([f"Updated: {result['id']} is the new version and supersedes {result.get('previous')} "
-                      f"(history kept)."] + text_notes(result))
+        return "\n".join(moved + [f"{result['id']} unchanged: the new values equal the current ones."])
+    return "\n".join(moved + [f"Updated: {result['id']} is the new version and supersedes {result.get('previous')} "
+                               f"(history kept)."] + text_notes(result))
 
 
 def render_history(result: dict) -> str:

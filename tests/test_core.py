@@ -1299,3 +1299,20 @@ def test_passages_go_to_hits_relevant_on_their_own_and_count_in_the_token_budget
     assert len(store.recall(**ask, max_tokens=10_000)["results"]) > 1
     alone = store.recall(**ask, max_tokens=cost - 5)["results"]       # the first hit fits, its passage does not
     assert [r["id"] for r in alone] == [answer["id"]] and "passage" not in alone[0]
+
+
+def test_a_pin_or_status_change_to_an_old_version_goes_to_the_current_one_and_text_changes_are_refused(store):
+    # Found by a fresh-user run: after `update M1 --pin` (new version M2), `update M1 --status done` was refused,
+    # though the agent only held the id its recall gave it.
+    from supermemory.render import render_update
+
+    first = store.remember("TODO: add retries to the webhook sender", kind="task")["id"]
+    pinned = store.update(first, pinned=True)
+    closed = store.update(first, status="done")
+    assert closed["asked"] == first and closed["previous"] == pinned["id"]
+    assert f"{first} was superseded: the change went to its current version." in render_update(closed)
+    current = store.get([closed["id"]])["memories"][0]
+    assert current["pinned"] and current["status"] == "done"
+    assert "asked" not in store.update(closed["id"], importance=0.9)
+    with pytest.raises(InvalidInputError, match="current version"):
+        store.update(first, content="TODO: add retries and a dead-letter queue")

@@ -87,6 +87,11 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
            force: bool = False, at: float | None = None) -> dict:
     """Revise a memory: a new row supersedes the old one (history kept, never overwritten).
 
+    A change of metadata only (pinned, status, tags, importance, confidence, TTL) asked of an old version goes
+    to the current version of its chain, and the result names the id asked (`asked`): an agent holding the id
+    a recall gave it an hour ago can still pin or close it. A change of text or kind to an old version is
+    refused (it would overwrite the newer text unseen).
+
     :param force: write a new version even when nothing changed (used by merge).
     :param at: when the change happened (epoch seconds; default now), e.g. a backfilled session's
         last line; never earlier than the old version's `valid_from`.
@@ -94,7 +99,13 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
     Raises:
         NotFoundError: unknown id. InvalidInputError: bad arguments or nothing changed.
     """
-    old = live(ctx, parse_id(id), nsm.for_read(ctx, namespace))
+    asked = parse_id(id)
+    target = asked
+    if content is None and title is None and kind is None:   # a pin, status or tag change: to the current version
+        rec = ctx.fetch(asked)
+        if rec is not None and rec["superseded_by"] is not None and rec["deleted_at"] is None:
+            target = head(ctx, asked)
+    old = live(ctx, target, nsm.for_read(ctx, namespace))
     limit = int(ctx.config.get("store.max_content_chars"))
     new_kind = rec_.kind(kind) if kind is not None else old["kind"]
     if content is not None:
@@ -131,9 +142,10 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
     same = (digest == old["content_hash"] and new_tags == json.loads(old["tags"]) and
             new_importance == old["importance"] and new_confidence == old["confidence"] and
             new_pinned == bool(old["pinned"]) and new_status == old["status"] and new_ttl == old["ttl_days"])
+    moved = {"asked": format_id(asked)} if target != asked else {}
     if same and not force:
         return {"id": format_id(old["id"]), "previous": None, "status": "unchanged", "redacted": redacted,
-                "unclosed_private": left_out}
+                "unclosed_private": left_out, **moved}
     if digest == old["content_hash"]:
         pieces = [r[0] for r in ctx.q("SELECT text FROM chunks WHERE memory_id = ? ORDER BY seq", (old["id"],))]
         vectors = _stored_vectors(ctx, old["id"])
@@ -157,7 +169,7 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
         search_index.index_live(ctx, new_id)
     return {"id": format_id(new_id), "previous": format_id(old["id"]), "status": "updated",
             "redacted": redacted, "unclosed_private": left_out,
-            "vectors_pending": len(pieces) - len(vectors) if vectors is not None else 0}
+            "vectors_pending": len(pieces) - len(vectors) if vectors is not None else 0, **moved}
 
 
 def delete_rows(ctx: StoreContext, row_ids: Sequence[int], *, indexed: bool = True) -> None:
