@@ -36,8 +36,9 @@ def test_remember_returns_short_id_and_recall_finds_it(store):
 
 def test_exact_repeat_returns_existing_id(store):
     first = store.remember("Use pnpm, not npm", kind="decision")
-    again = store.remember("use pnpm, not npm  ", kind="decision")
+    again = store.remember("Use pnpm, not npm  ", kind="decision")
     assert again["status"] == "duplicate" and again["id"] == first["id"]
+    assert store.remember("use pnpm, not NPM", kind="decision")["id"] != first["id"]   # case counts
     other_kind = store.remember("Use pnpm, not npm", kind="fact")
     assert other_kind["id"] != first["id"]
 
@@ -1316,3 +1317,20 @@ def test_a_pin_or_status_change_to_an_old_version_goes_to_the_current_one_and_te
     assert "asked" not in store.update(closed["id"], importance=0.9)
     with pytest.raises(InvalidInputError, match="current version"):
         store.update(first, content="TODO: add retries and a dead-letter queue")
+
+
+def test_an_exact_repeat_counts_case_and_old_stores_are_rehashed(store):
+    # Found by a fresh-user run: the hash folded case, so "ls -a (not ls -A)" after "ls -A (not ls -a)" was
+    # answered "Already stored (exact duplicate)" and the opposite fact was lost.
+    from supermemory.store import db as dbm
+    from supermemory.store.records import content_hash
+
+    first = store.remember("To list hidden files run ls -A (not ls -a)", kind="gotcha")
+    second = store.remember("To list hidden files run ls -a (not ls -A)", kind="gotcha")
+    assert second["id"] != first["id"] and second["status"] != "duplicate"
+    assert store.remember("To list hidden files run ls -a (not ls -A)", kind="gotcha")["status"] == "duplicate"
+    conn = store.context.conn
+    conn.execute("UPDATE memories SET content_hash = 'case-folded'")     # a store hashed the old way
+    dbm.m006_case_sensitive_hashes(conn)
+    for kind, title, body, digest in conn.execute("SELECT kind, title, body, content_hash FROM memories"):
+        assert digest == content_hash(kind, title, body)

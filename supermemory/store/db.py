@@ -490,6 +490,17 @@ def m005_list_indexes(conn) -> None:
             WHERE superseded_by IS NULL AND deleted_at IS NULL
         """)
 
+@migration()
+def m006_case_sensitive_hashes(conn) -> None:
+    """Exact repeats are told apart by case: every row's content hash again, without case folding (the old
+    hash made "run ls -A (not ls -a)" a duplicate of "run ls -a (not ls -A)" and dropped the write)."""
+    from supermemory.store.records import content_hash
+
+    rows = conn.execute("SELECT id, kind, title, body FROM memories").fetchall()
+    conn.executemany("UPDATE memories SET content_hash = ? WHERE id = ?",
+                     [(content_hash(kind, title or "", body or ""), row_id) for row_id, kind, title, body in rows])
+
+
 def _applied(conn) -> list[str]:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS _supermemory_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")

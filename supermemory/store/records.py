@@ -5,11 +5,12 @@ import hashlib
 import json
 import logging
 import math
+import unicodedata
 from typing import Any, Sequence
 
 from supermemory.config import KINDS, TASK_STATUSES
 from supermemory.errors import InvalidInputError
-from supermemory.text import index_text, normalize
+from supermemory.text import index_text
 from supermemory.timeparse import iso
 
 logger = logging.getLogger(__name__)
@@ -152,8 +153,11 @@ def task_status(value: Any, kind_name: str, subject: str, *, field: str = "statu
 
 
 def content_hash(kind_name: str, title: str, body: str) -> str:
-    """What makes two memories exact repeats: kind, title and body, whitespace- and case-normalised."""
-    return hashlib.sha256(f"{kind_name}\x1f{normalize(title).strip()}\x1f{normalize(body).strip()}".encode()).hexdigest()
+    """What makes two memories exact repeats: kind, title and body (NFKC, outer whitespace stripped). Case
+    counts: `ls -a` / `ls -A` and `API_URL` / `api_url` are different facts (store/db.py m006 rehashed the
+    rows the case-folded hash wrote)."""
+    title, body = unicodedata.normalize("NFKC", title).strip(), unicodedata.normalize("NFKC", body).strip()
+    return hashlib.sha256(f"{kind_name}\x1f{title}\x1f{body}".encode()).hexdigest()
 
 
 def to_blob(vector) -> bytes:
