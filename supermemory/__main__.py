@@ -3,8 +3,9 @@ import sys
 
 from supermemory import deps
 
-if deps.missing():
-    sys.stderr.write(deps.advice("supermemory", deps.missing()))
+_missing = deps.missing()
+if _missing:
+    sys.stderr.write(deps.advice("supermemory", _missing))
     sys.exit(1)
 
 from supermemory.cli import main  # noqa: E402 - after the check: the CLI's imports need the dependencies

@@ -45,10 +45,10 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
                        max_tokens=max_tokens, explain=explain, touch=touch, origin=origin, started=started)
     # The filter stands for the intent words: the filtered recall ranks the memories of that kind, status or
     # period by the topic alone. Its nothing-relevant gate passes when the topic has an answer among them, or
-    # when the question as asked has one in the store (a one-word topic alone reads weaker than the question:
-    # "decisions about the database"); then the filtered recall lists by topic without the gate. Otherwise the
-    # store has no answer: "decisions about the sentry setup" in a store that never mentions sentry does not
-    # list its unrelated decisions (found by a fresh-user run).
+    # when the question as asked has one in the store (a one-word topic alone reads weaker than the whole
+    # question, which the short-query evidence holds against it); then the filtered recall lists by topic without
+    # the gate. Otherwise the store has no answer, and a question naming a kind and a subject the store never
+    # mentions lists none of that kind's unrelated memories (found by a fresh-user run; bench/RESULTS.md).
     filters = dict(kinds=list(found.kinds) or None, status=found.status, since=found.since, until=found.until)
     result = plain(found.topic or text, **filters)
     if not result["results"]:

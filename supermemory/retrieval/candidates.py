@@ -182,11 +182,11 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
 
         for memory_id, vec in search_index.live_chunk_vectors(ctx, list(records), namespaces):
             cos = float(np.dot(vec, query_vec))
+            cand = cands[memory_id]
             chunk_cosines.setdefault(memory_id, []).append(cos)
-            if memory_id not in vectors or cos > max(chunk_cosines[memory_id][:-1]):
+            if cand.cosine is None or cos > cand.cosine:
+                cand.cosine = cos
                 vectors[memory_id] = vec
-        for memory_id, cosines in chunk_cosines.items():
-            cands[memory_id].cosine = max(cosines)
     pooled = query.coverage(idf, frozenset().union(*(term_sets.get(i, ()) for i in records)))
     successors = supersession.successors(ctx, list(records))   # live `supersedes` links (demoted, not hidden)
     coverage = {memory_id: query.coverage(idf, term_sets.get(memory_id, set())) for memory_id in records}

@@ -134,7 +134,7 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
     model = cfg.model or relevance.shipped()
     ev = query_evidence(cands, cfg)
     priors = cfg.weights
-    out = []
+    out, logits = [], []
     for cand in cands:
         x = relevance.features(cand, ev)
         shares = model.contributions(x)
@@ -153,11 +153,11 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
             own = (relevance.bm25_share(cand, ev) if cfg.baseline == "lexical"
                    else cand.cosine if cand.cosine is not None else -1.0)
             contributions = {cfg.baseline: own}
-        features["relevance"] = logit      # the log-odds until every candidate has one (below)
+        logits.append(logit)
         features["cosine"] = cand.cosine    # the raw cosine, for reading (the model reads it through the above)
         features["background"] = ev.background
         out.append(Ranked(cand, features, contributions, sum(contributions.values())))
-    _hit_relevance(out)
+    _hit_relevance(out, logits)
     stale = {c.id: c.superseded_by for c in cands if c.superseded_by is not None}
     for item in out:
         if item.candidate.id in stale:   # demoted, never hidden: the contributions still add up to the score
@@ -169,18 +169,18 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
     return out
 
 
-def _hit_relevance(scored: list[Ranked]) -> None:
-    """Each hit's `relevance` from the log-odds it holds in `features["relevance"]`: the best hit's probability
-    (calibrated: the chance the query has its answer in the top five), scaled for every other hit by
-    exp(its log-odds - the best's), its odds against the best one. The query-level evidence is the same for
+def _hit_relevance(scored: list[Ranked], logits: list[float]) -> None:
+    """Each hit's `relevance` from its model log-odds (`logits`, in the order of `scored`): the best hit's
+    probability (calibrated: the chance the query has its answer in the top five), scaled for every other hit
+    by exp(its log-odds - the best's), its odds against the best one. The query-level evidence is the same for
     every candidate of a query, so it cancels there: filler listed under a clear answer reads near 0, not
     near the answer's 0.99, and only hits relevant on their own get passages and count as recalled."""
     if not scored:
         return
-    best = max(item.features["relevance"] for item in scored)
+    best = max(logits)
     top = relevance.probability(best)
-    for item in scored:
-        item.features["relevance"] = top * math.exp(item.features["relevance"] - best)
+    for item, logit in zip(scored, logits):
+        item.features["relevance"] = top * math.exp(logit - best)
 
 
 def _lift_revisions(scored: list[Ranked], stale: dict[int, int]) -> None:
