@@ -1658,14 +1658,23 @@ def _own_text(path: Path) -> bool:
 COUNT_TIMEOUT_S = 20
 
 
+def _dry_run(python: str, paths: Paths, command: list[str]) -> dict:
+    """The package's `COMMAND --dry-run --json` plan; {} when it failed or took longer than COUNT_TIMEOUT_S."""
+    res = run_package(python, [command[0], "--dry-run", "--json", *command[1:]], paths, capture=True,
+                      timeout=COUNT_TIMEOUT_S)
+    try:
+        plan = json.loads(res.stdout) if res.returncode == 0 else {}
+    except ValueError:
+        return {}
+    return plan if isinstance(plan, dict) else {}
+
+
 def sessions_to_capture(python: str, paths: Paths, folders: list[str]) -> int | None:
     """How many sessions on disk a backfill would capture (new, or grown since their capture), as the package's
     `backfill --dry-run` counts them from its capture records; None when it cannot say (it failed, is old, or
     took longer than COUNT_TIMEOUT_S)."""
-    res = run_package(python, ["backfill", "--dry-run", "--json", *folders], paths, capture=True,
-                      timeout=COUNT_TIMEOUT_S)
+    plan = _dry_run(python, paths, ["backfill", *folders])
     try:
-        plan = json.loads(res.stdout) if res.returncode == 0 else {}
         return int(plan["captured"]) + int(plan["updated"])
     except (ValueError, TypeError, KeyError):
         return None
@@ -1675,10 +1684,8 @@ def rules_to_import(python: str, paths: Paths, files: list[Path]) -> dict[str, i
     """How many rules of each file import-rules would add or change (keyed by the file's real path), as the
     package's `import-rules --dry-run` counts them against those stored; None when it cannot say (it failed, is
     old, or took longer than COUNT_TIMEOUT_S)."""
-    res = run_package(python, ["import-rules", "--dry-run", "--json", *map(str, files)], paths, capture=True,
-                      timeout=COUNT_TIMEOUT_S)
+    plan = _dry_run(python, paths, ["import-rules", *map(str, files)])
     try:
-        plan = json.loads(res.stdout) if res.returncode == 0 else {}
         if plan.get("dry_run") is not True:   # an older package refuses the flag
             return None
         # a file it cannot read counts as pending: the import then says why
