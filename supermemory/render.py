@@ -58,8 +58,10 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
     return f"- [{item['id']} {label}] " + " — ".join(part for part in (title, text) if part)
 
 
-def render_briefing(sections: dict, *, budget: int, namespace: str, left_out: dict | None = None) -> tuple[str, int]:
-    """Section-by-section briefing cut to `budget` tokens; returns (text, tokens used).
+def render_briefing(sections: dict, *, budget: int, namespace: str,
+                    left_out: dict | None = None) -> tuple[str, int, dict[str, list[str]]]:
+    """Section-by-section briefing cut to `budget` tokens; returns (text, tokens used, the ids the text shows
+    per section, in its order).
 
     Each line is charged its token estimate plus one for its newline. When items are left out,
     the "more not shown" note is charged too (room for it is kept back, so the total stays within
@@ -72,13 +74,14 @@ def render_briefing(sections: dict, *, budget: int, namespace: str, left_out: di
                   f"{left_out['file']}, which you load already" if left_out else f"no memories yet for {namespace}")
         text = (f"supermemory: {so_far}. Store durable facts with memory_remember "
                 "as you learn them (decisions, gotchas, preferences, open tasks).")
-        return text, estimate_tokens(text)
+        return text, estimate_tokens(text), {}
     header = f"# supermemory briefing ({namespace})"
 
-    def lay_out(limit: int) -> tuple[list[str], int, int]:
+    def lay_out(limit: int) -> tuple[list[str], int, int, dict[str, list[str]]]:
         lines = [header]
         used = estimate_tokens(header)
         omitted = 0
+        shown: dict[str, list[str]] = {}
         for key, title in _SECTION_TITLES:
             items = sections.get(key) or []
             if not items:
@@ -100,18 +103,19 @@ def render_briefing(sections: dict, *, budget: int, namespace: str, left_out: di
                     first = False
                 lines.append(line)
                 used += cost
-        return lines, used, omitted
+                shown.setdefault(key, []).append(item["id"])
+        return lines, used, omitted, shown
 
     def note(omitted: int) -> str:
         return f"(…{omitted} more not shown — use memory_recall or memory_list)"
 
-    lines, used, omitted = lay_out(budget)
+    lines, used, omitted, shown = lay_out(budget)
     if omitted:
         # Lay out again with room for the note; `total_items` has at least as many digits as any count.
-        lines, used, omitted = lay_out(budget - (estimate_tokens(note(total_items)) + 1))
+        lines, used, omitted, shown = lay_out(budget - (estimate_tokens(note(total_items)) + 1))
         lines.append(note(omitted))
         used += estimate_tokens(lines[-1]) + 1
-    return "\n".join(lines), used
+    return "\n".join(lines), used, shown
 
 
 def render_recall(result: dict, *, full: bool = False, explain: bool = False) -> str:
@@ -435,14 +439,17 @@ def render_mermaid(graph: dict) -> str:
 
 
 def briefing_view(result: dict) -> dict:
-    """A `MemoryStore.briefing` result as the shells show it: text cut to its budget, tokens used,
-    counts and ids per section, namespaces."""
+    """A `MemoryStore.briefing` result as the shells show it: text cut to its budget, tokens used, per section
+    the ids the text shows (`items`) and their count (`sections`), how many the budget left out of the text
+    (`not_shown`, the note's "…N more"), namespaces."""
     sections = result["sections"]
     namespaces = result["namespaces"]
-    text, used = render_briefing(sections, budget=result["budget"], namespace=",".join(namespaces),
-                                 left_out=result.get("left_out"))
-    return {"text": text, "tokens": used, "sections": {name: len(items) for name, items in sections.items()},
-            "namespaces": namespaces, "items": {name: [i["id"] for i in items] for name, items in sections.items()}}
+    text, used, shown = render_briefing(sections, budget=result["budget"], namespace=",".join(namespaces),
+                                        left_out=result.get("left_out"))
+    ids = {name: shown.get(name, []) for name in sections}
+    return {"text": text, "tokens": used, "sections": {name: len(ids[name]) for name in sections},
+            "not_shown": {name: len(items) - len(ids[name]) for name, items in sections.items()},
+            "namespaces": namespaces, "items": ids}
 
 
 def render_index_md(result: dict) -> dict:

@@ -405,6 +405,17 @@ def test_control_characters_in_memory_text_are_shown_escaped_and_stored_as_they_
     assert json.loads(run(["get", mid, "--json"], env).stdout)["memories"][0]["body"] == text
 
 
+def test_briefing_json_lists_only_the_memories_its_text_shows(env):
+    """`briefing --json` listed every fetched id under `items` though the token budget left most out of the text."""
+    for i in range(6):
+        run(["remember", f"Decision number {i}: use library{i} for feature{i} because of reasons", "-k", "decision"], env)
+    brief = json.loads(run(["briefing", "--json", "--max-tokens", "60"], env).stdout)
+    in_text = re.findall(r"^- \[(M\d+) ", brief["text"], flags=re.M)
+    assert 0 < len(in_text) < 6
+    assert brief["items"]["decisions"] == in_text and brief["sections"]["decisions"] == len(in_text)
+    assert brief["not_shown"]["decisions"] == 6 - len(in_text) and f"…{6 - len(in_text)} more not shown" in brief["text"]
+
+
 @pytest.mark.parametrize("max_lines", [1, 5, 6])
 def test_index_max_lines_counts_the_and_more_line(env, tmp_path, max_lines):
     for i in range(6):

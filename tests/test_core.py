@@ -445,7 +445,8 @@ def test_briefing_respects_its_token_budget(store, budget):
     assert estimate_tokens(brief["text"]) <= brief["tokens"]
     shown = sum(line.startswith("- [") for line in brief["text"].splitlines())
     # 20 decisions are fetched (recent changes skip them); the note counts the ones left out.
-    assert brief["sections"]["decisions"] == 20 and brief["sections"]["recent"] == 0
+    assert brief["sections"]["decisions"] == shown and brief["not_shown"]["decisions"] == 20 - shown
+    assert brief["sections"]["recent"] == 0
     assert brief["text"].splitlines()[-1] == f"(…{20 - shown} more not shown — use memory_recall or memory_list)"
 
 

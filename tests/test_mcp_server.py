@@ -413,6 +413,15 @@ def test_memory_briefing(store):
     assert result["structuredContent"]["text"] == result["content"][0]["text"]
 
 
+def test_memory_briefing_structured_items_are_the_ones_its_text_shows(store):
+    for i in range(8):
+        store.remember(f"Decision number {i}: use library{i} for feature{i} because of reasons", kind="decision")
+    brief = ok(store, "memory_briefing", {"max_tokens": 60})["structuredContent"]
+    in_text = re.findall(r"^- \[(M\d+) ", brief["text"], flags=re.M)
+    assert 0 < len(in_text) < 8 and brief["items"]["decisions"] == in_text
+    assert brief["sections"]["decisions"] == len(in_text) and brief["not_shown"]["decisions"] == 8 - len(in_text)
+
+
 def test_memory_remember_creates_then_reports_exact_duplicates(store):
     args = {"content": "The CI cache key must include the lockfile hash", "kind": "gotcha", "title": "CI cache key",
             "tags": ["ci"], "importance": 0.8, "pinned": False, "ttl_days": 30}

@@ -161,3 +161,26 @@ def test_a_long_hit_shows_the_part_of_its_passage_around_the_query_word_it_holds
                                                           "text": excerpt(text, "row150")}}]}
     lines = render_recall(result).splitlines()
     assert lines[1].startswith("    chunk 7 of 40: …") and "row150." in lines[1]
+
+
+def test_the_briefing_lists_as_shown_exactly_the_ids_its_text_shows_and_counts_the_rest():
+    """A fresh-user run: `briefing --json` listed all twelve decisions under `items` while the budget let the text
+    show two; the structured lists now describe the text, and what the budget cut is only counted."""
+    import re
+
+    from supermemory.render import briefing_view
+
+    decisions = [{"id": f"M{i}", "kind": "decision", "title": f"Decision {i}",
+                  "summary": f"Decision {i}: use library{i} for feature{i} because of reasons" + " long" * (i % 3)}
+                 for i in range(12, 0, -1)]
+    sections = {"pinned": [], "tasks": [], "decisions": decisions, "recent": [], "relevant": []}
+    view = briefing_view({"sections": sections, "budget": 80, "namespaces": ["demo"]})
+    in_text = re.findall(r"^- \[(M\d+) ", view["text"], flags=re.M)
+    assert 0 < len(in_text) < 12
+    assert view["items"]["decisions"] == in_text and view["sections"]["decisions"] == len(in_text)
+    assert view["not_shown"] == {"pinned": 0, "tasks": 0, "decisions": 12 - len(in_text), "recent": 0, "relevant": 0}
+    assert view["text"].endswith(f"(…{12 - len(in_text)} more not shown — use memory_recall or memory_list)")
+    whole = briefing_view({"sections": sections, "budget": 100_000, "namespaces": ["demo"]})
+    assert whole["items"]["decisions"] == [d["id"] for d in decisions] and sum(whole["not_shown"].values()) == 0
+    empty = briefing_view({"sections": {"pinned": []}, "budget": 80, "namespaces": ["demo"]})
+    assert empty["items"] == {"pinned": []} and empty["not_shown"] == {"pinned": 0}
