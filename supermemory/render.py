@@ -213,6 +213,7 @@ def render_remember(result: dict, *, commands: Commands) -> str:
 
 
 def _memory_records(items: list[dict]) -> list[str]:
+    """Each memory's full record, then its own links (once each), before the next memory."""
     lines = []
     for item in items:
         state = ""
@@ -230,6 +231,8 @@ def _memory_records(items: list[dict]) -> list[str]:
             lines.append("  " + body.replace("\n", "\n  "))
         if item.get("body_truncated"):
             lines.append(f"  …(body cut at {len(body)} of {item.get('body_chars')} characters)")
+        links = {(link["src"], link["relation"], link["dst"]): link for link in item.get("links") or []}
+        lines += [f"  link {link['src']} -{link['relation']}→ {link['dst']} ({link['weight']})" for link in links.values()]
     return lines
 
 
@@ -240,14 +243,11 @@ def searched_where(result: dict) -> str:
 
 
 def render_get(result: dict, *, commands: Commands, missing: bool = True) -> str:
-    """Full records (header, namespace/tags/importance line, body), their links, then the ids not found.
+    """Full records (header, namespace/tags/importance line, body, its links), then the ids not found.
 
     :param missing: list the ids not found and the forgotten ones (the CLI reports them on stderr instead).
     """
     lines = _memory_records(result.get("memories", []))
-    for item in result.get("memories", []):
-        for link in item.get("links") or []:
-            lines.append(f"  link {link['src']} -{link['relation']}→ {link['dst']} ({link['weight']})")
     if missing:
         forgotten = result.get("forgotten") or []
         gone = [m for m in result.get("missing", []) if m not in forgotten]

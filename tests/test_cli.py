@@ -154,6 +154,16 @@ def test_opening_with_another_model_is_refused_until_reindex(env, tmp_path):
     run(["remember", "second"], env)
 
 
+def test_get_of_several_ids_prints_each_records_links_under_it(env):
+    ids = [run(["remember", f"fact number {n}"], env).stdout.strip() for n in range(3)]
+    run(["link", ids[0], ids[1], "--relation", "depends-on"], env)
+    out = run(["get", *ids], env).stdout
+    records = re.split(r"^(?=M\d+ \[)", out, flags=re.M)[1:]
+    assert [r.split()[0] for r in records] == ids
+    link = f"link {ids[0]} -depends-on→ {ids[1]} (1.0)"
+    assert [r.count(link) for r in records] == [1, 1, 0] and out.count(link) == 2
+
+
 def test_forget_restore_list_get_link_stats(env):
     a = run(["remember", "alpha fact", "--tag", "x"], env).stdout.strip()
     b = run(["remember", "beta decision", "-k", "decision"], env).stdout.strip()

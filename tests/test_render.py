@@ -184,3 +184,23 @@ def test_the_briefing_lists_as_shown_exactly_the_ids_its_text_shows_and_counts_t
     assert whole["items"]["decisions"] == [d["id"] for d in decisions] and sum(whole["not_shown"].values()) == 0
     empty = briefing_view({"sections": {"pinned": []}, "budget": 80, "namespaces": ["demo"]})
     assert empty["items"] == {"pinned": []} and empty["not_shown"] == {"pinned": 0}
+
+
+def test_get_of_several_memories_shows_each_ones_links_with_it_once():
+    """A fresh-user run: `supermemory get M1 M2 M3` printed every record's links after the last record, M1→M2
+    twice (it is M1's and M2's); each record now carries its own links, once."""
+    from supermemory.render import CLI_COMMANDS, render_get
+
+    def memory(n: int, links: list[tuple[int, int]]) -> dict:
+        return {"id": f"M{n}", "kind": "fact", "title": f"fact {n}", "namespace": "p", "tags": [], "importance": 0.5,
+                "updated_at": "2026-01-01T00:00:00Z", "body": f"body {n}",
+                "links": [{"src": f"M{s}", "dst": f"M{d}", "relation": "related", "weight": 1.0} for s, d in links]}
+
+    text = render_get({"memories": [memory(1, [(1, 2)]), memory(2, [(2, 3), (1, 2), (2, 3)]), memory(3, [(2, 3)])],
+                       "missing": []}, commands=CLI_COMMANDS)
+    records = text.split("\nM")
+    assert [r.splitlines()[0].split()[0].lstrip("M") for r in records] == ["1", "2", "3"]
+    links = [[line.strip() for line in r.splitlines() if line.startswith("  link ")] for r in records]
+    assert links == [["link M1 -related→ M2 (1.0)"],
+                     ["link M2 -related→ M3 (1.0)", "link M1 -related→ M2 (1.0)"],
+                     ["link M2 -related→ M3 (1.0)"]]
