@@ -156,6 +156,32 @@ def test_two_functions_do_not_supersede_each_other_through_their_identifiers(sto
     assert store.remember("The export job now runs hourly from cron.")["supersedes"]   # prose still links
 
 
+@pytest.mark.parametrize("older, newer, linked", [
+    ("Port 5432 on db1 now redirects to the pgbouncer pool.", "Port 5433 on db2 now redirects to the pgbouncer pool.",
+     False),                                                             # port and host: another fact of one shape
+    ("Nightly backups of db1 run at 02:00 UTC.", "Nightly backups of db2 no longer run at 03:00 UTC.", False),
+    ("The API listens on port 8080.", "The API now listens on port 9000.", True),           # one value changed
+    ("Nightly backups of db1 run at 02:00 UTC.", "Nightly backups of db1 were moved to 04:30 UTC.", True),
+    ("Staging runs Postgres 13 on db1.", "Staging moved from Postgres 13 on db1 to Postgres 16 on db2.", True),
+])
+def test_a_memory_that_replaces_two_numbers_of_an_older_one_states_another_fact_not_a_revision(
+        store, older, newer, linked):
+    # Found by a fresh-user run: "Port 5432 on db1 now redirects…" then "Port 5433 on db2 now redirects…" linked,
+    # so recall demoted and the briefing hid a fact that still holds: word overlap leaves numbers out.
+    old = store.remember(older)["id"]
+    assert store.remember(newer)["supersedes"] == ([old] if linked else [])
+
+
+def test_replaced_numbers_counts_the_numbered_words_a_text_swaps_for_others():
+    from supermemory.text.traits import numbered_words, replaced_numbers
+
+    assert numbered_words("Port 5432 on db1, (v1.4.2) at 02:00.") == {"5432", "db1", "v1.4.2", "02:00"}
+    assert numbered_words("缓存时间从5分钟改为３０分钟") == {"5", "30"}
+    assert replaced_numbers("port 5432 on db1", "port 5433 on db2") == 2
+    assert replaced_numbers("port 8080", "now 9000, since 8080 clashes") == 0
+    assert replaced_numbers("4 workers, 2 GB each", "now 12 workers") == 1    # dropping numbers replaces nothing
+
+
 @pytest.mark.model
 @pytest.mark.parametrize("older, newer, linked", [
     ("Caroline: my friends have supported me through everything since I moved here four years ago.",
@@ -165,6 +191,8 @@ def test_two_functions_do_not_supersede_each_other_through_their_identifiers(sto
      "Melanie: we went to the beach with the kids yesterday and they loved making sand castles.", False),
     ("Tests run against SQLite in CI.", "Tests now run against a real Postgres in CI.", True),
     ("The API listens on port 8080.", "The API now listens on port 9000 because 8080 clashes with the proxy.", True),
+    ("Port 5432 on db1 now redirects to the pgbouncer pool.", "Port 5433 on db2 now redirects to the pgbouncer pool.",
+     False),
 ])
 def test_a_conversation_turn_saying_now_supersedes_nothing_unless_it_restates_an_older_one(
         db_path, config, onnx_embedder, older, newer, linked):

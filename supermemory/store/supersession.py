@@ -10,6 +10,11 @@ words: scientific abstracts, code and long chat turns mention changes without re
 older memory of the same namespace is close to it: the best cosine between their chunk vectors (the new
 ones are already computed, so no extra embedding) reaches `cosine`, or `cosine_with_overlap` while the new
 text repeats `overlap` of the old one's content words, and in either case at least `min_overlap` of them.
+Numbers and numbered names ("5432", "db1") are no content words, so word overlap cannot tell two facts of one
+shape apart: a revision changes one value ("port 8080" → "port 9000", often naming the old one too), so an
+older memory two of whose numbered words the new text replaces with others ("5432 on db1" → "5433 on db2")
+is another fact, never superseded (`text.traits.replaced_numbers`). Negations are not compared: saying that
+something is no longer done is how many revisions read.
 When the only change wording is of the kind everyday talk uses too (a bare "now", "went … to":
 `text.revision_marker` says "weak"), the new text must restate the old one: `cosine_with_overlap` and
 `overlap` both (in conversation these words wrote most links, between turns that revise nothing).
@@ -28,6 +33,7 @@ from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
 from supermemory.text import (cjk_share, date_words, fts_match, has_revision_marker, revision_marker, stopwords,
                               tokenize)
+from supermemory.text.traits import replaced_numbers
 
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
@@ -89,11 +95,11 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     if not found:
         return []
     marks = ",".join("?" * len(found))
-    older = {mid: (created, mid) for mid, created in ctx.q(
-        f"SELECT m.id, m.created_at FROM memories m WHERE m.id IN ({marks}) AND {LIVE} AND m.namespace = ? "
-        f"AND m.kind != 'session'", [*found, namespace])}
-    if newer_than is not None:
-        older = {mid: key for mid, key in older.items() if key < newer_than}
+    rows = ctx.q(f"SELECT m.id, m.created_at, m.title, m.body FROM memories m WHERE m.id IN ({marks}) AND {LIVE} "
+                 f"AND m.namespace = ? AND m.kind != 'session'", [*found, namespace])
+    older = {mid: (created, mid) for mid, created, title, body in rows
+             if (newer_than is None or (created, mid) < newer_than)
+             and replaced_numbers(f"{title}\n{body}", text) <= 1}   # two numbers replaced: another fact
     if not older:
         return []
     cosines: dict[int, float] = {}

@@ -1,4 +1,4 @@
-"""What wording says beyond its words: names a query spells, change markers, a question, whether a text is code.
+"""What wording says beyond its words: names a query spells, change markers, negations, numbers, whether a text is code.
 
 The word lists behind these traits (dates, change markers) live in `lexicons/`.
 """
@@ -103,6 +103,25 @@ def numbers(text: str) -> tuple[str, ...]:
     """The digit runs of a text, in order: "widget 14" and "widget 15" name different things however
     close their vectors are (NFKC, so full-width digits read as ASCII ones)."""
     return tuple(_DIGITS.findall(unicodedata.normalize("NFKC", text or "")))
+
+
+def numbered_words(text: str) -> frozenset:
+    """The words of a text that carry a digit, folded and stripped of punctuation: the values and numbered names
+    it states ("5432", "db1", "02:00", "v1.4.2"; CJK runs cut off, so 从5分钟 gives "5")."""
+    out = set()
+    for match in _SEGMENT.finditer(unicodedata.normalize("NFKC", text or "")):
+        word = (match.group("word") or "").strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP).casefold()
+        if any(ch.isdigit() for ch in word):
+            out.add(word)
+    return frozenset(out)
+
+
+def replaced_numbers(older: str, newer: str) -> int:
+    """How many numbered words of `older` the `newer` text replaces with others of its own. A revision of one
+    fact changes one value ("port 8080" → "port 9000", "02:00" → "04:30"), often naming the old one too; two
+    replaced at once ("5432 on db1" → "5433 on db2") make another fact of the same shape, not a revision."""
+    old, new = numbered_words(older), numbered_words(newer)
+    return min(len(old - new), len(new - old))
 
 
 def asks(text: str) -> bool:
