@@ -115,12 +115,12 @@ def cmd_get(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from supermemory.render import CLI_COMMANDS, render_list
+    from supermemory.render import CLI_COMMANDS, list_json, render_list
 
     with _store(args) as store:
         result = store.list(namespace=_ns(args), kinds=args.kind, tags=args.tag, status=args.status,
                             since=args.since, limit=args.limit, offset=args.offset, order=args.order)
-    _print_json(result) if args.json else say(render_list(result, commands=CLI_COMMANDS))
+    _print_json(list_json(result)) if args.json else say(render_list(result, commands=CLI_COMMANDS))
     return 0
 
 

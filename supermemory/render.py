@@ -273,6 +273,12 @@ def render_list(result: dict, *, commands: Commands) -> str:
     return _with_note("\n".join(lines), result)
 
 
+def list_json(result: dict) -> dict:
+    """A list page as `list --json` prints it: its records under `memories`, the key `get --json` uses, and under
+    `items` too, the key it printed them under before (an alias kept for this release only, then dropped)."""
+    return {"memories": result["items"], **result}
+
+
 def render_update(result: dict) -> str:
     """An update result: the new version and the one it supersedes, or that nothing changed."""
     moved = ([f"{result['asked']} was superseded: the change went to its current version."]

@@ -164,6 +164,16 @@ def test_get_of_several_ids_prints_each_records_links_under_it(env):
     assert [r.count(link) for r in records] == [1, 1, 0] and out.count(link) == 2
 
 
+def test_list_and_get_json_carry_their_records_under_the_same_key(env):
+    """`list --json` said `items` where `get --json` said `memories`; both say `memories` now, and `list` keeps
+    `items` as an alias for one release (README, CLI section)."""
+    mid = run(["remember", "alpha fact"], env).stdout.strip()
+    listed = json.loads(run(["list", "--json"], env).stdout)
+    got = json.loads(run(["get", mid, "--json"], env).stdout)
+    assert [m["id"] for m in listed["memories"]] == [m["id"] for m in got["memories"]] == [mid]
+    assert listed["items"] == listed["memories"] and listed["total"] == 1
+
+
 def test_forget_restore_list_get_link_stats(env):
     a = run(["remember", "alpha fact", "--tag", "x"], env).stdout.strip()
     b = run(["remember", "beta decision", "-k", "decision"], env).stdout.strip()
