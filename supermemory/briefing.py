@@ -47,8 +47,9 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
 
 def memory_index(ctx: StoreContext, *, max_lines: int = 200, namespace: str | None = None) -> dict:
     """A MEMORY.md-style index's items: pinned and preference/gotcha first; `max_lines` lines in all, so when
-    some are left out, one fewer item, for the "…and K more" line that says so."""
+    some are left out, one fewer item, for the "…and K more" line that says so, except that one line is
+    always a memory (with `max_lines` 1 there is no room for that line: `more` still counts them)."""
     max_lines = rec_.integer(max_lines, "max_lines", 1, 100_000)
     items = reads.index_items(ctx, namespace)
-    shown = items if len(items) <= max_lines else items[:max_lines - 1]
-    return {"items": shown, "total": len(items), "more": len(items) - len(shown)}
+    shown = items if len(items) <= max_lines else items[:max(1, max_lines - 1)]
+    return {"items": shown, "total": len(items), "more": len(items) - len(shown), "max_lines": max_lines}

@@ -370,7 +370,7 @@ def cmd_index(args) -> int:
         from supermemory.jsonl import write_text
 
         write_text(args.out, result["text"])
-        say(f"wrote {result['lines']} lines to {args.out}")
+        say(f"wrote {result['lines']} lines to {args.out}" + (f" ({result['more']} memories left out)" if result["more"] else ""))
     else:
         say(result["text"], end="")
     return 0

@@ -459,9 +459,10 @@ def briefing_view(result: dict) -> dict:
 
 
 def render_index_md(result: dict) -> dict:
-    """A `MemoryStore.memory_index` result as MEMORY.md text: one line per memory, then how many more."""
+    """A `MemoryStore.memory_index` result as MEMORY.md text: one line per memory, then how many more when
+    that line fits in its `max_lines`."""
     lines = [memory_line(i, max_chars=160) for i in result["items"]]
-    if result["more"]:
+    if result["more"] and len(lines) < result.get("max_lines", len(lines) + 1):
         lines.append(f"…and {result['more']} more — use memory_recall / `supermemory recall`")
     return {"text": "\n".join(lines) + "\n", "lines": len(lines), "total": result["total"], "more": result["more"]}
 

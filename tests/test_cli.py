@@ -436,16 +436,21 @@ def test_briefing_json_lists_only_the_memories_its_text_shows(env):
     assert brief["not_shown"]["decisions"] == 6 - len(in_text) and f"…{6 - len(in_text)} more not shown" in brief["text"]
 
 
-@pytest.mark.parametrize("max_lines", [1, 5, 6])
+@pytest.mark.parametrize("max_lines", [1, 2, 5, 6])
 def test_index_max_lines_counts_the_and_more_line(env, tmp_path, max_lines):
+    """At most `max_lines` lines, the "…and K more" line included; at least one memory: `--max-lines 1` showed only
+    "…and 6 more" (found by a fresh-user run), it now shows the first memory and drops that line."""
     for i in range(6):
         run(["remember", f"filler fact number {i}", "-k", "fact"], env)
     out = tmp_path / "MEMORY.md"
     said = run(["index", "--out", str(out), "--max-lines", str(max_lines)], env).stdout
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == min(max_lines, 6) and said.startswith(f"wrote {len(lines)} lines")
-    assert ("more" in lines[-1]) == (max_lines < 6)
-    assert len(run(["index", "--max-lines", str(max_lines)], env).stdout.splitlines()) == len(lines)
+    memories = [line for line in lines if line.startswith("- [M")]
+    assert len(memories) == (max_lines if max_lines in (1, 6) else max_lines - 1)
+    assert ("more" in lines[-1]) == (1 < max_lines < 6)
+    assert ("left out" in said) == (max_lines < 6)
+    assert run(["index", "--max-lines", str(max_lines)], env).stdout.splitlines() == lines
 
 
 @pytest.mark.parametrize("args, refused", [

@@ -806,6 +806,18 @@ def test_index_lists_pinned_and_gotchas_first_with_a_footer(store):
     assert len(lines) == 3 and lines[-1].startswith("…and 6 more")   # the footer counts toward max_lines
 
 
+def test_an_index_of_one_line_shows_a_memory_not_only_the_footer(store):
+    first = store.remember("Never commit secrets", kind="preference", pinned=True)
+    for i in range(3):
+        store.remember(f"filler fact number {i}", kind="fact")
+    index = store.memory_index(max_lines=1)
+    assert [i["id"] for i in index["items"]] == [first["id"]] and index["more"] == 3
+    out = render_index_md(index)
+    assert out["text"].splitlines() == [out["text"].strip()] and out["text"].startswith(f"- [{first['id']} ")
+    assert out["lines"] == 1 and out["more"] == 3
+    assert render_index_md(store.memory_index(max_lines=2))["text"].splitlines()[1].startswith("…and 3 more")
+
+
 def test_maintenance_prunes_old_session_versions_but_keeps_the_current_one(store):
     m = store.remember("session v0", kind="session")
     current = m["id"]
