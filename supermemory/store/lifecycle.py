@@ -231,23 +231,24 @@ def _texts(ctx: StoreContext, ids: list[int]) -> dict[int, str]:
 
 def sort_close_pairs(ctx: StoreContext, rows: list, first, second):
     """Which close pairs are near-duplicates to merge and which may contradict each other, as two boolean
-    arrays. Vectors barely see a "not" or a number: a pair whose negation words differ ("Use X" / "Do not
-    use X") may be a contradiction, and a pair whose numbers differ ("widget 14" / "widget 15") names two
-    things; neither is a copy. Each text's negations and numbers become one id, compared as arrays."""
+    arrays. Vectors barely see a "not", a number or a Chinese word (`text.traits.blind_spots`): a pair whose
+    negation words differ ("Use X" / "Do not use X") may be a contradiction, and a pair whose numbers
+    ("widget 14" / "widget 15") or CJK words differ names two things; neither is a copy. Each text's negations,
+    and its numbers with its CJK words, become one id each, compared as arrays."""
     import numpy as np
 
-    from supermemory.text.traits import negations, numbers
+    from supermemory.text.traits import blind_spots
 
     involved = [int(i) for i in np.unique(np.concatenate([first, second]))]
     texts = _texts(ctx, [rows[i][0] for i in involved])
-    negation_ids, number_ids = {}, {}
-    negation, number = np.zeros(len(rows), dtype=int), np.zeros(len(rows), dtype=int)
+    negation_ids, thing_ids = {}, {}
+    negation, things = np.zeros(len(rows), dtype=int), np.zeros(len(rows), dtype=int)
     for i in involved:
-        text = texts.get(rows[i][0], "")
-        negation[i] = negation_ids.setdefault(negations(text), len(negation_ids))
-        number[i] = number_ids.setdefault(numbers(text), len(number_ids))
+        negated, *named = blind_spots(texts.get(rows[i][0], ""))
+        negation[i] = negation_ids.setdefault(negated, len(negation_ids))
+        things[i] = thing_ids.setdefault(tuple(named), len(thing_ids))
     opposite = negation[first] != negation[second]
-    return ~opposite & (number[first] == number[second]), opposite
+    return ~opposite & (things[first] == things[second]), opposite
 
 
 def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similarity: float = 0.9,

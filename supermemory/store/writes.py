@@ -268,19 +268,21 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
 
 def near_duplicates(ctx: StoreContext, vector, namespaces: list[str], body: str) -> list[dict]:
     """Live memories whose nearest chunk is at least `store.near_duplicate_similarity` close (hints only), and
-    whose bodies use the same negations and numbers as `body`: "do not use X" is no revision of "use X", nor
-    "widget 15" of "widget 14", however close their vectors (as `health` reads close pairs:
-    `lifecycle.sort_close_pairs`)."""
-    from supermemory.text.traits import negations, numbers
+    whose bodies use the same negations, numbers and CJK words as `body` (`text.traits.blind_spots`): "do not use
+    X" is no revision of "use X", nor "widget 15" of "widget 14", nor a sentence of other Chinese words of its
+    English twin, however close their vectors (as `health` reads close pairs: `lifecycle.sort_close_pairs`)."""
+    from supermemory.text.traits import blind_spots
 
     threshold = float(ctx.config.get("store.near_duplicate_similarity"))
+    mine = None
     out = []
     seen = set()
     for memory_id, cosine in search_index.vector_search(ctx, vector, namespaces, k=5):
         if cosine >= threshold and memory_id not in seen:
             seen.add(memory_id)
             rec = ctx.fetch(memory_id)
-            if negations(rec["body"]) != negations(body) or numbers(rec["body"]) != numbers(body):
+            mine = mine or blind_spots(body)
+            if blind_spots(rec["body"]) != mine:
                 continue
             out.append({"id": format_id(memory_id), "title": rec["title"], "similarity": round(cosine, 4),
                         "hint": "similar memory exists: update it instead if this revises it"})

@@ -9,8 +9,8 @@ import re
 import unicodedata
 
 from supermemory.text import lexicons
-from supermemory.text.tokenizer import (_ALNUM_RUN, _LEAD_STRIP, _SEGMENT, _TRAIL_STRIP, _stem,
-                                        _with_stems, stopwords)
+from supermemory.text.tokenizer import (_ALNUM_RUN, _LEAD_STRIP, _SEGMENT, _TRAIL_STRIP, _stem, _with_stems,
+                                        is_cjk, stopwords, tokenize)
 
 
 def _revision() -> re.Pattern:
@@ -122,6 +122,21 @@ def replaced_numbers(older: str, newer: str) -> int:
     replaced at once ("5432 on db1" → "5433 on db2") make another fact of the same shape, not a revision."""
     old, new = numbered_words(older), numbered_words(newer)
     return min(len(old - new), len(new - old))
+
+
+def cjk_words(text: str) -> frozenset:
+    """The CJK tokens of a text (unigrams and bigrams, runs cut at Chinese function words, stop characters out):
+    what an English embedder reads as unknown tokens, so two texts that differ only there have near-equal vectors."""
+    stop = lexicons.word_set("cjk_stop_unigrams")
+    return frozenset(t for t in tokenize(text or "", query=True) if t not in stop and any(is_cjk(ch) for ch in t))
+
+
+def blind_spots(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
+    """What the embedder barely sees in a text, as (negation words, numbers, CJK words): two texts whose vectors
+    are close but which differ in any of these say different things ("Use X" / "Do not use X", "widget 14" /
+    "widget 15", a sentence with other Chinese words), so neither is a copy of the other (the `remember` hint,
+    `health`'s merge list)."""
+    return negations(text), numbers(text), cjk_words(text)
 
 
 def asks(text: str) -> bool:
