@@ -1,9 +1,10 @@
-"""`supermemory health`: which close pairs it offers to merge, and which it calls possible contradictions."""
+"""`supermemory health`: which close pairs it offers to merge, and which it calls possible contradictions; what merge refuses."""
 from __future__ import annotations
 
 import pytest
 
 from supermemory.core import MemoryStore
+from supermemory.errors import InvalidInputError
 from supermemory.render import render_health
 from supermemory.text.traits import cjk_words, negations, numbers
 from conftest import FakeEmbedder
@@ -103,3 +104,21 @@ def test_mixed_pairs_that_read_as_one_to_bge_small_are_not_duplicates(db_path, c
             s.remember(older)
             assert s.remember(newer)["near_duplicates"] == []
         assert s.health()["near_duplicates"] == []
+
+
+def test_health_pairs_memories_only_within_one_namespace_and_merge_refuses_two(store):
+    # Found by a fresh-user run: the same note in two projects was listed with `supermemory merge`, and the merge
+    # moved one project's memory into the other's.
+    note = f"Run the linters with make lint before pushing{TAIL}"
+    mine = store.remember(note)["id"]
+    theirs = store.remember(note, namespace="other", create_namespace=True)["id"]
+    shared = store.remember(note, namespace="global")["id"]
+    report = store.health(namespace="*")
+    assert report["near_duplicates"] == [] and report["near_duplicate_pairs"] == 0 and report["clean"]
+    again = store.remember(f"{note}, always")["id"]
+    assert [(p["a"], p["b"]) for p in store.health(namespace="*")["near_duplicates"]] == [(mine, again)]
+    for keep, other in ((mine, theirs), (shared, mine)):
+        with pytest.raises(InvalidInputError, match="merge joins memories of one namespace"):
+            store.merge(keep, other, namespace="*")
+    assert store.get(theirs, namespace="*")["memories"][0]["superseded_by"] is None
+    assert store.merge(again, mine)["merged"] == mine

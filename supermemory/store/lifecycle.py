@@ -219,6 +219,28 @@ def similar_pairs(matrix, threshold: float, block: int = 1024):
     return a[order], b[order], cosines[order]
 
 
+def namespace_pairs(matrix, namespaces: list[str], threshold: float):
+    """`similar_pairs` within each namespace only, as the same three arrays (a < b, most similar first): two
+    projects' memories are never copies of each other, however close (merging one would move it into the other
+    project), and comparing each namespace's rows among themselves is also less work than all against all."""
+    import numpy as np
+
+    groups: dict[str, list[int]] = {}
+    for i, namespace in enumerate(namespaces):
+        groups.setdefault(namespace, []).append(i)
+    parts = []
+    for members in groups.values():
+        if len(members) > 1:
+            index = np.asarray(members)
+            a, b, cosines = similar_pairs(matrix[index], threshold)
+            parts.append((index[a], index[b], cosines))
+    if not parts:
+        return np.empty(0, dtype=int), np.empty(0, dtype=int), np.empty(0)
+    a, b, cosines = (np.concatenate(part) for part in zip(*parts))
+    order = np.argsort(-cosines, kind="stable")
+    return a[order], b[order], cosines[order]
+
+
 def _texts(ctx: StoreContext, ids: list[int]) -> dict[int, str]:
     """The body of each memory, read in batches (only those in a close pair: bodies can be long). The body
     alone, as `writes.near_duplicates` reads it: a title made from the body would count its numbers twice."""
@@ -254,7 +276,7 @@ def sort_close_pairs(ctx: StoreContext, rows: list, first, second):
 def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similarity: float = 0.9,
            max_pairs: int = 50, rule_similarity: float = 0.75) -> dict:
     """Near-duplicate pairs, contradictions (linked; close pairs where one text negates what the other
-    says: `possible_contradictions`; and new memories that contradict an imported rule:
+    says: `possible_contradictions`, both within one namespace; and new memories that contradict an imported rule:
     `rule_conflicts`), orphans, stale/expired counts, schema and model pin. Lists hold the first
     `max_pairs` items, with counts of all (`near_duplicate_pairs`, `contradiction_count`,
     `possible_contradiction_count`); the chunks still waiting for a vector (`vectors_pending`: a long
@@ -267,13 +289,14 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
     now = ctx.clock()
     namespaces = nsm.for_read(ctx, namespace)
     ns_sql, ns_params = nsm.clause(namespaces)
-    rows = ctx.q(f"SELECT m.id, v.embedding, m.importance, m.recall_count, m.updated_at, m.title FROM memories m "
+    rows = ctx.q(f"SELECT m.id, v.embedding, m.importance, m.recall_count, m.updated_at, m.title, m.namespace "
+                 f"FROM memories m "
                  f"JOIN chunks c ON c.memory_id = m.id AND c.seq = 0 JOIN vectors v ON v.chunk_id = c.id "
                  f"WHERE {LIVE} AND {ns_sql} ORDER BY m.id", ns_params)
     pairs, pair_count, opposed, opposed_count = [], 0, [], 0
     if len(rows) > 1:
         matrix = np.vstack([from_blob(r[1]) for r in rows])
-        first, second, cosines = similar_pairs(matrix, duplicate_similarity)
+        first, second, cosines = namespace_pairs(matrix, [r[6] for r in rows], duplicate_similarity)
         copies, opposite = sort_close_pairs(ctx, rows, first, second)
         opposed_count = int(opposite.sum())
         opposed = [{"a": format_id(rows[int(a)][0]), "b": format_id(rows[int(b)][0]),

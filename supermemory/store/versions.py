@@ -306,16 +306,22 @@ def links_of(ctx: StoreContext, memory_id: int) -> list[dict]:
 def merge(ctx: StoreContext, keep: Any, other: Any, *, content: str | None = None,
           namespace: str | None = None) -> dict:
     """Close OTHER into KEEP: KEEP gets a new version (tags unioned, links moved, optional new text);
-    OTHER is superseded by it, so both bodies stay in history. Never automatic.
+    OTHER is superseded by it, so both bodies stay in history. Never automatic, and only within one namespace
+    (two projects' memories are kept apart: merging would move one project's memory into the other's).
 
     Raises:
-        InvalidInputError: same id twice. NotFoundError: unknown ids.
+        InvalidInputError: same id twice, or ids of two namespaces. NotFoundError: unknown ids.
     """
     namespaces = nsm.for_read(ctx, namespace)
     a = live(ctx, parse_id(keep), namespaces)
     b = live(ctx, parse_id(other), namespaces)
     if a["id"] == b["id"]:
         raise InvalidInputError("cannot merge a memory into itself")
+    if a["namespace"] != b["namespace"]:
+        raise InvalidInputError(
+            f"cannot merge {format_id(b['id'])} (namespace {b['namespace']!r}) into {format_id(a['id'])} "
+            f"(namespace {a['namespace']!r}): merge joins memories of one namespace; each project keeps its own, "
+            f"or `forget` the one that is not needed")
     tags = json.loads(a["tags"]) + [t for t in json.loads(b["tags"]) if t not in json.loads(a["tags"])]
     result = update(ctx, a["id"], content=content, tags=tags, importance=max(a["importance"], b["importance"]),
                     pinned=bool(a["pinned"] or b["pinned"]), namespace="*", force=True)
