@@ -378,6 +378,61 @@ def test_the_shipped_model_trusts_words_less_and_meaning_more_in_code_than_in_pr
     assert meaning_over_words(1.0) > meaning_over_words(0.0) + 0.5
 
 
+@pytest.mark.parametrize("text, spells", [
+    ("Return the parsed URL of the request.", False),
+    ("Check if the object supports reading, including proxies.", False),
+    ("Determine if a string only contains ASCII characters.", True),   # an acronym too: its words keep their say
+    ("how does parse_url handle ports", True),          # snake_case
+    ("where is MemoryStore opened", True),              # camelCase
+    ("what does store.recall return", True),            # dotted
+    ("EADDRNOTAVAIL on startup", True),                 # an all-caps error code
+    ("mongo E11000 duplicate key", True),               # letters and digits
+    ("why does `make` fail", True),                     # backticks
+    ("what does close() do", True),
+    ("which API do we call", False),                    # a short acronym is a word
+    ("为什么 CI 失败", False),
+])
+def test_a_query_spells_code_when_it_names_an_identifier_or_a_code_like_token(text, spells):
+    from supermemory.retrieval.query import Query
+
+    query = Query.analyse(text)
+    assert query.spells_code is spells
+    assert query.ranker_context({}, lambda: set())["query_code"] is spells
+
+
+@pytest.mark.parametrize("code", [0.0, 0.5, 1.0])
+def test_plain_words_speak_for_a_code_memory_only_as_far_as_it_is_prose(code):
+    """A question in plain words reaches a function's identifiers by chance: its lexical inputs on a code memory
+    shrink by the memory's code share, and stay whole where the query spells code; the dense ones never move."""
+    from supermemory.retrieval import relevance
+
+    cands = [Candidate(id=1, bm25=-6.0, coverage=0.9, cosine=0.8, code=code)]
+    cands += [Candidate(id=i, bm25=-2.0, coverage=0.3, cosine=0.5 + 0.01 * i) for i in range(2, 12)]
+    spelled = relevance.features(cands[0], _evidence(cands))
+    plain = relevance.features(cands[0], _evidence(cands, query_code=False))
+    lexical = ("coverage", "lexical", "lexical_rank", "lexical_z", "lexical_evidence", "code_coverage", "code_lexical_z")
+    for name in lexical:
+        assert plain[name] == pytest.approx(spelled[name] * (1 - code)), name
+    for name in ("cosine_margin", "cosine_z", "vector_rank", "vector_evidence", "code_cosine_z", "code"):
+        assert plain[name] == spelled[name], name
+    assert spelled["coverage"] > 0 and plain["words_say"] == pytest.approx(1 - code)
+
+
+def test_a_plain_question_ranks_code_by_meaning_and_one_that_spells_code_by_its_words_too():
+    """Two functions: the words' favourite (many query words among its identifiers) and the meaning's favourite.
+    Asked in plain words, the meaning's favourite leads; the words take part again when the query spells code."""
+    cands = [Candidate(id=1, bm25=-9.0, coverage=1.0, cosine=0.70, code=1.0),
+             Candidate(id=2, bm25=-3.0, coverage=0.4, cosine=0.705, code=1.0)]
+    cands += [Candidate(id=i, bm25=-2.0, coverage=0.3, cosine=0.6 + 0.003 * i, code=1.0) for i in range(3, 20)]
+
+    def order(query_code: bool) -> list[int]:
+        scored = ranking.score_candidates(cands, RankConfig(query_code=query_code))
+        return [r.candidate.id for r in sorted(scored, key=lambda r: -r.score)][:2]
+
+    assert order(False) == [2, 1]
+    assert order(True) == [1, 2]
+
+
 @pytest.mark.parametrize("text, words", [
     ("how do I deploy it", 1),                                # stop words are not content
     ("where should the docs go", 2),

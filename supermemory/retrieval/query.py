@@ -3,11 +3,19 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from supermemory.text import cross_terms, english_gloss
 from supermemory.text import cjk_share, leading_word, name_forms, named_terms, query_terms
+
+
+# A word only code or a log spells, besides the compounds the tokenizer finds (`is_open`, `MemoryStore`,
+# `store.recall`, `self-care`): backticks, a call's `()`, an all-caps token of four or more characters with at
+# least two capitals (`EADDRNOTAVAIL`, `HTTP2`), a token of four or more mixing letters and digits (`e11000`).
+_CODE_WORD = re.compile(r"`|\(\)|\b(?=[A-Za-z0-9]*[A-Z]{2})[A-Z0-9]{4,}\b"
+                        r"|\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{4,}\b")
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,13 @@ class Query:
     @property
     def translated_tokens(self) -> set:
         return {tok for form in self.forms for tok in form}
+
+    @functools.cached_property
+    def spells_code(self) -> bool:
+        """Does the query spell an identifier, a call or a code-like token? Only then do its words say much about a
+        memory that is source code: a question in plain words reaches a function's identifiers and boilerplate
+        by chance (bench/RESULTS.md, "Plain words do not rank code"), so the ranker reads such memories by meaning."""
+        return bool(self.compounds) or bool(_CODE_WORD.search(self.text))
 
     @property
     def content_terms(self) -> int:
@@ -86,13 +101,14 @@ class Query:
         return [(forms, parts) for parts, forms in grouped.items()]
 
     def ranker_context(self, doc_freq: dict[str, int], vocabulary: "callable") -> dict:
-        """Per-query ranker inputs: the CJK share, how many content words it has, and its names when no
-        memory mentions any of them.
+        """Per-query ranker inputs: the CJK share, how many content words it has, whether it spells code, and its
+        names when no memory mentions any of them.
 
         :param doc_freq: document frequencies of the name forms (and any other tokens).
         :param vocabulary: `() -> set` of the model's everyday words, read only when needed.
         """
-        context: dict = {"cjk_share": cjk_share(self.embedded), "content_terms": self.content_terms}
+        context: dict = {"cjk_share": cjk_share(self.embedded), "content_terms": self.content_terms,
+                         "query_code": self.spells_code}
         names, lead = self.names, self.lead
         if not names and not lead:
             return context

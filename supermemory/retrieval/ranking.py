@@ -71,6 +71,7 @@ class RankConfig:
     background_prior: float = 0.5      # background cosine assumed when there are too few candidates
     unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
     content_terms: int = relevance.FEW_TERMS   # how many content words the query has (per query; unknown: not short)
+    query_code: bool = True            # the query spells code (per query; unknown: its words count for code memories)
     pooled_coverage: float = 0.0       # the query's IDF mass found anywhere among the candidates (per query)
     uncalibrated_cosines: bool = False  # an embedder the model was not fitted on, whose cosines mean something
     query_gate: bool = True            # False: no nothing-relevant gate at all (recall(gates=False))
@@ -119,7 +120,7 @@ def query_evidence(cands: Sequence[Candidate], cfg: RankConfig) -> relevance.Que
     return relevance.evidence(cands, cjk=cfg.cjk_share if cfg.use_cosine else 1.0,
                               unknown_name=bool(cfg.unknown_names), prior=cfg.background_prior,
                               pooled_coverage=cfg.pooled_coverage, content_terms=cfg.content_terms,
-                              has_cosines=cfg.use_cosine)
+                              has_cosines=cfg.use_cosine, query_code=cfg.query_code)
 
 
 def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,

@@ -68,6 +68,7 @@ class QueryEvidence:
     lexical_spread: tuple     # (mean, standard deviation) of -bm25 over the lexical hits
     cosine_spread: tuple      # (mean, standard deviation) of the cosines
     content_terms: int = FEW_TERMS   # how many content words the query has (`Query.content_terms`)
+    query_code: bool = True   # the query spells code (`Query.spells_code`): its words speak for code memories too
     short_pool: float = 0.0   # 1 - candidates / FULL_POOL, at least 0 (0 without cosines: a lexical pool is no store size)
 
 
@@ -104,13 +105,15 @@ def zscore(value: float, spread_: tuple) -> float:
 
 
 def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: float = 0.5,
-             pooled_coverage: float = 0.0, content_terms: int = FEW_TERMS, has_cosines: bool = True) -> QueryEvidence:
+             pooled_coverage: float = 0.0, content_terms: int = FEW_TERMS, has_cosines: bool = True,
+             query_code: bool = True) -> QueryEvidence:
     """Query-level evidence from the candidates (objects with id, bm25, cosine, coverage).
 
     :param cjk: share of the query the embedder cannot read (1.0 when the cosines mean nothing).
     :param pooled_coverage: the query's IDF mass found in the union of the candidates' tokens (never less
         than the best single candidate's).
     :param content_terms: how many content words the query has (unknown: `FEW_TERMS`, "not short").
+    :param query_code: the query spells an identifier or a code-like token (unknown: yes, words count everywhere).
     """
     cosines = [c.cosine for c in cands]
     lexical = sorted((c for c in cands if c.bm25 is not None), key=lambda c: c.bm25)
@@ -126,7 +129,7 @@ def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: 
         lexical_rank=_ranks(lexical, [c.bm25 for c in lexical]),
         vector_rank=_ranks(vector, [-c.cosine for c in vector]),
         lexical_spread=spread([-c.bm25 for c in lexical], 0.0),     # no match: bm25 0
-        cosine_spread=spread([c.cosine for c in vector], prior), content_terms=content_terms,
+        cosine_spread=spread([c.cosine for c in vector], prior), content_terms=content_terms, query_code=query_code,
         short_pool=max(0.0, 1.0 - len(cands) / FULL_POOL) if has_cosines and vector else 0.0)
 
 
@@ -151,6 +154,10 @@ def features(cand, ev: QueryEvidence) -> dict:
     """The model's inputs for one candidate (every value bounded, 0 when the channel has nothing);
     `cand` has id, bm25, cosine, coverage and code (how much it reads as source code)."""
     sees, blind = 1.0 - ev.blind, ev.blind
+    code = cand.code                          # text.code_share: already in [0, 1]
+    # A query in plain words matches a function's identifiers and boilerplate by chance: its words speak for a
+    # memory only as far as the memory is prose, unless the query itself spells code (`Query.spells_code`).
+    say = sees if ev.query_code else sees * (1.0 - code)
     hit = cand.bm25 is not None
     lexical = bm25_share(cand, ev)
     coverage = cand.coverage if hit else 0.0
@@ -160,15 +167,14 @@ def features(cand, ev: QueryEvidence) -> dict:
     has_cos = cand.cosine is not None and ev.top_cosine is not None
     margin = (cand.cosine - ev.background) if has_cos else 0.0
     top_margin = (ev.top_cosine - ev.background) if ev.top_cosine is not None else 0.0
-    lexical_z = zscore(-cand.bm25, ev.lexical_spread) * sees if hit else 0.0
+    lexical_z = zscore(-cand.bm25, ev.lexical_spread) * say if hit else 0.0
     cosine_z = zscore(cand.cosine, ev.cosine_spread) * sees if has_cos else 0.0
-    code = cand.code                          # text.code_share: already in [0, 1]
     return {
-        "coverage": coverage * sees,
-        "lexical": lexical * sees,
-        "lexical_rank": lex_rank * sees,
+        "coverage": coverage * say,
+        "lexical": lexical * say,
+        "lexical_rank": lex_rank * say,
         "lexical_z": lexical_z,
-        "lexical_evidence": lexical * ev.best_coverage * sees,
+        "lexical_evidence": lexical * ev.best_coverage * say,
         "cosine_margin": margin * sees,
         "cosine_z": cosine_z,
         "vector_rank": (1.0 / (1.0 + vec_rank) if vec_rank is not None else 0.0) * sees,
@@ -177,7 +183,7 @@ def features(cand, ev: QueryEvidence) -> dict:
         "blind_lexical": lexical * coverage * blind,
         "blind_rank": lex_rank * coverage * blind,
         "code": code * sees,
-        "code_coverage": coverage * code * sees,
+        "code_coverage": coverage * code * say,
         "code_lexical_z": lexical_z * code,
         "code_cosine_z": cosine_z * code,
         "after_question": cand.after_question * (1.0 - code) * sees,
@@ -187,6 +193,7 @@ def features(cand, ev: QueryEvidence) -> dict:
         "top_cosine": (ev.top_cosine or 0.0) * sees,
         "blind_pooled": blind * ev.pooled_coverage,
         "blind": blind,             # not a model input: what the gates read
+        "words_say": say,           # not a model input: how much the query's words speak for this memory
         "unknown_name": 1.0 if ev.unknown_name else 0.0,
         "few_terms": max(0, FEW_TERMS - ev.content_terms) / FEW_TERMS,
         "short_pool": ev.short_pool,
