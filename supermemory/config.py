@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import copy
 import errno
+import hashlib
 import json
 import os
-import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -221,14 +222,44 @@ def write_config_file(path: Path, user: dict) -> None:
         raise ConfigError(f"cannot write config file {path}: {exc.strerror or exc}; it was not changed") from None
 
 
-_NS_BAD = re.compile(r"[^a-z0-9._\-]+")
+_NS_KEPT = "._-"
+_NS_MAX_CHARS = 64
+# Letters that show as blank (Hangul fillers): a name of them alone would look empty.
+_NS_BLANK = frozenset("\u115f\u1160\u3164\uffa0")
+
+
+def _slug(name: str) -> str:
+    """Letters, digits and combining marks of any script plus `._-`, every other run as one `-`.
+
+    NFKC-normalised and case-folded first, so full-width, decomposed (macOS) and upper-case spellings
+    of a name are one namespace. A combining mark is kept only after a letter, digit or mark.
+    """
+    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    out: list[str] = []
+    in_bad_run = False
+    for ch in text:
+        group = unicodedata.category(ch)[0]
+        keep = (ch in _NS_KEPT or (group in "LN" and ch not in _NS_BLANK)
+                or (group == "M" and bool(out) and not in_bad_run and out[-1] not in _NS_KEPT))
+        if keep:
+            out.append(ch)
+        elif not in_bad_run:
+            out.append("-")
+        in_bad_run = not keep
+    return "".join(out).strip("-.")[:_NS_MAX_CHARS].rstrip("-.")
 
 
 def normalize_namespace(name: str, *, allow_all: bool = False) -> str:
-    """Lower-case slug of a namespace name; `*` only where reading everything is allowed.
+    """A namespace name as stored: NFKC, case-folded, letters and digits of any script plus `._-`.
 
+    Everything else (spaces, slashes, quotes, control and format characters, emoji) becomes `-`;
+    leading and trailing `-` and `.` go (so never `.`, `..` or a path separator), and the name is
+    cut to 64 characters. `*` only where reading everything is allowed.
+
+    :param name: the name a caller gave or a folder's name.
+    :param allow_all: accept `*` (all namespaces, reads only).
     Raises:
-        InvalidInputError: empty or not a string.
+        InvalidInputError: empty, not a string, `*` for a write, or no letter or digit of any script.
     """
     if not isinstance(name, str) or not name.strip():
         raise InvalidInputError("namespace must be a non-empty string")
@@ -237,10 +268,10 @@ def normalize_namespace(name: str, *, allow_all: bool = False) -> str:
         if allow_all:
             return name
         raise InvalidInputError("namespace '*' can be read from but not written to")
-    slug = _NS_BAD.sub("-", name.casefold()).strip("-.")
+    slug = _slug(name)
     if not slug:
-        raise InvalidInputError(f"namespace {name!r} has no usable characters")
-    return slug[:64]
+        raise InvalidInputError(f"namespace {name!r} has no usable characters (it needs a letter or digit, any script)")
+    return slug
 
 
 def project_root(start: Path) -> Path:
@@ -261,10 +292,17 @@ def project_root(start: Path) -> Path:
 
 
 def namespace_for_dir(directory: str | os.PathLike) -> str:
-    """Namespace of a project directory: the slug of its project root's folder name."""
+    """Namespace of a project directory: the slug of its project root's folder name.
+
+    A folder name with no letter or digit of any script (only emoji or punctuation) gives
+    `project-` plus a short hash of the root's resolved path: a name of its own, never one shared
+    with another such folder (it changes when the folder moves). The filesystem root is `root`.
+    """
     root = project_root(Path(directory))
-    name = root.name or "root"
-    try:
-        return normalize_namespace(name)
-    except InvalidInputError:
+    if not root.name:
         return "root"
+    try:
+        return normalize_namespace(root.name)
+    except InvalidInputError:
+        where = unicodedata.normalize("NFC", str(root)).encode("utf-8", "surrogatepass")
+        return "project-" + hashlib.sha256(where).hexdigest()[:10]

@@ -1,4 +1,4 @@
-"""Namespace isolation, randomized (seeded): ~300 memories over 12 look-alike namespaces.
+"""Namespace isolation, randomized (seeded): ~300 memories over 16 look-alike namespaces (Chinese ones too).
 
 Every memory carries its namespace's marker token plus words shared by all namespaces. From
 namespace A, recall / list / get / export / briefing / stats / history never show a row of
@@ -23,7 +23,7 @@ from supermemory.errors import NotFoundError
 
 SEED = 1130
 NAMESPACES = ["global", "proj", "proj-2", "proj.2", "ns", "ns_global", "global-2", "alpha", "beta", "team7", "x",
-              "zeta-zeta"]
+              "zeta-zeta", "客户系统", "支付网关", "café", "cafe"]   # the last two are one token in FTS (diacritics off)
 SHARED = ["cache", "build", "deploy", "index", "schema", "token", "server", "client", "queue", "config"]
 
 
