@@ -27,7 +27,9 @@ The rules are heuristics tuned to miss few real secrets while leaving ordinary
 prose and code alone: hashes, UUIDs, lockfile checksums, data URIs, words such
 as "password reset flow", identifiers such as ``token_count``, variables
 (``password = os.environ["X"]``, ``f(password=password)``) and placeholder
-values (``password=${DB_PASSWORD}``, ``token=None``) come back unchanged.
+values (``password=${DB_PASSWORD}``, ``token=None``, ``your_password_here``)
+come back unchanged.  A value is a placeholder when it reads as one as a whole:
+``Flyyourkite88!Zq`` holds "your" and is still a password.
 
 Speed: every regex is precompiled and starts with a literal, so the engine
 skips ahead with a substring search (the few that cannot run only when a
@@ -198,11 +200,30 @@ _NOT_A_SECRET = frozenset(
     """.split()
 )
 _KEYWORD_IN_VALUE = re.compile(r"passw(?:or)?d|passphrase|secret|token|api[_-]?key", re.IGNORECASE)
-# "YOUR_API_KEY", "your-token-here", "<example>", "dummy", "replace-me"
+# A placeholder word somewhere in a value: the cheap test before `_is_placeholder` reads the whole value.
 _PLACEHOLDER_WORD = re.compile(
-    r"your|example|placeholder|sample|dummy|changeme|replace[_-]?me|(?<![a-z])here(?![a-z])",
+    r"your|example|placeholder|sample|dummy|fake|change|replace|insert|enter|here|xxx",
     re.IGNORECASE,
 )
+# Words that say "put the real value here": one of them makes a value of words a placeholder.
+_PLACEHOLDER_MARKS = frozenset(
+    """your yours example examples placeholder sample dummy fake changeme changeit replace replaceme insert
+    here""".split()
+)
+# Words a placeholder is otherwise made of: "your_api_key_here", "insert-token-here", "MyPasswordHere".
+_PLACEHOLDER_FILLERS = frozenset(
+    """my the our own real actual put enter paste add set change me it this that goes go to with
+    of for and or in new value values string long random generated some
+    api key keys token tokens secret secrets password passwords passwd pass pwd passphrase passcode pin
+    access auth bearer client db database user username login name id private app service account
+    project org bot webhook url host server admin root master session signing encryption credential
+    credentials cred creds connection conn""".split()
+)
+_PLACEHOLDER_VOCABULARY = _PLACEHOLDER_MARKS | _PLACEHOLDER_FILLERS
+# the words of a value: "YOURApiKey_here2" -> YOUR, Api, Key, here, 2
+_VALUE_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# letters in words joined by separators only: "your-sendgrid-key", "Your Stripe Key"
+_PLACEHOLDER_SEPARATED = re.compile(r"[A-Za-z]+(?:[ _.-]+[A-Za-z]+)*")
 _CAMEL_IDENT = re.compile(r"_*[a-z]+[A-Z][A-Za-z]*|_+[A-Za-z]\w*")
 # two or more words joined by "_" or "-": next_token, X-Auth-Token, my-client-secret
 _JOINED_WORDS = re.compile(r"_*[A-Za-z][A-Za-z0-9]*(?:[_-]+[A-Za-z0-9]+)+_*")
@@ -258,6 +279,59 @@ def _is_dotted_name(v: str) -> bool:
     return True
 
 
+def _spelled_with(word: str, vocabulary: frozenset[str]) -> Optional[bool]:
+    """Whether ``word`` (lower case) is one or more words of ``vocabulary`` run together, and if so whether one
+    of them is a placeholder mark ("yourapikey": True; "apikey": False; "flyyourkite": None, not spelled so)."""
+    if len(word) > 48:
+        return None
+    # reach[i]: None = position i cannot be reached; else whether a mark was used on the way there
+    reach: list[Optional[bool]] = [None] * (len(word) + 1)
+    reach[0] = False
+    for i in range(len(word)):
+        if reach[i] is None:
+            continue
+        for j in range(i + 1, min(len(word), i + 16) + 1):
+            piece = word[i:j]
+            if piece in vocabulary:
+                marked = reach[i] or piece in _PLACEHOLDER_MARKS
+                if reach[j] is None or (marked and not reach[j]):
+                    reach[j] = marked
+    return reach[-1]
+
+
+def _is_placeholder(v: str) -> bool:
+    """True when ``v`` as a whole reads as a placeholder (``your_password_here``, ``sample-token``,
+    ``YOURAPIKEY``, ``your-sendgrid-key``, ``changeme``, ``xxxx``), not when a random-looking value merely
+    contains such a word (``Flyyourkite88!Zq``, ``Kx9sampleQ2``, ``Dummyhorse77xQ``).
+
+    Two readings: every word of the value is a placeholder word, a key word or a number, at least one a
+    placeholder mark (run-together words too: "yourapikey", "passwordhere", "sample_token_2"); or the value
+    is only letters and separators, and a placeholder mark stands as a word of its own ("your-sendgrid-key",
+    "xoxb-your-token", "ExampleOrgToken")."""
+    words = _VALUE_WORDS.findall(v)
+    if not words:
+        return False
+    marked = False
+    spelled = True
+    for word in words:
+        low = word.lower()
+        if word.isdigit():   # your_key_1, sample-token-2024
+            continue
+        if len(low) >= 3 and low.strip("x") == "":   # your_key_xxxx
+            marked = True
+            continue
+        reading = _spelled_with(low, _PLACEHOLDER_VOCABULARY)
+        if reading is None:
+            spelled = False
+        else:
+            marked = marked or reading
+    if spelled and marked:
+        return True
+    if _DIGIT.search(v) or not _PLACEHOLDER_SEPARATED.fullmatch(v):
+        return False
+    return any(word.lower() in _PLACEHOLDER_MARKS for word in words)
+
+
 def _keep_value(value: str, *, quoted: bool, family: str) -> bool:
     """True when ``value`` on its own reads as a placeholder, a reference or
     code rather than a credential."""
@@ -288,7 +362,7 @@ def _keep_value(value: str, *, quoted: bool, family: str) -> bool:
         return True
     if v.isdigit() and (family == "token" or len(v) <= 3):
         return True
-    if _PLACEHOLDER_WORD.search(v):
+    if _PLACEHOLDER_WORD.search(v) and _is_placeholder(v):
         return True
     has_keyword = _KEYWORD_IN_VALUE.search(v) is not None
     if has_keyword and _ENV_VAR.fullmatch(v):  # names a variable: "DB_PASSWORD", API_TOKEN
@@ -515,10 +589,10 @@ def _keep_discord(m: "re.Match[str]", value: str) -> bool:
     return _DIGIT.search(first) is None or _is_wordy(last) or _is_camel_words(last)
 
 
-def _keep_aws_near_id(m: "re.Match[str]", value: str) -> bool:
-    """A secret key is base64 (mixed case and digits); a 40-hex SHA-1 next to a key id is not."""
-    v = m.group("s")
-    has = [_UPPER.search(v), re.search(r"[a-z]", v), _DIGIT.search(v) or re.search(r"[+/]", v)]
+def _keep_unless_base64(m: "re.Match[str]", value: str) -> bool:
+    """An AWS secret key is base64 (mixed case and digits); a 40-hex SHA-1 next to a key id or after the words
+    "aws secret" is not.  Reads ``value`` (the original text), not the match, which a lowered rule lower-cased."""
+    has = [_UPPER.search(value), re.search(r"[a-z]", value), _DIGIT.search(value) or re.search(r"[+/]", value)]
     return not all(has)
 
 
@@ -909,6 +983,18 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "aws_secret_key",
+        # named in prose, without an assignment: "aws secret for uploader is <key>", "the AWS secret access
+        # key of the ci user: <key>"; the 40 characters must be base64 (a SHA-1 there stays)
+        r"(?:aws[ _.-]?secret|secret[ _.-]?access)(?:[ _.-]?(?:access[ _.-]?)?key)?(?![a-z])[^\r\n]{0,80}?"
+        r"(?<![a-z0-9/+])(?P<s>[a-z0-9/+]{40})(?![a-z0-9/+=])",
+        name="aws_secret_in_prose",
+        triggers=("secret",),
+        lowered=True,
+        groups=("s",),
+        keep=_keep_unless_base64,
+    ),
+    _Rule(
+        "aws_secret_key",
         # the secret pasted next to its key id (already replaced above): CSV
         # exports, `aws configure` prompts, "id / secret" in prose
         r"\[REDACTED:aws_access_key\][^\r\n]{0,100}?(?:\r?\n[^\r\n]{0,100}?)?"
@@ -916,7 +1002,7 @@ _RULES: tuple[_Rule, ...] = (
         name="aws_secret_near_key_id",
         triggers=("[REDACTED:aws_access_key]",),
         groups=("s",),
-        keep=_keep_aws_near_id,
+        keep=_keep_unless_base64,
     ),
     _Rule(
         "password_assignment",
@@ -989,7 +1075,7 @@ REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 
 #: Bump when a rule's keep logic changes in a way the patterns do not show:
 #: stores re-redact themselves once when ``rules_fingerprint()`` changes.
-RULES_VERSION = 2
+RULES_VERSION = 3
 
 
 def rules_fingerprint() -> str:

@@ -517,6 +517,8 @@ RULE_CASES = [
     ("url_password", "postgres://app:" + PASSWORD + "@db.internal:5432/app", PASSWORD, "postgres://localhost:5432/db"),
     ("aws_secret_key", f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET,
      "aws_secret_access_key is read from ~/.aws/credentials"),
+    ("aws_secret_in_prose", f"the aws secret for uploader is {AWS_SECRET}", AWS_SECRET,
+     f"aws secret rotated; the audit commit is {SHA1}"),
     ("aws_secret_near_key_id", f"Access key ID,Secret access key\n{AWS_ID_2},{AWS_SECRET}", AWS_SECRET,
      f"[REDACTED:aws_access_key] was rotated in commit {SHA1}"),
     ("password_assignment", "export DB_PASSWORD=hunter2", "hunter2", "password=${DB_PASSWORD}"),
@@ -657,6 +659,40 @@ def test_the_secrets_the_issue_lists_are_caught_bare_in_prose():
     assert {"huggingface_token", "sendgrid_key", "azure_storage_key", "pypi_token", "digitalocean_token",
             "discord_webhook", "aws_access_key", "aws_secret_key"} <= set(counts)
     assert out.startswith("tried [REDACTED:huggingface_token] then [REDACTED:sendgrid_key]; storage AccountKey=")
+
+
+# A fresh-user run: real values that merely contain a placeholder word ("your", "dummy", "sample")
+# were kept verbatim, and so was an AWS secret key named in prose.
+@pytest.mark.parametrize("text, secret, kind", [
+    ("POSTGRES_PASSWORD=" + "Fly" + "yourkite88!Zq", "Flyyourkite88!Zq", "password_assignment"),
+    ("mongodb://app:" + "Dummy" + "horse77xQ" + "@db.internal:27017/app", "Dummyhorse77xQ", "url_password"),
+    ("redis://default:" + "Kx9" + "sampleQ2" + "@cache:6379", "Kx9sampleQ2", "url_password"),
+    ("DB_PASSWORD=" + "here" + "Tr0ub4dor&3", "hereTr0ub4dor&3", "password_assignment"),
+    ('api_key = "' + "Example" + fake(24) + '"', None, "password_assignment"),
+    ("aws secret for uploader is " + AWS_SECRET, AWS_SECRET, "aws_secret_key"),
+    ("The AWS secret access key of the ci user: " + AWS_SECRET + " (rotate monthly)", AWS_SECRET, "aws_secret_key"),
+    ("aws_secret = " + AWS_SECRET, AWS_SECRET, "aws_secret_key"),
+])
+def test_a_random_value_that_contains_a_placeholder_word_is_still_a_secret(text, secret, kind):
+    secret = secret or re.findall(r"[A-Za-z0-9]{20,}", text)[-1]
+    out, counts = redact(text)
+    assert secret not in out
+    assert marker(kind) in out and counts.get(kind) == 1
+
+
+@pytest.mark.parametrize("text", [
+    "POSTGRES_PASSWORD=your_password_here",
+    "redis://default:changeme@localhost",
+    "api_key=<your-api-key>",
+    "password=${DB_PASSWORD}",
+    "DB_PASSWORD=changeme\nADMIN_PASSWORD=xxxx\nSECRET_KEY=example\nTOKEN=sample-token\nPASSWORD=password-here",
+    "API_KEY=YOURAPIKEY\nAPI_TOKEN=your-api-token-1\nSTRIPE_KEY=YourStripeKeyHere\npassword: '...'",
+    "mongodb://app:your_password@db.internal:27017/app and postgres://u:<password>@host/db",
+    "GITHUB_TOKEN=replace-me\nsecret: dummy-secret\nAUTH_TOKEN=insert_token_here",
+    'aws_secret_access_key = "YOUR_SECRET_ACCESS_KEY"\nthe aws secret is kept in vault; see ' + SHA1,
+])
+def test_a_value_that_reads_as_a_placeholder_as_a_whole_stays(text):
+    assert redact(text) == (text, {})
 
 
 @pytest.mark.parametrize("text", [c[1] for c in RULE_CASES], ids=[c[0] for c in RULE_CASES])
