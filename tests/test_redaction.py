@@ -253,13 +253,13 @@ def test_a_secret_only_in_a_tag_is_redacted_in_the_row_and_the_search_index(stor
     check_consistency(db_path)
 
 
-def test_an_import_makes_the_next_maintenance_re_redact(store, tmp_path):
+def test_an_import_is_redacted_as_it_is_stored_and_leaves_maintenance_nothing_to_do(store, tmp_path):
     record = {"id": "M900", "namespace": "proj", "kind": "note", "title": "imported", "body": f"old key {HF}",
               "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
               "valid_from": "2024-01-01T00:00:00Z"}
     path = tmp_path / "export.jsonl"
     path.write_text(json.dumps(record) + "\n")
-    store.import_file(path)
-    assert reredact.is_stale(store.context)
-    assert store.maintenance()["redacted"] == 1
-    assert HF not in store.get("M900")["memories"][0]["body"]
+    assert store.import_file(path)["redacted"] == {"huggingface_token": 1}
+    assert HF_BODY.lower() not in _all_text(store)
+    assert not reredact.is_stale(store.context)
+    assert store.maintenance(redact=True)["redacted"] == 0

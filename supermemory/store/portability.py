@@ -12,11 +12,12 @@ from supermemory.config import ALL_NAMESPACES, RELATIONS, TASK_STATUSES, normali
 from supermemory.errors import EmbeddingUnavailableError, InvalidInputError, StorageError
 from supermemory.jsonl import read_jsonl
 from supermemory.store import db as dbm
-from supermemory.store import embedding, redaction, search_index, writes
+from supermemory.store import embedding, search_index, writes
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
 from supermemory.store.records import SELECT_COLUMNS, SELECT_M_COLUMNS, embed_text, format_id, parse_id, record, to_blob
+from supermemory.text import summarize
 from supermemory.timeparse import from_iso, iso
 
 logger = logging.getLogger(__name__)
@@ -126,9 +127,15 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
     one imported before continue its chain; a memory whose ids this store uses for other memories (a store
     used on its own first) comes in under new ids, with its history and links, listed in `renumbered`.
 
-    :returns: {"imported", "skipped", "lines", "renumbered": {old id: new id}}.
+    Every version's body, title and tags are redacted as `remember` redacts them (`writes.prepare_content`,
+    `writes.prepare_tags`) before anything is compared, hashed, embedded or stored: a file written by hand or
+    by an older store may hold secrets.
+
+    :returns: {"imported", "skipped", "lines", "renumbered": {old id: new id}, "redacted": {type: count} (the
+        secrets taken out of the versions stored)}.
     Raises:
-        InvalidInputError: a line is not a valid export record (nothing is written then).
+        InvalidInputError: a line is not a valid export record, or its body is empty once `<private>` spans are
+            removed (nothing is written then).
     """
     lines = read_jsonl(path)
     todo, skipped = [], 0
@@ -141,7 +148,7 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             history = line.get("history") or []
             if not isinstance(history, list):
                 raise InvalidInputError("history must be a list of versions")
-            versions = [_checked_version(v, limit) for v in [*history, line]]
+            versions = [_redacted_version(ctx, _checked_version(v, limit)) for v in [*history, line]]
             links = _checked_links(line.get("links"))
         except InvalidInputError as exc:
             raise InvalidInputError(f"{path}:{number}: {exc}") from None
@@ -161,10 +168,13 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
         todo.append((versions, links))
     todo.sort(key=lambda item: bool(item[0][-1].get("new_id")))   # kept ids first, then the next free ones
     texts, slots = [], []
+    redacted: dict[str, int] = {}
     for c, (versions, _) in enumerate(todo):
         for n, version in enumerate(versions):
             if version.get("present"):
                 continue
+            for kind, count in version["redacted"].items():
+                redacted[kind] = redacted.get(kind, 0) + count
             pieces = writes.chunk_body(ctx, version["body"])
             slots.append(((c, n), pieces))
             texts.extend(embed_text(version["title"], p) for p in pieces)
@@ -179,8 +189,6 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
         offset += len(pieces)
     renumbered: dict[int, int] = {}
     with ctx.txn():
-        if todo:   # exported text is stored as it was: the next maintenance re-redacts it
-            ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
         for c, (versions, links) in enumerate(todo):
             fresh = {}
             for n, version in enumerate(versions):
@@ -207,7 +215,25 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
                     ctx.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) "
                                      "VALUES (?,?,?,?,?)", (src, dst, relation, weight, created_at or ctx.clock()))
     return {"imported": len(todo), "skipped": skipped, "lines": len(lines),
-            "renumbered": {format_id(old): format_id(new) for old, new in renumbered.items()}}
+            "renumbered": {format_id(old): format_id(new) for old, new in renumbered.items()},
+            "redacted": redacted}
+
+
+def _redacted_version(ctx: StoreContext, v: dict) -> dict:
+    """A checked version with secrets and `<private>` spans out of its body, title and tags, as `remember` takes
+    them out; what was taken out is under "redacted".
+
+    Raises:
+        InvalidInputError: nothing is left of the body.
+    """
+    body, title, counts, left_out = writes.prepare_content(ctx, v["body"], v["title"])
+    if not body:
+        raise InvalidInputError("body is empty after removing <private> spans" + (
+            " (an unclosed <private> tag leaves out everything after it)" if left_out else ""))
+    if counts and v["title"] == summarize(v["body"], max_chars=writes.TITLE_CHARS):
+        title = summarize(body, max_chars=writes.TITLE_CHARS)   # cut from the body: may hold half a secret
+    tags = writes.prepare_tags(ctx, v["tags"], counts)
+    return {**v, "body": body, "title": title, "tags": tags, "redacted": counts}
 
 
 def _time(value: Any, field: str) -> float | None:
