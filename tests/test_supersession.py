@@ -267,3 +267,58 @@ def test_the_links_pass_cut_short_goes_on_where_it_stopped(db_path, config, monk
         assert len(seen) == len(set(seen)) == 3               # the other two, nothing read twice
         assert links(s) == expected
         assert s.maintenance()["supersedes_links"] == 0 and len(seen) == 3   # stamped: the pass is over
+
+
+@pytest.mark.parametrize("text, marker", [
+    ("Decision revised: the v1 shutdown is postponed to autumn.", "strong"),   # heading colon, "postponed"
+    ("Correction: the replica lives in eu-west-2.", "strong"),
+    ("The standup was rescheduled to 10:30.", "strong"),
+    ("The vote on the monorepo was overturned by the CTO.", "strong"),
+    ("The GA date slipped and was pushed back to November.", "strong"),
+    ("The cut-off was brought forward to Tuesday.", "strong"),
+    ("The payments rewrite is delayed by two sprints.", "strong"),
+    ("We rolled back the pgbouncer upgrade.", "strong"),
+    ("The feature flag was rolled back to 5 % of traffic.", "strong"),
+    ("The estimate was revised to six weeks.", "strong"),
+    ("We reviewed and revised the onboarding guide.", "weak"),   # everyday editing: needs a restatement
+    ("The reviewers pushed back on the retry design.", None),    # objected, nothing moved
+    ("A failed migration is rolled back inside its transaction.", None),
+    ("Reminder mails go out as delayed jobs an hour after sign-up.", None),
+    ("The log viewer lists lines in reversed order.", None),
+    ("A request is cancelled when the client disconnects.", None),
+])
+def test_schedule_and_decision_changes_are_change_wording_and_everyday_uses_are_not(text, marker):
+    # Found by a fresh-user run: "Decision revised: … is postponed to …" linked nothing, so the stale date ranked
+    # first and the briefing listed both decisions as current.
+    from supermemory.text import revision_marker
+
+    assert revision_marker(text) == marker
+
+
+def test_a_text_that_adds_to_what_an_older_one_called_the_only_case_widens_it():
+    from supermemory.text.traits import widens
+
+    assert widens("Memcached is used only for page fragments.", "Memcached now also holds API responses.")
+    assert widens("Only admins can rotate keys.", "Key rotation is now open to team leads as well.")
+    assert widens("The linter runs solely on changed files.", "The linter now runs on generated files too.")
+    assert not widens("Memcached holds page fragments.", "Memcached now also holds API responses.")   # no "only"
+    assert not widens("Only admins can rotate keys.", "Team leads can also rotate keys.")   # no "now": no change said
+    assert not widens("Only admins can rotate keys.", "Key rotation now takes too long")     # "too" of degree
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("older, newer, linked", [
+    ("Decision: the legacy XML export is switched off in April.",
+     "Decision revised: switching off the XML export is postponed to October.", True),
+    ("Memcached is used only for caching rendered page fragments.", "Memcached now also caches the API responses.",
+     True),                                          # "only X" → "now also Y": little restated, still a change
+    ("Memcached caches rendered page fragments.", "Memcached now also caches the API responses.", False),
+    ("Deploys go out through Argo CD from the main branch.", "The quarterly planning offsite was postponed.", False),
+    ("The onboarding guide lives in docs/onboarding and is built with Sphinx.",
+     "We reviewed and revised the onboarding guide; the setup steps are shorter.", False),
+])
+def test_schedule_decision_and_widening_revisions_supersede_with_the_real_model(
+        db_path, config, onnx_embedder, older, newer, linked):
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
+        old = s.remember(older, kind="decision")["id"]
+        assert s.remember(newer, kind="decision")["supersedes"] == ([old] if linked else [])

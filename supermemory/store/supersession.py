@@ -17,7 +17,9 @@ is another fact, never superseded (`text.traits.replaced_numbers`). Negations ar
 something is no longer done is how many revisions read.
 When the only change wording is of the kind everyday talk uses too (a bare "now", "went … to":
 `text.revision_marker` says "weak"), the new text must restate the old one: `cosine_with_overlap` and
-`overlap` both (in conversation these words wrote most links, between turns that revise nothing).
+`overlap` both (in conversation these words wrote most links, between turns that revise nothing), unless the
+older memory says something is the only case and the new one adds to it ("only X" → "now also Y":
+`text.traits.widens`), which announces a change as plainly as "no longer" does.
 Where cosines carry no meaning (mostly-CJK text: bge-small has no CJK vocabulary; or no vectors at all)
 the words decide alone (`overlap_cjk`). Links are ordinary `links` rows: `unlink … --relation supersedes`
 undoes one, and stores written before the rule get theirs once (`backfill`, from maintenance).
@@ -33,7 +35,7 @@ from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
 from supermemory.text import (cjk_share, date_words, fts_match, has_revision_marker, revision_marker, stopwords,
                               tokenize)
-from supermemory.text.traits import replaced_numbers
+from supermemory.text.traits import replaced_numbers, widens
 
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
@@ -97,7 +99,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     marks = ",".join("?" * len(found))
     rows = ctx.q(f"SELECT m.id, m.created_at, m.title, m.body FROM memories m WHERE m.id IN ({marks}) AND {LIVE} "
                  f"AND m.namespace = ? AND m.kind != 'session'", [*found, namespace])
-    older = {mid: (created, mid) for mid, created, title, body in rows
+    older = {mid: f"{title}\n{body}" for mid, created, title, body in rows
              if (newer_than is None or (created, mid) < newer_than)
              and replaced_numbers(f"{title}\n{body}", text) <= 1}   # two numbers replaced: another fact
     if not older:
@@ -122,7 +124,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         overlap = len(theirs & own) / len(theirs)
         cjk = text_cjk or sum(1 for t in theirs if not t.isascii()) * 2 > len(theirs)
         cosine = cosines.get(mid)
-        if judge(cosine, overlap, cjk, cfg, weak=weak):
+        if judge(cosine, overlap, cjk, cfg, weak=weak and not widens(older[mid], text)):   # "only X" → "now also Y"
             out.append({"id": mid, "cosine": None if cosine is None else round(cosine, 4),
                         "overlap": round(overlap, 3)})
     out.sort(key=lambda d: (-(d["cosine"] if d["cosine"] is not None else d["overlap"]), -d["id"]))

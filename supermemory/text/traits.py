@@ -65,6 +65,18 @@ def revision_marker(text: str) -> str | None:
     return "weak" if _says(_weak_revision(), text) else None
 
 
+# An older text that says something is all there is ("… used only for X") and a newer one that adds to it
+# ("… now also used for Y"): the newer one's "now" announces a change as plainly as "no longer" does.
+_ONLY = re.compile(r"(?i)\b(?:only|solely|exclusively)\b")
+_NOW_ALSO = re.compile(r"(?i)\b(?:now(?: [^\s.;,]+){0,5} (?:also|as well|too(?= *(?:[.;,!?]|$)))|also now)\b")
+
+
+def widens(older: str, newer: str) -> bool:
+    """Does `newer` add to what `older` said was the only case ("only X" → "now also Y")? Then a weak
+    marker ("now") in `newer` reads as a strong one against `older` (store/supersession.py)."""
+    return bool(older and newer) and _says(_NOW_ALSO, newer) and _says(_ONLY, older)
+
+
 def has_revision_marker(text: str) -> bool:
     """Does this text announce that something changed (so an older, similar memory is stale)?"""
     return revision_marker(text) is not None
