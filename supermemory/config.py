@@ -291,14 +291,54 @@ def project_root(start: Path) -> Path:
     return start
 
 
+def _small_text(path: Path) -> str | None:
+    """The first 4 KB of a small file, stripped (None when it is not a readable regular file)."""
+    try:
+        if not path.is_file():
+            return None
+        with open(path, "rb") as handle:
+            return handle.read(4096).decode("utf-8", "surrogateescape").strip()
+    except (OSError, ValueError):
+        return None
+
+
+def main_worktree(root: Path) -> Path:
+    """The project a git worktree belongs to: the folder of its main repository; any other root as it is.
+
+    A linked worktree's `.git` is a file, `gitdir: <repo>/.git/worktrees/<name>`, and that folder holds a
+    `commondir` file naming the repository's own git folder: the project is the folder holding it (`.git`,
+    or a hidden one such as `.bare`), or the repository itself when it is bare (`shop.git`). A submodule's
+    `.git` file names `.git/modules/<name>` (no `commondir`): a project of its own, as is a malformed or
+    unreadable `.git` file.
+    """
+    text = _small_text(root / ".git")
+    if not text or not text.startswith("gitdir:"):
+        return root
+    try:
+        gitdir = root / text[len("gitdir:"):].splitlines()[0].strip()   # an absolute path replaces `root`
+        common = _small_text(gitdir / "commondir")
+        if not common:
+            return root
+        common_dir = (gitdir / common.splitlines()[0]).resolve()
+        main = common_dir.parent if common_dir.name.startswith(".") else common_dir
+        return main if main.is_dir() and main != root else root
+    except (OSError, ValueError, IndexError):
+        return root
+
+
 def namespace_for_dir(directory: str | os.PathLike) -> str:
     """Namespace of a project directory: the slug of its project root's folder name.
+
+    The root is the nearest folder holding `.git`, or for a git worktree its main repository's
+    (`main_worktree`); a submodule is a project of its own.
 
     A folder name with no letter or digit of any script (only emoji or punctuation) gives
     `project-` plus a short hash of the root's resolved path: a name of its own, never one shared
     with another such folder (it changes when the folder moves). The filesystem root is `root`.
     """
     root = project_root(Path(directory))
+    if root.is_dir():
+        root = main_worktree(root)
     if not root.name:
         return "root"
     try:
