@@ -9,6 +9,7 @@ import copy
 import errno
 import hashlib
 import json
+import logging
 import os
 import unicodedata
 from dataclasses import dataclass, field
@@ -20,6 +21,9 @@ from supermemory.jsonl import not_utf8
 from supermemory.settings import (DEFAULTS, SETTINGS, as_sentence, checked, coerce_value, deep_merge, sanitised, show_value,
                                   unknown_setting, validate_settings, without_retired)
 
+logger = logging.getLogger(__name__)
+
+DB_FILE = "memory.db"
 GLOBAL_NAMESPACE = "global"
 ALL_NAMESPACES = "*"
 KINDS = ("fact", "decision", "preference", "task", "gotcha", "note", "session")
@@ -47,7 +51,7 @@ class Config:
 
     @property
     def db_path(self) -> Path:
-        return self.home / "memory.db"
+        return self.home / DB_FILE
 
     @property
     def config_path(self) -> Path:
@@ -81,7 +85,7 @@ class Config:
         """Namespace for writes and reads when the caller gives none."""
         if self.explicit_namespace:
             return normalize_namespace(self.explicit_namespace, allow_all=True)
-        return namespace_for_dir(self.project_dir or Path.cwd())
+        return namespace_for_dir(self.project_dir or Path.cwd(), home=self.home)
 
 
 def read_config_file(path: Path) -> dict:
@@ -326,23 +330,127 @@ def main_worktree(root: Path) -> Path:
         return root
 
 
-def namespace_for_dir(directory: str | os.PathLike) -> str:
-    """Namespace of a project directory: the slug of its project root's folder name.
+def _path_hash(path: Path | str) -> str:
+    where = unicodedata.normalize("NFC", str(path)).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(where).hexdigest()[:10]
+
+
+def hashed_namespace(where: Path | str) -> str:
+    """`project-` plus a short hash of a path (or of what stands for one): the name of a project whose
+    folder name has no letter or digit of any script."""
+    return "project-" + _path_hash(where)
+
+
+def _folder_name(root: Path) -> tuple[str, bool]:
+    """The name a project root's folder suggests and whether it is that root's alone already: its slug;
+    `project-<hash>` for a name with no letter or digit; `root` for the filesystem root."""
+    if not root.name:
+        return "root", False
+    try:
+        return normalize_namespace(root.name), False
+    except InvalidInputError:
+        return hashed_namespace(root), True
+
+
+def _with_hash(name: str, root: Path) -> str:
+    return name[:_NS_MAX_CHARS - 11].rstrip("-.") + "-" + _path_hash(root)
+
+
+def _owner(record: Path) -> bytes | None:
+    try:
+        return record.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _write_record(record: Path, mine: bytes, *, replace: bool = False) -> bool:
+    """Write `record` whole (a reader never sees it half-written). False when another root's claim was
+    there first (unless `replace`) or the data dir cannot be written."""
+    temp = record.with_name(f".{record.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(mine)
+        if replace:
+            os.replace(temp, record)
+            return True
+        try:
+            os.link(temp, record)    # atomic and never overwrites: of two claims of one name, one wins
+        except FileExistsError:
+            return False
+        except OSError:              # a filesystem without hard links
+            with open(record, "xb") as handle:
+                handle.write(mine)
+        return True
+    except OSError:
+        return False
+    finally:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+
+
+def _same_folder(owner: bytes, root: Path) -> bool:
+    try:
+        return os.path.samefile(os.fsdecode(owner), root)
+    except (OSError, ValueError):
+        return False
+
+
+def _claimed(name: str, root: Path, home: Path | None, live: bool) -> str:
+    """`name` when no other project root holds it, else `name-<hash of root>`, as recorded in
+    `<data dir>/namespaces/<name>` (the root that first used a name keeps it; `global` is everyone's)."""
+    home = data_dir() if home is None else Path(home)
+    shared = name in (GLOBAL_NAMESPACE, ALL_NAMESPACES)
+    if not (home / DB_FILE).exists():   # no store yet: nothing was read or written under any name
+        return _with_hash(name, root) if shared else name
+    records = home / "namespaces"
+    mine = os.fsencode(str(root))
+    owner = None
+    try:
+        records.mkdir(exist_ok=True)
+        if not shared:
+            owner = _owner(records / name)
+            if owner is None and _write_record(records / name, mine):
+                return name
+            owner = _owner(records / name) if owner is None else owner
+            if owner in (None, mine):    # nobody holds it and it cannot be recorded: the name as derived
+                return name
+            if live and not os.path.lexists(os.fsdecode(owner)):   # its first root is gone: moved here
+                _write_record(records / name, mine, replace=True)
+                return name
+            if live and _same_folder(owner, root):   # one folder, spelled another way
+                return name
+    except (OSError, ValueError):   # a data dir that cannot be read: the name as derived
+        if not shared:
+            return name
+    distinct = _with_hash(name, root)
+    if _write_record(records / distinct, mine) and live:   # told once, when first recorded
+        why = ("'global' is shared by every project" if shared else f"{name!r} belongs to {os.fsdecode(owner)}")
+        logger.warning("the project %s uses namespace %r (%s); to choose one, pass --namespace NAME "
+                       "(MCP: the `namespace` argument) or set SUPERMEMORY_NAMESPACE=NAME for its sessions",
+                       root, distinct, why)
+    return distinct
+
+
+def namespace_for_dir(directory: str | os.PathLike, *, home: Path | None = None) -> str:
+    """Namespace of a project directory: the slug of its project root's folder name, that root's alone.
 
     The root is the nearest folder holding `.git`, or for a git worktree its main repository's
-    (`main_worktree`); a submodule is a project of its own.
+    (`main_worktree`). Two roots whose folders share a name (`~/a/backend`, `~/b/backend`) never share a
+    namespace: the first root to use the name keeps it and the other gets `backend-` plus a short hash of
+    its resolved path (`<data dir>/namespaces/<name>` records which root holds a name; a warning says so
+    once). A folder named `global` (the namespace every project reads) gets `global-<hash>`, one with no
+    letter or digit of any script `project-<hash>`; the filesystem root is `root`.
 
-    A folder name with no letter or digit of any script (only emoji or punctuation) gives
-    `project-` plus a short hash of the root's resolved path: a name of its own, never one shared
-    with another such folder (it changes when the folder moves). The filesystem root is `root`.
+    :param directory: a folder of the project (need not exist: a past session's folder may be gone, and
+        then it never takes over a name, nor is told).
+    :param home: the data dir holding the record (default `data_dir()`); nothing is recorded while it
+        holds no database (there is no store yet).
     """
     root = project_root(Path(directory))
-    if root.is_dir():
+    live = root.is_dir()
+    if live:
         root = main_worktree(root)
-    if not root.name:
-        return "root"
-    try:
-        return normalize_namespace(root.name)
-    except InvalidInputError:
-        where = unicodedata.normalize("NFC", str(root)).encode("utf-8", "surrogatepass")
-        return "project-" + hashlib.sha256(where).hexdigest()[:10]
+    name, alone = _folder_name(root)
+    return name if alone else _claimed(name, root, home, live)

@@ -1,20 +1,27 @@
-"""A derived namespace belongs to one project: a git worktree shares its main repository's.
+"""A derived namespace belongs to one project root: no two roots share one by accident.
 
-Found by a fresh-user run: a git worktree (`git worktree add ../shop-api-agent2`, whose `.git` is a file
-naming `shop-api/.git/worktrees/shop-api-agent2`) got a namespace of its own, so agents working in worktrees saw
-none of the project's memories.
+Found by a fresh-user run: ~/clientA/backend and ~/clientB/backend were both `backend` (client A's memories in
+client B's briefing and recall); a folder named `Global` wrote into the `global` namespace every project reads;
+a git worktree (`git worktree add ../shop-api-agent2`) got a namespace of its own and saw none of the project's
+memories.
 """
 from __future__ import annotations
 
+import io
+import json
+import logging
 import os
+import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
+from supermemory import hooks
 from supermemory import config as config_module
-from supermemory.config import load_config, main_worktree, namespace_for_dir
+from supermemory.config import Config, load_config, main_worktree, namespace_for_dir
 from supermemory.core import MemoryStore
 from supermemory.embed import HashProvider
 
@@ -38,6 +45,128 @@ def home(tmp_path, isolated_home) -> Path:
 def _store(home: Path, project: Path, **kwargs) -> MemoryStore:
     config = load_config(env={"SUPERMEMORY_HOME": str(home)}, cwd=project)
     return MemoryStore(config=config, embedder=HashProvider(), **kwargs)
+
+
+# --- 1. two roots, one folder name ---------------------------------------------------------------------
+
+def test_two_projects_whose_folders_share_a_name_get_two_namespaces_the_first_keeping_the_name(home, tmp_path,
+                                                                                              caplog):
+    first, second = _git_project(tmp_path, "clientA", "backend"), _git_project(tmp_path, "clientB", "backend")
+    with caplog.at_level(logging.WARNING, logger="supermemory.config"):
+        assert namespace_for_dir(first / "src") == "backend"
+        assert caplog.records == []                                   # the first root is told nothing
+        other = namespace_for_dir(second)
+        assert re.fullmatch("backend" + HASHED, other)
+        assert [r.getMessage() for r in caplog.records] == [
+            f"the project {second} uses namespace {other!r} ('backend' belongs to {first}); to choose one, pass "
+            "--namespace NAME (MCP: the `namespace` argument) or set SUPERMEMORY_NAMESPACE=NAME for its sessions"]
+        for _ in range(3):                                            # stable, and told once
+            assert (namespace_for_dir(first), namespace_for_dir(second / "deep")) == ("backend", other)
+        assert len(caplog.records) == 1
+    assert (home / "namespaces" / "backend").read_bytes() == os.fsencode(str(first))
+
+
+def test_client_a_memories_never_reach_client_b_briefing_recall_or_hook(home, tmp_path):
+    first, second = _git_project(tmp_path, "clientA", "backend"), _git_project(tmp_path, "clientB", "backend")
+    with _store(home, first) as a:
+        a.remember("Client A deploys the backend with the blue-green script", title="clientA deploy")
+    with _store(home, second) as b:
+        assert b.namespace != "backend"
+        assert b.recall("deploys backend blue-green", min_similarity=0, relative_cutoff=0)["results"] == []
+        assert "clientA" not in json.dumps(b.briefing()) and b.list()["items"] == []
+        b.remember("Client B deploys by hand", title="clientB deploy")
+    out = io.StringIO()
+    payload = {"cwd": str(second), "source": "startup", "session_id": "s1"}
+    assert hooks.run_hook("session-start", stdin=io.StringIO(json.dumps(payload)), stdout=out, budget=120) == 0
+    context = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+    assert "clientB deploy" in context and "clientA" not in context
+
+
+def test_an_existing_store_keeps_its_namespace_for_the_first_root_that_uses_it(tmp_path, isolated_home):
+    isolated_home.mkdir()
+    project = _git_project(tmp_path, "work", "backend")
+    with MemoryStore(config=load_config(), embedder=HashProvider(), namespace="backend") as old:   # before the record
+        old.remember("The backend listens on port 8443", create_namespace=True)
+    assert not (isolated_home / "namespaces" / "backend").exists()
+    with _store(isolated_home, project) as store:
+        assert store.namespace == "backend"
+        assert [m["summary"] for m in store.list()["items"]] == ["The backend listens on port 8443"]
+
+
+def test_a_project_that_only_read_keeps_its_name_when_another_root_writes_first(home, tmp_path):
+    reader, writer = _git_project(tmp_path, "r", "api"), _git_project(tmp_path, "w", "api")
+    with _store(home, reader) as r:                                   # SessionStart / recall: no write yet
+        read_as = r.namespace
+        r.briefing()
+    with _store(home, writer) as w:
+        w.remember("written by the other api")
+        assert w.namespace != read_as
+    with _store(home, reader) as r:
+        assert r.remember("the reader's first write")["namespace"] == read_as == "api"
+
+
+def test_an_explicit_namespace_always_wins(home, tmp_path):
+    first, second = _git_project(tmp_path, "a", "backend"), _git_project(tmp_path, "b", "backend")
+    assert namespace_for_dir(first) == "backend"
+    env = {"SUPERMEMORY_HOME": str(home), "SUPERMEMORY_NAMESPACE": "backend"}
+    assert load_config(env=env, cwd=second).default_namespace() == "backend"
+    with _store(home, second, namespace="backend") as store:
+        assert store.namespace == "backend"
+
+
+def test_a_moved_project_keeps_its_name(home, tmp_path):
+    old = _git_project(tmp_path, "old", "backend")
+    assert namespace_for_dir(old) == "backend"
+    new = tmp_path / "new" / "backend"
+    new.parent.mkdir()
+    old.rename(new)
+    assert namespace_for_dir(new) == "backend"
+    assert (home / "namespaces" / "backend").read_bytes() == os.fsencode(str(new))
+
+
+def test_many_processes_claiming_one_name_at_once_leave_one_owner(home, tmp_path):
+    roots = [_git_project(tmp_path, f"c{n}", "svc") for n in range(8)]
+    names: dict[Path, set] = {root: set() for root in roots}
+
+    def derive(root):
+        for _ in range(5):
+            names[root].add(namespace_for_dir(root))
+
+    threads = [threading.Thread(target=derive, args=(root,)) for root in roots * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(len(got) == 1 for got in names.values())              # each root: one name throughout
+    final = [next(iter(got)) for got in names.values()]
+    assert final.count("svc") == 1 and len(set(final)) == len(roots)
+
+
+def test_no_store_yet_records_nothing_and_an_unwritable_data_dir_still_answers(tmp_path, isolated_home):
+    project = _git_project(tmp_path, "a", "backend")
+    assert namespace_for_dir(project) == "backend" and not isolated_home.exists()   # doctor, dry runs
+    isolated_home.mkdir()
+    (isolated_home / "memory.db").write_bytes(b"")
+    (isolated_home / "namespaces").write_text("not a folder")        # a damaged data dir
+    assert namespace_for_dir(project) == "backend"
+
+
+# --- 2. never the shared namespace -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("folder", ["global", "Global", "GLOBAL", "ｇｌｏｂａｌ"])
+def test_a_folder_named_global_is_a_project_of_its_own_not_the_shared_namespace(home, tmp_path, folder):
+    project = _git_project(tmp_path, folder)
+    ns = namespace_for_dir(project / "src")
+    assert re.fullmatch("global" + HASHED, ns) and namespace_for_dir(project) == ns
+    with _store(home, project) as store:
+        assert store.remember("Only the Global project uses the staging proxy")["namespace"] == ns
+    with _store(home, _git_project(tmp_path, "other")) as other:
+        assert other.recall("staging proxy", min_similarity=0, relative_cutoff=0)["results"] == []
+
+
+def test_a_folder_named_global_without_a_store_is_still_not_global(tmp_path, isolated_home):
+    assert re.fullmatch("global" + HASHED, namespace_for_dir(_git_project(tmp_path, "Global")))
+    assert not isolated_home.exists()
 
 
 # --- 3. worktrees and submodules ---------------------------------------------------------------------------
