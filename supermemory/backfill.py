@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from supermemory import capture
-from supermemory.config import namespace_for_dir, normalize_namespace
+from supermemory.config import hashed_namespace, namespace_for_dir, normalize_namespace
 from supermemory.errors import InvalidInputError, NamespaceError, SupermemoryError
 from supermemory.store import reads, versions, writes
 from supermemory.store.records import clean_text, content_hash, parse_id
@@ -173,14 +173,13 @@ def _namespace(cwd: str | None, slug: str, cache: dict) -> tuple[str, bool]:
     from `slug`, the folder Claude Code names after it (Codex's folders are dates: `slug` is '' there)."""
     if (cwd, slug) in cache:
         return cache[cwd, slug]
-    if cwd and os.path.isdir(cwd):
-        answer = (namespace_for_dir(cwd), False)
+    if cwd:   # a folder gone since keeps the rules (its path's hash), and never takes a live project's name
+        answer = (namespace_for_dir(cwd), not os.path.isdir(cwd))
     else:
-        name = os.path.basename((cwd or "").rstrip("/\\")) or slug.rsplit("-", 1)[-1] or "root"
         try:
-            answer = (normalize_namespace(name), True)
-        except InvalidInputError:
-            answer = ("root", True)
+            answer = (normalize_namespace(slug.rsplit("-", 1)[-1] or "root"), True)
+        except InvalidInputError:   # no letter or digit: the folder's own name, as for a path
+            answer = (hashed_namespace(slug), True)
     cache[cwd, slug] = answer
     return answer
 

@@ -3,7 +3,7 @@
 Found by a fresh-user run: ~/clientA/backend and ~/clientB/backend were both `backend` (client A's memories in
 client B's briefing and recall); a folder named `Global` wrote into the `global` namespace every project reads;
 a git worktree (`git worktree add ../shop-api-agent2`) got a namespace of its own and saw none of the project's
-memories.
+memories; backfilled sessions of vanished folders whose names had no letter shared `root`.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from supermemory import hooks
+from supermemory import backfill, hooks
 from supermemory import config as config_module
 from supermemory.config import Config, load_config, main_worktree, namespace_for_dir
 from supermemory.core import MemoryStore
@@ -249,3 +249,18 @@ def test_a_submodule_or_an_unreadable_git_file_keeps_the_folder_its_own_project(
 
     monkeypatch.setattr(config_module, "open", refused, raising=False)   # as a chmod 000 file reads
     assert main_worktree(tree) == tree and namespace_for_dir(tree) == "super-wt"
+
+
+# --- 4. backfill of vanished folders ----------------------------------------------------------------------
+
+def test_backfilled_sessions_of_vanished_projects_do_not_share_a_namespace(home, tmp_path):
+    gone = tmp_path / "gone"
+    found = {cwd: backfill._namespace(str(gone / cwd), "", {}) for cwd in ("🚀", "✨", "a/backend")}
+    assert found["🚀"][1] and found["🚀"] != found["✨"]
+    assert all(re.fullmatch("project" + HASHED, found[c][0]) for c in ("🚀", "✨"))
+    assert found["a/backend"] == ("backend", True)
+    live = _git_project(tmp_path, "live", "backend")                   # a live project takes a vanished one's name
+    assert namespace_for_dir(live) == "backend"
+    late = backfill._namespace(str(gone / "b" / "backend"), "", {})    # a vanished one never takes a live one's
+    assert re.fullmatch("backend" + HASHED, late[0]) and late[1]
+    assert backfill._namespace(None, "-home-u-🚀", {}) != backfill._namespace(None, "-home-v-✨", {})
