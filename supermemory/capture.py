@@ -1,17 +1,23 @@
 """Session capture: new transcript lines folded into one redacted, versioned `session` memory per session."""
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
+import secrets
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 from supermemory.config import ALL_NAMESPACES, namespace_for_dir
-from supermemory.errors import InvalidInputError, NotFoundError
+from supermemory.errors import InvalidInputError, NotFoundError, SupermemoryError
 from supermemory.store import capture_state, versions, writes
 from supermemory.store.context import StoreContext
 from supermemory.store.records import format_id, parse_id
+
+logger = logging.getLogger(__name__)
 
 
 def redact_tree(node: Any) -> Any:
@@ -305,3 +311,160 @@ def _resume_at(file: str, offset: int, old_path: str | None, digest) -> int:
         return at if at <= os.path.getsize(file) else -1
     except (TypeError, ValueError, OSError):
         return -1
+
+
+# --- captures a hook left unfinished, retried later -------------------------------------------------
+# A capture hook notes its session in a small file of the data dir before it touches the database and
+# drops the note once the capture has read the transcript to its end. A hook that ran out of time (the
+# database write-locked past its budget, say) leaves its note behind, and `retry_pending` captures the
+# session later: from the next SessionStart hook once its briefing is out, or while the MCP server idles.
+# The notes live outside the database because a locked database is what they outlast.
+
+PENDING_FOLDER = "pending-captures"
+PENDING_MAX_ATTEMPTS = 25   # failed retries before a note is given up (`supermemory backfill` still recovers it)
+PENDING_MARGIN = 2.0        # seconds past the hook budget after which a note's own hook has surely ended
+
+
+def pending_folder(home) -> Path:
+    """The folder of the notes of captures still owed, in the data dir."""
+    return Path(home) / PENDING_FOLDER
+
+
+def pending_min_age(config) -> float:
+    """How old a note must be before a retry takes it: its hook (budget `hooks.budget_seconds`) has ended."""
+    try:
+        budget = float(config.get("hooks.budget_seconds"))
+    except (TypeError, ValueError):
+        budget = 2.0
+    return (budget if budget == budget and budget > 0 else 2.0) + PENDING_MARGIN
+
+
+def _session_tag(platform: str | None, session_id: str | None, path) -> str:
+    ident = f"{platform or 'unknown'}:{session_id or 'file:' + os.fspath(path)}"
+    return hashlib.sha256(ident.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def _write_note(target: Path, record: dict) -> None:
+    temporary = target.with_name("." + target.name + ".tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
+    os.replace(temporary, target)   # readers see the whole note or none
+
+
+def note_pending(home, path, *, session_id: str | None, platform: str | None, model: str | None = None,
+                 cwd: str | None = None, namespace: str | None = None) -> Path:
+    """Note, atomically and before any write to the database, that this session's capture is owed.
+
+    One file per hook run (`<session tag>-<pid>-<random>.json`), so two hooks of one session never
+    overwrite each other's note; `settle_pending` drops it once a capture has read the session to its end.
+    :param namespace: where the session memory goes when it is new (the hook's project namespace).
+    :returns: the note's path.
+    Raises:
+        OSError: the data dir cannot be written.
+    """
+    folder = pending_folder(home)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    note = folder / f"{_session_tag(platform, session_id, path)}-{os.getpid()}-{secrets.token_hex(4)}.json"
+    _write_note(note, {"transcript_path": os.fspath(path), "session_id": session_id, "platform": platform,
+                       "model": model, "cwd": cwd, "namespace": namespace, "noted_at": time.time(), "attempts": 0})
+    return note
+
+
+def pending_notes(home) -> list[tuple[Path, float]]:
+    """(note, time written) of every capture still owed, oldest first; [] when there is none (one listing)."""
+    notes = []
+    try:
+        with os.scandir(pending_folder(home)) as entries:
+            for entry in entries:
+                if entry.name.endswith(".json") and not entry.name.startswith("."):
+                    try:
+                        notes.append((Path(entry.path), entry.stat().st_mtime))
+                    except OSError:
+                        continue
+    except OSError:   # no folder: nothing owed
+        return []
+    return sorted(notes, key=lambda item: (item[1], item[0].name))
+
+
+def settle_pending(note: Path, since: float) -> None:
+    """A capture that began at `since` (epoch seconds) read the note's session to its end: drop the note and
+    every other note of the same session written before then (their hooks' lines were read too)."""
+    tag = note.name.split("-", 1)[0]
+    for other, written in pending_notes(note.parent.parent):
+        if other == note or (other.name.startswith(tag + "-") and written <= since):
+            try:
+                other.unlink()
+            except OSError:   # gone already (another capture settled it), or not ours to remove
+                pass
+
+
+def _read_note(note: Path) -> dict | None:
+    try:
+        record = json.loads(note.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    path = record.get("transcript_path") if isinstance(record, dict) else None
+    return record if isinstance(path, str) and path else None
+
+
+def _text_or_none(record: dict, key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def retry_pending(ctx: StoreContext, home, *, min_age: float, deadline: float | None = None,
+                  wait_ms: int = 200, step_bytes: int | None = None, limit: int | None = None) -> list[dict]:
+    """Capture the sessions whose hooks left a note (`note_pending`), oldest first, each session once.
+
+    A capture is idempotent (`capture_session` resumes at the saved offset and versions the one session
+    memory), so a session a later hook already captured comes back `unchanged`. A note is dropped once its
+    session is read to its end; a failed capture counts an attempt in its note and ends the pass.
+    :param min_age: seconds a note must have existed (its own hook has ended: `pending_min_age`).
+    :param deadline: `time.monotonic()` value after which no further transcript chunk, nor session, is read.
+    :param wait_ms: how long to wait for another writer's lock before leaving everything for the next pass.
+    :returns: one `capture_session` result per session tried (`{"status": "failed", ...}` for a failure).
+    """
+    results: list[dict] = []
+    done: set = set()
+    for note, written in pending_notes(home):
+        tag = note.name.split("-", 1)[0]
+        if time.time() - written < min_age or tag in done:
+            continue
+        if (deadline is not None and time.monotonic() >= deadline) or (limit is not None and len(results) >= limit):
+            break
+        record = _read_note(note)
+        if record is None:   # unreadable or half-written by a process that died: nothing to go on
+            note.unlink(missing_ok=True)
+            continue
+        started = time.time()
+        try:
+            capture_state.wait_for_writes(ctx, wait_ms)
+            result = capture_session(
+                ctx, record["transcript_path"], session_id=_text_or_none(record, "session_id"),
+                platform=_text_or_none(record, "platform"), model=_text_or_none(record, "model"),
+                cwd=_text_or_none(record, "cwd"), namespace=_text_or_none(record, "namespace"), deadline=deadline,
+                step_bytes=step_bytes)
+        except (SupermemoryError, OSError, ctx.driver.Error) as exc:
+            _failed(note, record, exc)
+            results.append({"status": "failed", "error": str(exc), "path": record["transcript_path"]})
+            break
+        done.add(tag)
+        if result.get("complete", True):
+            settle_pending(note, started)
+        logger.info("owed capture of %s: %s", record["transcript_path"], result.get("status"))
+        results.append(result)
+    return results
+
+
+def _failed(note: Path, record: dict, exc: BaseException) -> None:
+    attempts = int(record.get("attempts") or 0) + 1 if isinstance(record.get("attempts"), int) else 1
+    if attempts >= PENDING_MAX_ATTEMPTS:
+        logger.warning("giving up the owed capture of %s after %d attempts (%s); `supermemory backfill` "
+                       "captures it", record["transcript_path"], attempts, exc)
+        note.unlink(missing_ok=True)
+        return
+    logger.info("owed capture of %s failed (%s); tried again later", record["transcript_path"], exc)
+    try:
+        _write_note(note, {**record, "attempts": attempts})
+    except OSError:
+        pass

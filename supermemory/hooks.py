@@ -18,6 +18,12 @@ bookkeeping did is found again by its external key. The embedding model is used 
 session memory when it can be loaded and run inside the budget; otherwise the digest is stored
 for lexical recall only, and the database is never pinned to the `hash` fallback by a hook.
 
+A capture hook notes its session in the data dir before it touches the database
+(`capture.note_pending`) and drops the note once the transcript is read to its end. A note left
+behind (the database write-locked past the budget, say) is captured later, once: by the next
+SessionStart hook after its answer is out (lexical-only, inside the budget), or by the MCP
+server while it idles.
+
 A database file that is visibly damaged (not SQLite, or shorter than its header says) is left
 untouched: the hook reports it on stderr and does nothing else.
 """
@@ -261,9 +267,11 @@ class _HookEmbedder:
     pins a fresh database to the fallback behind the user's back.
     """
 
-    def __init__(self, config, deadline: float | None = None):
+    def __init__(self, config, deadline: float | None = None, *, refuse: str | None = None):
+        """:param refuse: never load the model, for this reason (the SessionStart hook's owed captures)."""
         self.config = config
         self.deadline = deadline
+        self.refuse = refuse
         self.pinned = lambda: None
         self._provider = None
         self._error: Exception | None = None
@@ -271,6 +279,8 @@ class _HookEmbedder:
     def _bounded(self, what: str, fn):
         from supermemory.errors import EmbeddingUnavailableError
 
+        if self.refuse:
+            raise EmbeddingUnavailableError(self.refuse)
         if self.deadline is None:
             return fn()
         remaining = self.deadline - time.monotonic()
@@ -382,6 +392,8 @@ def capture(payload: dict, *, housekeeping: bool = False, deadline: float | None
         left = deadline - time.monotonic()
         read_deadline = time.monotonic() + left * 0.4
         embed_deadline = deadline - min(0.5, left * 0.25)
+    note = _note_owed(config, path, session_id=session_id, platform=platform, payload=payload) if enabled else None
+    began = time.time()
     embedder = _HookEmbedder(config, embed_deadline)
     store = _open_store(config, embedder=embedder)
     embedder.pinned = store.pinned_model
@@ -390,6 +402,10 @@ def capture(payload: dict, *, housekeeping: bool = False, deadline: float | None
             result = store.capture_session(path, session_id=session_id, platform=platform,
                                            model=_text(payload, "model"), cwd=_project_dir(payload),
                                            deadline=read_deadline)
+            if note is not None and result.get("complete", True):
+                from supermemory.capture import settle_pending
+
+                settle_pending(note, began)
         else:
             result = {"status": "disabled"}
         if housekeeping:
@@ -399,6 +415,48 @@ def capture(payload: dict, *, housekeeping: bool = False, deadline: float | None
     finally:
         store.close()
     return result
+
+
+def _note_owed(config, path, *, session_id, platform, payload) -> Path | None:
+    """Note the session as owed before the database is touched (`capture.note_pending`): should this hook run
+    out of time (the database write-locked past the budget), a later SessionStart or the MCP server captures it."""
+    from supermemory.capture import note_pending
+
+    if not path:
+        return None
+    try:
+        return note_pending(config.home, path, session_id=session_id, platform=platform, model=_text(payload, "model"),
+                            cwd=_project_dir(payload), namespace=config.default_namespace())
+    except OSError as exc:
+        logger.debug("cannot note the capture as owed: %s", exc)
+        return None
+
+
+RETRY_MIN_SECONDS = 0.5   # budget a SessionStart must have left to capture a session an earlier hook could not
+
+
+def retry_owed(payload: dict, *, deadline: float) -> list[dict]:
+    """After the SessionStart answer is out: capture the sessions earlier hooks left owed (`capture.retry_pending`),
+    inside what is left of the budget, lexical-only (no model load here; the vectors are filled in later)."""
+    from supermemory.capture import pending_min_age, pending_notes, retry_pending
+    from supermemory.config import data_dir
+
+    if not pending_notes(data_dir()):   # the common case: one listing of a missing folder
+        return []
+    left = deadline - time.monotonic()
+    if left < RETRY_MIN_SECONDS:
+        return []
+    config = _load_config(payload)
+    if not _flag(config.get("capture.enabled")):
+        return []
+    embedder = _HookEmbedder(config, refuse="the SessionStart hook does not load the model")
+    store = _open_store(config, embedder=embedder)
+    try:
+        return retry_pending(store.context, config.home, min_age=pending_min_age(config),
+                             deadline=time.monotonic() + (left - RETRY_MIN_SECONDS / 2) * 0.5,
+                             wait_ms=int(min(200, left * 100)), step_bytes=1024 * 1024)
+    finally:
+        store.close()
 
 
 def _budget() -> float:
@@ -442,6 +500,9 @@ def run_hook(event: str, *, stdin=None, stdout=None, budget: float | None = None
         if event == "session-start":
             text = json.dumps(session_start(payload), ensure_ascii=False) + "\n"
             _emit(stdout, text)
+            retried = retry_owed(payload, deadline=started + budget)
+            if retried:
+                logger.info("owed captures: %s", retried)
         else:
             result = capture(payload, housekeeping=event == "session-end", deadline=started + budget)
             logger.info("captured: %s", result)

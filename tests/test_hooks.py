@@ -918,3 +918,128 @@ def test_after_compaction_the_last_session_line_shows_its_open_ends_not_its_meta
     line = context.split("## Last sessions\n", 1)[1].split("\n", 1)[0]
     assert "Open ends: Note: TODO: add a refresh-token test." in line, line
     assert "Platform:" not in line and "Model:" not in line and "Branch:" not in line, line
+
+
+# --- captures a hook could not finish (the database write-locked past the budget) ---------------------------
+
+def owed_notes(home: Path) -> list[Path]:
+    folder = home / "pending-captures"
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+
+def age_notes(home: Path, seconds: float = 60) -> None:
+    """Make the notes look `seconds` old: their hooks have long ended (the retry leaves younger ones alone)."""
+    for note in owed_notes(home):
+        os.utime(note, (time.time() - seconds, time.time() - seconds))
+
+
+def write_lock(home: Path, driver=sqlite3):
+    """Another connection holding the database's write lock (as a long write elsewhere would); in this process,
+    through the store's own driver (two SQLite libraries in one process do not see each other's locks)."""
+    conn = driver.connect(str(home / "memory.db"), timeout=0, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    return conn
+
+
+def test_a_capture_skipped_under_a_write_lock_is_retried_by_the_next_session_start_once(tmp_path, home):
+    transcript, cwd = claude_copy(tmp_path), project(tmp_path)
+    open_store(home).close()
+    (home / "config.json").write_text(json.dumps({"hooks": {"budget_seconds": 0.5}}))
+    lock = write_lock(home)
+    try:
+        for event, name in (("pre-compact", "PreCompact"), ("stop", "Stop")):
+            proc, _ = run_proc(event, claude_payload(transcript, cwd, event=name), proc_env(home), tmp_path)
+            assert proc.returncode == 0 and proc.stdout == ""
+            assert "time budget" in proc.stderr
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    assert session_rows(home) == []              # both hooks skipped the session: nothing was written
+    assert len(owed_notes(home)) == 2            # ... but each left a note of it
+    (home / "config.json").write_text(json.dumps({"hooks": {"budget_seconds": 2.0}}))
+    age_notes(home)
+    other = project(tmp_path, "elsewhere")
+    for _ in range(2):                           # the next session (another project) starts, then another
+        proc, _ = run_proc("session-start", {"cwd": str(other), "source": "startup"}, proc_env(home), tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        parse_session_start(proc.stdout)
+    rows = session_rows(home)
+    assert len(rows) == 1                        # captured once, into its own project
+    assert rows[0]["namespace"] == "shop" and rows[0]["external_key"] == f"claude-code:{CLAUDE_SESSION}"
+    assert "Fix the flaky login test" in rows[0]["body"]
+    assert history_len(home, rows[0]["id"]) == 1
+    assert owed_notes(home) == []
+
+
+def test_the_owed_capture_runs_after_the_briefing_is_written(tmp_path, home, hash_env, monkeypatch):
+    from supermemory import capture
+
+    hooks._note_owed(load_config(cwd=str(project(tmp_path))), str(claude_copy(tmp_path)), session_id=CLAUDE_SESSION,
+                     platform="claude-code", payload={"cwd": str(project(tmp_path))})
+    age_notes(home)
+    out, seen = io.StringIO(), []
+    real = capture.retry_pending
+
+    def spy(*args, **kwargs):
+        seen.append(out.getvalue())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(capture, "retry_pending", spy)
+    assert hooks.run_hook("session-start", stdin=io.StringIO(json.dumps({"cwd": str(tmp_path)})), stdout=out,
+                          budget=120) == 0
+    assert len(seen) == 1 and parse_session_start(seen[0])   # the whole answer was out before the retry began
+    assert [row["namespace"] for row in session_rows(home)] == ["shop"]
+    assert owed_notes(home) == []
+
+
+def test_a_session_start_with_nothing_owed_opens_no_second_store(tmp_path, home, hash_env, monkeypatch):
+    opened = []
+    real = hooks._open_store
+    monkeypatch.setattr(hooks, "_open_store", lambda *a, **k: opened.append(1) or real(*a, **k))
+    out = io.StringIO()
+    assert hooks.run_hook("session-start", stdin=io.StringIO(json.dumps({"cwd": str(tmp_path)})), stdout=out,
+                          budget=120) == 0
+    parse_session_start(out.getvalue())
+    assert len(opened) == 1
+
+
+def test_a_finished_capture_leaves_no_note_and_a_young_note_is_left_to_its_hook(tmp_path, home, hash_env):
+    from supermemory import capture
+
+    transcript, cwd = claude_copy(tmp_path), project(tmp_path)
+    assert hooks.capture(claude_payload(transcript, cwd))["status"] == "created"
+    assert owed_notes(home) == []
+    config = load_config(cwd=str(cwd))
+    hooks._note_owed(config, str(transcript), session_id=CLAUDE_SESSION, platform="claude-code",
+                     payload={"cwd": str(cwd)})
+    with MemoryStore(home / "memory.db", config=config, embedder=HashProvider()) as store:
+        min_age = capture.pending_min_age(config)
+        assert capture.retry_pending(store.context, home, min_age=min_age) == []   # its hook may still run
+        age_notes(home)
+        assert [r["status"] for r in capture.retry_pending(store.context, home, min_age=min_age)] == ["unchanged"]
+    assert owed_notes(home) == [] and len(session_rows(home)) == 1
+
+
+def test_a_retry_that_finds_the_database_still_locked_keeps_the_note_and_waits_little(tmp_path, home, hash_env):
+    from supermemory import capture
+
+    transcript, cwd = claude_copy(tmp_path), project(tmp_path)
+    config = load_config(cwd=str(cwd))
+    hooks._note_owed(config, str(transcript), session_id=CLAUDE_SESSION, platform="claude-code",
+                     payload={"cwd": str(cwd)})
+    age_notes(home)
+    with MemoryStore(home / "memory.db", config=config, embedder=HashProvider(), namespace="elsewhere") as store:
+        lock = write_lock(home, store.context.driver.module)
+        try:
+            started = time.monotonic()
+            result = capture.retry_pending(store.context, home, min_age=0, wait_ms=50)
+            assert time.monotonic() - started < 5     # not the 30 s busy timeout
+        finally:
+            lock.execute("ROLLBACK")
+            lock.close()
+        assert [r["status"] for r in result] == ["failed"] and "locked" in result[0]["error"]
+        [note] = owed_notes(home)
+        assert json.loads(note.read_text())["attempts"] == 1
+        assert [r["status"] for r in capture.retry_pending(store.context, home, min_age=0)] == ["created"]
+        assert capture.retry_pending(store.context, home, min_age=0) == []
+    assert [row["namespace"] for row in session_rows(home)] == ["shop"]

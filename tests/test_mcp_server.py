@@ -326,6 +326,41 @@ def test_the_rest_of_a_long_text_gets_its_vectors_while_the_server_idles(tmp_pat
     assert_still_serving([json.loads(line) for line in out.getvalue().splitlines()])
 
 
+def test_a_session_a_hook_could_not_capture_is_captured_while_the_server_idles(store, tmp_path):
+    from supermemory import capture
+
+    transcript = tmp_path / "claude.jsonl"
+    transcript.write_bytes((REPO / "tests" / "fixtures" / "transcripts" / "claude_session.jsonl").read_bytes())
+    note = capture.note_pending(store.config.home, str(transcript), session_id="s-owed", platform="claude-code",
+                                cwd=str(tmp_path / "shop"), namespace="shop")
+    os.utime(note, (time.time() - 60, time.time() - 60))   # its hook ran out of time a minute ago
+
+    def sessions() -> list:
+        with MemoryStore(tmp_path / "m.db", config=store.config, embedder=HashProvider()) as other:
+            return other.conn.execute("SELECT namespace, external_key FROM memories WHERE kind = 'session'").fetchall()
+
+    read_fd, write_fd = os.pipe()
+    out = io.BytesIO()
+    with os.fdopen(read_fd, "rb") as server_in:
+        server = threading.Thread(target=serve, args=(server_in, out),
+                                  kwargs={"config": store.config, "store_factory": lambda namespace: store})
+        server.start()
+        with os.fdopen(write_fd, "wb") as client:     # the client sends nothing after initializing
+            client.write(b"".join(encode(f) + b"\n" for f in (INIT, INITIALIZED)))
+            client.flush()
+            deadline = time.monotonic() + 30
+            while (not sessions() or note.exists()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            client.write(encode(PING) + b"\n")
+            client.flush()
+            while b'"after"' not in out.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.02)
+        server.join(30)
+    assert sessions() == [("shop", "claude-code:s-owed")]   # in the session's own project, once
+    assert not note.exists()
+    assert_still_serving([json.loads(line) for line in out.getvalue().splitlines()])
+
+
 def test_a_held_tool_call_is_answered_before_the_server_exits_at_eof(store, tmp_path):
     init, _ = _roots_project(tmp_path)
     responses = run([init, INITIALIZED, _remember(5, "The client hung up")], store)

@@ -23,6 +23,9 @@ logger = logging.getLogger(__name__)
 ROOTS_WAIT_SECONDS = 2.0
 WAITS_FOR_ROOTS = ("tools/call",)
 WARMUP_POLL_SECONDS = 0.2   # how often the idle loop looks whether the warm-up is done (work waits for it)
+CAPTURE_LOOK_SECONDS = 30.0   # how often an idle server looks for captures a hook could not finish (one listing)
+CAPTURE_BACKOFF_SECONDS = 300.0   # after a failed one (the database still locked, say)
+CAPTURE_SLICE_SECONDS = 0.5   # transcript reading per idle turn (the capture goes on at the next turn)
 CANCELLED = "notifications/cancelled"
 CANCELLABLE = ("tools/call",)   # what a cancellation can stop before it runs (the rest answer at once, cheaply)
 _CANCEL_FRAME_MAX = 4096   # a cancellation is a few hundred bytes; longer frames are not looked into early
@@ -62,6 +65,7 @@ class Session:
         self._store = None
         self._idle_ok = True   # False after idle work failed: it is not retried in this session
         self._look_again = False   # a tool call ran: another process may have left chunks without a vector
+        self._captures_at = time.monotonic()   # when to look next for captures hooks left owed (None: never)
         self.protocol_version: str | None = None
         self.client_info: dict = {}
         self.client_capabilities: dict = {}
@@ -201,19 +205,26 @@ class Session:
 
     def idle_wait(self) -> float | None:
         """How long the loop may wait for the next frame: 0 with idle work to do, a short poll while the warm-up
-        holds it back, else as long as held tool calls allow (None: until a frame comes)."""
+        holds it back, else as long as held tool calls and the next look for owed captures allow (None: until a
+        frame comes)."""
         if self.has_idle_work():
             return 0
-        roots = self.roots_wait()
+        waits = [self.roots_wait()]
         if self._may_have_idle_work():   # the warm-up is still loading the model
-            return WARMUP_POLL_SECONDS if roots is None else min(roots, WARMUP_POLL_SECONDS)
-        return roots
+            waits.append(WARMUP_POLL_SECONDS)
+        elif self._captures_at is not None and self.initialized:
+            waits.append(WARMUP_POLL_SECONDS if self._warming() else max(0.0, self._captures_at - time.monotonic()))
+        waits = [wait for wait in waits if wait is not None]
+        return min(waits) if waits else None
 
     def idle_work(self) -> None:
         """Embed one slice of the chunks still without a vector: a request that arrives meanwhile waits
         about a second at most, and a long text gets its vectors while the agent works. After a tool call
-        it also looks again when another process wrote meanwhile (a CLI `remember`, another server)."""
+        it also looks again when another process wrote meanwhile (a CLI `remember`, another server).
+        With no vectors to fill in, it captures (a slice of) a session a hook left owed."""
         if not self.has_idle_work():
+            if self._captures_at is not None and not self._warming() and time.monotonic() >= self._captures_at:
+                self.capture_owed()
             return
         self._look_again = False
         try:
@@ -221,6 +232,39 @@ class Session:
         except Exception:  # noqa: BLE001 - work between requests must never take the server down
             logger.exception("filling in vectors between requests failed; `supermemory maintenance` does it")
             self._idle_ok = False
+
+    def capture_owed(self) -> None:
+        """Capture one session a hook could not (`capture.retry_pending`: the database was write-locked past
+        the hook's budget, say), a slice of its transcript at a time, then look again later."""
+        from supermemory.capture import pending_min_age, pending_notes, retry_pending
+
+        now, min_age = time.time(), pending_min_age(self.config)
+        notes = pending_notes(self.config.home)
+        due = [written for _, written in notes if now - written >= min_age]
+        self._captures_at = time.monotonic() + CAPTURE_LOOK_SECONDS
+        if not due:
+            if notes:   # a hook may still be running: look again once its note is old enough
+                self._captures_at = time.monotonic() + min(CAPTURE_LOOK_SECONDS, min_age - (now - notes[0][1]))
+            return
+        try:
+            context = getattr(self.store, "context", None)
+            if context is None:   # a store without a database behind it (tests' stand-ins)
+                self._captures_at = None
+                return
+            results = retry_pending(context, self.config.home, min_age=min_age, limit=1, wait_ms=100,
+                                    deadline=time.monotonic() + CAPTURE_SLICE_SECONDS, step_bytes=1024 * 1024)
+        except SupermemoryError as exc:
+            logger.warning("capturing a session a hook left owed failed: %s", exc)
+            results = [{"status": "failed"}]
+        except Exception:  # noqa: BLE001 - work between requests must never take the server down
+            logger.exception("capturing a session a hook left owed failed; `supermemory backfill` captures it")
+            self._captures_at = None
+            return
+        if any(result.get("status") == "failed" for result in results):
+            self._captures_at = time.monotonic() + CAPTURE_BACKOFF_SECONDS
+        elif results:
+            self._captures_at = time.monotonic()   # more may be owed (or this one only partly read): go on
+        logger.info("owed captures: %s", results)
 
     # tool calls held until the workspace roots are known
 

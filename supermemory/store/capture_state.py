@@ -30,3 +30,14 @@ def session_memory(ctx: StoreContext, key: str) -> int | None:
     rows = ctx.q(f"SELECT m.id FROM memories m WHERE m.external_key = ? AND m.kind = 'session' AND {LIVE} "
                  f"ORDER BY m.id DESC LIMIT 1", (key,))
     return rows[0][0] if rows else None
+
+
+def wait_for_writes(ctx: StoreContext, wait_ms: int) -> None:
+    """Take the write lock, waiting at most `wait_ms`, and let it go at once: a retried capture (work nobody
+    waits for) finds out cheaply that another writer holds the database instead of waiting half a minute.
+
+    Raises:
+        StorageError: the database is locked past `wait_ms`, or cannot be written at all.
+    """
+    with ctx.txn(wait_ms=wait_ms):
+        pass
