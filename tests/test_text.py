@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from supermemory.text import chunk, estimate_tokens, fts_match, query_terms, summarize, tokenize
+from supermemory.text.summary import SUMMARY_CHARS, SUMMARY_TOKENS
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -54,9 +55,53 @@ def test_fts_match_quotes_every_term(query, expr):
 
 
 def test_summary_is_first_sentence_and_capped():
-    assert summarize("First sentence. Second one.") == "First sentence."
-    assert summarize("第一句。第二句。") == "第一句。"
+    text = "We pinned PostgreSQL 16 for the main database. It has better JSON support."
+    assert summarize(text) == "We pinned PostgreSQL 16 for the main database."
+    assert summarize("数据库固定使用 PostgreSQL 16 版本。它的 JSON 支持更好。") == "数据库固定使用 PostgreSQL 16 版本。"
     assert len(summarize("x" * 500, max_chars=100)) == 100
+    assert len(summarize("x" * 500)) == SUMMARY_CHARS
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a label: the fact is the next sentence (a fresh user saw only "Celery gotcha.")
+    ("Celery gotcha. Tasks must be idempotent because the broker redelivers on worker restart. Use acks_late.",
+     "Celery gotcha. Tasks must be idempotent because the broker redelivers on worker restart."),
+    # a question: alone it said the opposite of the fact
+    ("User prefers tabs over spaces? No — the team standard is 2 spaces, enforced by prettier. Since 2023.",
+     "User prefers tabs over spaces? No — the team standard is 2 spaces, enforced by prettier."),
+    ("Deploy steps:\nbuild the image and push it to the registry\nthen run helm upgrade",
+     "Deploy steps: build the image and push it to the registry"),
+    ("Celery 注意事项。任务必须幂等，因为 broker 会在 worker 重启时重新投递。另外记得设置 acks_late。",
+     "Celery 注意事项。任务必须幂等，因为 broker 会在 worker 重启时重新投递。"),
+    ("用户喜欢用制表符吗？不是，团队标准是两个空格，由 prettier 强制执行。从 2023 年开始。",
+     "用户喜欢用制表符吗？不是，团队标准是两个空格，由 prettier 强制执行。"),
+    ("部署步骤：\n先构建镜像并推送到仓库\n然后运行 helm upgrade", "部署步骤： 先构建镜像并推送到仓库"),
+])
+def test_a_lead_that_says_little_is_extended_until_a_sentence_says_something(text, expected):
+    assert summarize(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Celery gotcha. Tasks must be idempotent because " + "the broker redelivers on worker restart, " * 40,
+    "注意事项。任务必须幂等，" + "因为消息代理会在工作进程重启时重新投递，" * 40,
+    "Gotcha? " + "Yes. " * 300,   # whole short sentences up to the budget, none cut
+])
+def test_an_extended_summary_stays_within_its_budget(text):
+    summary = summarize(text)
+    assert len(summary) <= SUMMARY_CHARS and estimate_tokens(summary) <= SUMMARY_TOKENS
+    assert summary.endswith("…") != summary.endswith("Yes.")
+    assert len(summary) > len(summarize(text, max_chars=80)) + 20   # it carries content past the label
+
+
+def test_code_keeps_its_first_line_as_summary():
+    code = ("def check(version: str) -> None:\n    parts = version.split('.')\n"
+            "    if len(parts) < 2:\n        raise ValueError(version)\n")
+    assert summarize(code) == "def check(version: str) -> None:"
+
+
+def test_a_title_is_the_first_sentence_alone_even_when_a_label():
+    assert summarize("Celery gotcha. Tasks must be idempotent.", max_chars=80) == "Celery gotcha."
+    assert summarize("用户喜欢用制表符吗？不是，团队标准是两个空格。", max_chars=80) == "用户喜欢用制表符吗？"
 
 
 def test_token_estimate_counts_cjk_per_character():

@@ -1,9 +1,10 @@
-"""A store over time: counts, the stale sweep, maintenance (TTL, purge, trims, re-redaction), health."""
+"""A store over time: counts, the stale sweep, maintenance (TTL, purge, trims, re-redaction, summaries), health."""
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
+import time
 from typing import Callable
 
 from supermemory.config import ALL_NAMESPACES
@@ -15,6 +16,7 @@ from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id, from_blob
+from supermemory.text.summary import SUMMARY_VERSION, summarize
 from supermemory.timeparse import iso
 
 logger = logging.getLogger(__name__)
@@ -89,12 +91,14 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
                 deadline: float | None = None, progress: Callable[[int, int], None] | None = None) -> dict:
     """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL,
     re-redact stored text (`redaction.redact_stored`) once after the redaction rules changed, and
+    recompute the stored summaries once after `text.summary.SUMMARY_VERSION` changed (`refresh_summaries`),
     write the `supersedes` links of memories stored before `remember` wrote them (once per store), and
     embed the chunks still without a vector (`fill_vectors`).
 
     :param redact: True re-redacts now, False never; None (default) when the rules changed
         since the last pass and `store.redact_secrets` is on.
-    :param deadline: `time.monotonic()` value by which the links pass and the vectors stop (they go on next time).
+    :param deadline: `time.monotonic()` value by which the summaries, the links pass and the vectors stop
+        (they go on next time).
     :param progress: `progress(done, total)` while the chunks without a vector are embedded.
     """
     now = ctx.clock()
@@ -121,14 +125,47 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
         with ctx.txn():   # text written from now on is not redacted: re-check it once re-enabled
             ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
     swept = sweep(ctx, apply=True, namespace="*")["matched"] if sweep_stale else 0
+    summaries = refresh_summaries(ctx, deadline=deadline)
     links = supersession.backfill(ctx, deadline=deadline)
     vectors = fill_vectors(ctx, deadline=deadline, progress=progress)
     if ctx.path != ":memory:":
         with contextlib.suppress(ctx.driver.Error):
             ctx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     return {"expired": len(expired), "purged": len(old), "log_trimmed": max(0, trimmed), "swept": swept,
-            "session_versions_pruned": pruned, "redacted": redacted, "supersedes_links": links,
-            "vectors_embedded": vectors}
+            "session_versions_pruned": pruned, "redacted": redacted, "summaries": summaries,
+            "supersedes_links": links, "vectors_embedded": vectors}
+
+
+SUMMARY_STAMP = "summary_version"   # meta: the `SUMMARY_VERSION` the stored summaries were made by
+SUMMARY_CURSOR = "summary_refresh_at"   # meta: the last row id a pass that ran out of time has refreshed
+
+
+def refresh_summaries(ctx: StoreContext, *, deadline: float | None = None, batch: int = 500) -> int:
+    """Recompute every row's stored summary as `remember` makes it now, once per `SUMMARY_VERSION` (stamp
+    `meta.summary_version`), in batches of one transaction each; returns the rows changed. Summaries are not
+    indexed: nothing else to redo.
+
+    :param deadline: `time.monotonic()` value after which no batch starts (the pass goes on from there next time).
+    """
+    if dbm.get_meta(ctx.conn, SUMMARY_STAMP) == SUMMARY_VERSION:
+        return 0
+    changed, after = 0, int(dbm.get_meta(ctx.conn, SUMMARY_CURSOR) or 0)
+    while deadline is None or time.monotonic() < deadline:
+        with ctx.txn():
+            rows = ctx.conn.execute("SELECT id, title, substr(ltrim(body, char(32, 9, 10, 13)), 1, 2000), summary "
+                                    "FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after, batch)).fetchall()
+            for memory_id, title, body, summary in rows:
+                fresh = summarize(body) if body else summarize(title)
+                if fresh != summary:
+                    ctx.conn.execute("UPDATE memories SET summary = ? WHERE id = ?", (fresh, memory_id))
+                    changed += 1
+            if len(rows) < batch:
+                dbm.set_meta(ctx.conn, SUMMARY_STAMP, SUMMARY_VERSION)
+                ctx.conn.execute("DELETE FROM meta WHERE key = ?", (SUMMARY_CURSOR,))
+                break
+            after = rows[-1][0]
+            dbm.set_meta(ctx.conn, SUMMARY_CURSOR, str(after))
+    return changed
 
 
 def fill_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None,

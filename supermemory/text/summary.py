@@ -1,6 +1,7 @@
-"""Token estimates, the one-sentence summary and a passage's excerpt (no model involved)."""
+"""Token estimates, a memory's summary (its lead, more when that is only a label) and a passage's excerpt."""
 from __future__ import annotations
 
+import itertools
 import math
 import re
 
@@ -16,17 +17,75 @@ def estimate_tokens(text: str) -> int:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
+_ASKS = ("?", ":", "？", "：")   # a sentence ending so asks a question or leads into what follows
+_LABEL_WORDS = 4   # a sentence of this many words or fewer is a label ("Celery gotcha."), not a statement
+SUMMARY_CHARS = 200   # a summary's length at most
+SUMMARY_TOKENS = 100   # and its token estimate when extended (200 characters of English are ~50, of Chinese 200)
+_CODE_SHARE = 0.25   # a text reading as code this much keeps its first line: its lines are not sentences
+_MIN_ROOM = 24   # characters of the next sentence worth showing cut; less room ends the summary before it
+SUMMARY_VERSION = "2"   # bump when `summarize` makes other summaries: maintenance recomputes the stored ones
 
 
-def summarize(text: str, *, max_chars: int = 200) -> str:
-    """The first sentence (no model involved), capped at `max_chars`."""
-    text = (text or "").strip()
+def _words(text: str) -> float:
+    """Words for telling a label from a statement: a Latin word counts one, a CJK character half."""
+    cjk = len(_CJK_CHAR.findall(text))
+    return len(re.findall(r"\w+", _CJK_CHAR.sub(" ", text))) + cjk / 2
+
+
+def _says_little(sentence: str) -> bool:
+    """Whether a sentence alone tells nothing: a question, a lead-in ending in ':' or a label of a few words."""
+    sentence = sentence.strip()
+    return sentence.endswith(_ASKS) or _words(sentence) <= _LABEL_WORDS
+
+
+def _reads_as_code(text: str) -> bool:
+    """Whether the text is source code (`text.traits.code_share`), whose first line names it ("def f(x):")."""
+    from supermemory.text.traits import code_share   # traits reads its word lists: not at import time
+
+    return code_share(text) >= _CODE_SHARE
+
+
+def _fit(text: str) -> int:
+    """How many characters of `text` fit `SUMMARY_CHARS` and `SUMMARY_TOKENS` with a closing '…'."""
+    cost = 1.0   # the '…'
+    for end, char in enumerate(text[:SUMMARY_CHARS - 1]):
+        cost += 1 if _CJK_CHAR.match(char) else 0.25
+        if math.ceil(cost) > SUMMARY_TOKENS:
+            return end
+    return min(len(text), SUMMARY_CHARS - 1)
+
+
+def summarize(text: str, *, max_chars: int | None = None) -> str:
+    """A memory's summary (no model involved): its first sentence and, when that says little by itself (a
+    label such as "Celery gotcha.", a question, a lead-in ending in ':') and the text is not code, the
+    sentences after it up to the first that says something, within `SUMMARY_CHARS` characters and
+    `SUMMARY_TOKENS` tokens (the last one cut with '…' when it does not fit whole); an extended summary's
+    whitespace runs become one space.
+
+    :param text: the memory's text; only its start is read (a long text is summarised, never shown whole).
+    :param max_chars: a title's length: the first sentence alone, cut to that, never extended.
+    """
+    text = (text or "").lstrip()[:4 * SUMMARY_CHARS + (max_chars or 0)].rstrip()
     if not text:
         return ""
-    first = _SENTENCE_END.split(text, maxsplit=1)[0].strip() or text
-    if len(first) > max_chars:
-        first = first[: max_chars - 1].rstrip() + "…"
-    return first
+    ends = itertools.chain((m.start() for m in _SENTENCE_END.finditer(text)), [len(text)])
+    start = next(ends)
+    first = text[:start].strip() or text
+    limit = max_chars or SUMMARY_CHARS
+    if len(first) > limit:
+        return first[: limit - 1].rstrip() + "…"
+    if max_chars is not None or not _says_little(first) or _reads_as_code(text):
+        return first
+    summary = first
+    for end in ends:
+        longer = " ".join(text[:end].split())
+        if len(longer) > SUMMARY_CHARS or estimate_tokens(longer) > SUMMARY_TOKENS:
+            keep = _fit(longer)
+            return longer[:keep].rstrip() + "…" if keep - len(summary) >= _MIN_ROOM else summary
+        summary, added, start = longer, text[start:end], end
+        if not _says_little(added):
+            break
+    return summary
 
 
 def excerpt(text: str, query: str, tokens: int = 100) -> str:
