@@ -290,6 +290,84 @@ def test_a_held_tool_call_is_answered_when_the_client_never_lists_its_roots(stor
     assert by_id(responses)[5]["result"]["structuredContent"]["namespace"] == "proj"
 
 
+def test_changed_roots_are_asked_for_again_and_the_next_tool_call_uses_the_new_project(tmp_path):
+    """Over stdio with a real `supermemory mcp`: the client switches projects and calls a tool at once (as the SDK
+    does); the server asks for the roots again and runs the call in the new project's namespace once they come.
+    A failed or missing answer keeps the namespace (a warning on stderr), and an explicit namespace always wins."""
+    projects = {}
+    for name in ("Alpha", "Beta"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+        projects[name] = "file://" + str(tmp_path / name)
+    client = McpClient(tmp_path / "home", tmp_path)
+
+    def send(frame: dict) -> None:
+        client.send_raw(json.dumps(frame).encode())
+
+    def frame() -> dict:
+        line = client.out.next(30)
+        assert line is not None, client.stderr_text()
+        return json.loads(line)
+
+    def answer_roots(expected_id: str, result: dict | None = None, error: dict | None = None) -> None:
+        request = frame()       # the server asks before it answers anything sent after the change
+        assert request == {"jsonrpc": "2.0", "id": expected_id, "method": "roots/list"}
+        send({"jsonrpc": "2.0", "id": expected_id, **({"error": error} if error else {"result": result})})
+
+    def namespace_of(request_id: int) -> str:
+        response = frame()
+        assert response["id"] == request_id and response["result"]["isError"] is False, response
+        return response["result"]["structuredContent"]["namespace"]
+
+    changed = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+    try:
+        send({**INIT, "params": {**INIT["params"], "capabilities": {"roots": {"listChanged": True}}}})
+        assert frame()["id"] == 0
+        send(INITIALIZED)
+        answer_roots("sm-roots-1", {"roots": [{"uri": projects["Alpha"]}]})
+        send(_remember(1, "Alpha uses tabs"))
+        assert namespace_of(1) == "alpha"
+
+        send(changed)                                   # the user opened Beta, and the agent writes at once
+        send(_remember(2, "Beta uses spaces"))
+        answer_roots("sm-roots-2", {"roots": [{"uri": projects["Beta"]}]})
+        assert namespace_of(2) == "beta"
+        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "memory_remember", "arguments": {
+            "content": "Pinned on purpose", "namespace": "pinned", "create_namespace": True}}})
+        assert namespace_of(3) == "pinned"              # an explicit namespace wins over the roots
+
+        send(changed)
+        answer_roots("sm-roots-3", error={"code": -32603, "message": "roots unavailable"})
+        send(_remember(4, "Still Beta after a failed answer"))
+        assert namespace_of(4) == "beta"
+
+        send(changed)
+        assert frame() == {"jsonrpc": "2.0", "id": "sm-roots-4", "method": "roots/list"}   # never answered
+        send(_remember(5, "Still Beta after no answer"))
+        assert namespace_of(5) == "beta"
+        code, err = client.close()
+    finally:
+        client.kill()
+    assert code == 0
+    assert "could not list its workspace roots" in err and "roots unavailable" in err
+    assert "did not list its workspace roots within" in err
+
+
+def test_an_answer_to_an_earlier_roots_request_does_not_undo_a_later_change(store, tmp_path):
+    uris = {}
+    for name in ("Alpha", "Beta"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+        uris[name] = "file://" + str(tmp_path / name)
+    changed = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+    init = {**INIT, "params": {**INIT["params"], "capabilities": {"roots": {"listChanged": True}}}}
+    responses = run([init, INITIALIZED,
+                     {"jsonrpc": "2.0", "id": "sm-roots-1", "result": {"roots": [{"uri": uris["Alpha"]}]}},
+                     changed, changed,     # two changes in a row; their answers come back out of order
+                     {"jsonrpc": "2.0", "id": "sm-roots-3", "result": {"roots": [{"uri": uris["Beta"]}]}},
+                     {"jsonrpc": "2.0", "id": "sm-roots-2", "result": {"roots": [{"uri": uris["Alpha"]}]}},
+                     _remember(5, "Written in Beta")], store)
+    assert by_id(responses)[5]["result"]["structuredContent"]["namespace"] == "beta"
+
+
 def test_the_rest_of_a_long_text_gets_its_vectors_while_the_server_idles(tmp_path):
     config = make_config(tmp_path, store={"chunk_max_tokens": 20, "chunk_overlap_tokens": 0, "write_embed_chunks": 1})
     memory_store = MemoryStore(tmp_path / "m.db", config=config, embedder=HashProvider(), namespace="proj")

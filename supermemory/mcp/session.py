@@ -18,8 +18,9 @@ from supermemory.mcp.protocol import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_RE
 
 logger = logging.getLogger(__name__)
 
-# A tool call that arrives before the client has answered our first roots/list waits for that answer this long
-# (then runs in the launch directory's namespace): its workspace root decides where a memory is written and read.
+# A tool call that arrives before the client has answered our roots/list (the first one, or the one a
+# `notifications/roots/list_changed` makes us send) waits for that answer this long, then runs in the namespace
+# it had (the launch directory's, or the previous root's): the workspace root decides where a memory is written.
 ROOTS_WAIT_SECONDS = 2.0
 WAITS_FOR_ROOTS = ("tools/call",)
 WARMUP_POLL_SECONDS = 0.2   # how often the idle loop looks whether the warm-up is done (work waits for it)
@@ -76,6 +77,7 @@ class Session:
         self._pending: dict[Any, str] = {}
         self._request_seq = 0
         self._roots_deadline: float | None = None   # monotonic time until which tool calls wait for roots
+        self._roots_request: str | None = None      # our latest roots/list: older answers are out of date
         self._held: list[dict] = []                 # tool calls waiting for the roots answer, in arrival order
         self.warmup_thread: threading.Thread | None = None
         # ids named by cancellations the reader has read but the loop has not reached: requests before them still
@@ -138,8 +140,10 @@ class Session:
         self._request_seq += 1
         request_id = f"sm-{method.split('/')[0]}-{self._request_seq}"
         self._pending[request_id] = method
-        if method == "roots/list" and self.roots_dir is None and not self.config.explicit_namespace:
-            self._roots_deadline = time.monotonic() + ROOTS_WAIT_SECONDS
+        if method == "roots/list":
+            self._roots_request = request_id
+            if not self.config.explicit_namespace:   # at start-up and after the client changed its roots
+                self._roots_deadline = time.monotonic() + ROOTS_WAIT_SECONDS
         message = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
@@ -152,9 +156,13 @@ class Session:
         if method != "roots/list":
             logger.debug("ignoring a response from the client: id %r", message.get("id"))
             return
+        if message.get("id") != self._roots_request:   # the roots changed again since we asked
+            logger.info("ignoring the answer to an earlier roots/list (%r)", message.get("id"))
+            return
         self._roots_deadline = None     # answered, whatever the answer: held tool calls can run
         if "error" in message:
-            logger.info("client could not list roots: %s", message.get("error"))
+            logger.warning("client could not list its workspace roots (%s); keeping namespace %s",
+                           message.get("error"), self.default_namespace())
             return
         result = message.get("result")
         roots = result.get("roots") if isinstance(result, dict) else None
