@@ -110,6 +110,8 @@ def _snapshot(root: Path, skip: Path) -> dict:
             continue
         for name in dirnames + filenames:
             path = Path(dirpath) / name
+            if path == skip:   # the data dir itself: what it holds may change (e.g. `namespaces/` records)
+                continue
             stat = path.lstat()
             out[str(path)] = (stat.st_size, stat.st_mtime_ns, path.is_symlink())
     return out
