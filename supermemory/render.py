@@ -380,12 +380,15 @@ def render_export(result: dict) -> str:
 
 
 def render_import(result: dict) -> str:
-    """An import result: how many memories came in, were here already, and which took new ids."""
+    """An import result: how many memories came in, were here already, which took new ids, what was redacted."""
     text = f"imported {result['imported']} memories ({result['skipped']} already present)"
     moved = result.get("renumbered") or {}
     if moved:
         text += ("\nthis store already used their ids for other memories, so they have new ones: "
                  + ", ".join(f"{old} → {new}" for old, new in moved.items()))
+    redacted = result.get("redacted") or {}
+    if redacted:
+        text += "\n" + "\n".join(text_notes({"redacted": redacted}))
     return text
 
 

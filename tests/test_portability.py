@@ -102,3 +102,11 @@ def test_a_record_whose_body_is_only_a_private_span_is_refused_naming_the_line(t
     with pytest.raises(InvalidInputError, match=r"dump\.jsonl:1: body is empty after removing <private> spans"):
         store.import_file(tmp_path / "dump.jsonl")
     assert store.list(namespace="*")["total"] == 0
+
+
+def test_the_import_text_says_what_was_redacted_as_remember_does():
+    from supermemory.render import render_import
+
+    text = render_import({"imported": 2, "skipped": 0, "redacted": {"github_token": 1, "url_password": 2}})
+    assert "Redacted before storing: 1 × github_token, 2 × url_password" in text
+    assert "Redacted" not in render_import({"imported": 1, "skipped": 0, "redacted": {}})
