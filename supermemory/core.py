@@ -186,9 +186,19 @@ class MemoryStore:
             since the last pass and `store.redact_secrets` is on.
         :param deadline: `time.monotonic()` value by which the once-per-store links pass and the filling-in of
             vectors pause (a hook's budget).
+
+        It also captures the sessions hooks left owed under a write lock (`retry_captures`), so a user without the
+        MCP server gets them at the next `supermemory maintenance` or session end.
         """
-        return lifecycle.maintenance(self.context, sweep_stale=sweep, redact=redact, deadline=deadline,
-                                     progress=progress)
+        out = lifecycle.maintenance(self.context, sweep_stale=sweep, redact=redact, deadline=deadline,
+                                    progress=progress)
+        out["sessions_captured"] = sum(1 for r in self.retry_captures(deadline=deadline) if r.get("status") != "failed")
+        return out
+
+    def retry_captures(self, *, deadline: float | None = None, limit: int | None = None) -> list[dict]:
+        """Capture the sessions whose hooks could not (`capture.retry_pending`), oldest first, each once."""
+        return capture.retry_pending(self.context, self.config.home, min_age=capture.pending_min_age(self.config),
+                                     deadline=deadline, limit=limit)
 
     # --- moving a store (store/portability.py) --------------------------------------------------------
 

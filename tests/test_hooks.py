@@ -1043,3 +1043,16 @@ def test_a_retry_that_finds_the_database_still_locked_keeps_the_note_and_waits_l
         assert [r["status"] for r in capture.retry_pending(store.context, home, min_age=0)] == ["created"]
         assert capture.retry_pending(store.context, home, min_age=0) == []
     assert [row["namespace"] for row in session_rows(home)] == ["shop"]
+
+
+def test_maintenance_captures_a_session_a_hook_left_owed(tmp_path, home, hash_env):
+    """A user without the MCP server (which retries while idle) gets the owed session at `supermemory maintenance`."""
+    transcript, cwd = claude_copy(tmp_path), project(tmp_path)
+    config = load_config(cwd=str(cwd))
+    hooks._note_owed(config, str(transcript), session_id=CLAUDE_SESSION, platform="claude-code",
+                     payload={"cwd": str(cwd)})
+    age_notes(home)
+    with MemoryStore(home / "memory.db", config=config, embedder=HashProvider()) as store:
+        assert store.maintenance()["sessions_captured"] == 1
+        assert store.maintenance()["sessions_captured"] == 0
+    assert owed_notes(home) == [] and [row["namespace"] for row in session_rows(home)] == ["shop"]
