@@ -274,8 +274,9 @@ def render_list(result: dict, *, commands: Commands) -> str:
 
 
 def list_json(result: dict) -> dict:
-    """A list page as `list --json` prints it: its records under `memories`, the key `get --json` uses, and under
-    `items` too, the key it printed them under before (an alias kept for this release only, then dropped)."""
+    """A list page as `list --json` prints it and `memory_list` returns it: its records under `memories`, the key
+    `get` uses, and under `items` too (the same list object), the key both gave them before (an alias kept for this
+    release only, then dropped)."""
     return {"memories": result["items"], **result}
 
 

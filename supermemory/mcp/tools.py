@@ -11,9 +11,9 @@ from supermemory.settings import DEFAULTS
 from supermemory.errors import InvalidInputError, SupermemoryError
 from supermemory.guide import usage_guide
 from supermemory.mcp.fitting import fit_bodies, fit_list, fit_recall
-from supermemory.render import (MCP_COMMANDS, briefing_view, render_export, render_forget, render_get, render_history,
-                                render_link, render_list, render_unlink, render_merge, render_recall, render_remember, render_restore,
-                                render_stats, render_update)
+from supermemory.render import (MCP_COMMANDS, briefing_view, list_json, render_export, render_forget, render_get,
+                                render_history, render_link, render_list, render_unlink, render_merge, render_recall,
+                                render_remember, render_restore, render_stats, render_update)
 
 
 # --- schema building blocks -----------------------------------------------------------------------
@@ -130,8 +130,8 @@ def _body_from(item: dict, offset: int) -> None:
 
 
 def _call_list(session, store, args: dict) -> dict:
-    return store.list(**_kw(args, "kinds", "tags", "status", "since", "until", "limit", "offset", "order",
-                            "namespace"))
+    return list_json(store.list(**_kw(args, "kinds", "tags", "status", "since", "until", "limit", "offset", "order",
+                                      "namespace")))
 
 
 def _call_merge(session, store, args: dict) -> dict:
@@ -314,7 +314,8 @@ TOOLS: list[Tool] = [
         summary="browse titles by kind, tag, status or date, with paging",
         title="List memories",
         description=("Use to browse or audit what is stored (e.g. all open tasks, all decisions, what changed "
-                     "this week): a cheap index of titles and summaries, newest first, with paging."),
+                     "this week): a cheap index of titles and summaries, newest first, with paging; records under "
+                     "`memories`, as in memory_get."),
         input_schema=_obj({
             "kinds": _KINDS, "tags": _TAGS,
             "status": {"type": "string", "enum": list(TASK_STATUSES), "description": "task status"},
@@ -324,8 +325,11 @@ TOOLS: list[Tool] = [
             "order": {"type": "string", "enum": ["recent", "importance"], "default": "recent"},
             "namespace": _NS,
         }),
-        output_schema=_out({"items": {"type": "array", "items": _MEMORY}, "total": _INT, "limit": _INT,
-                            "offset": _INT, "truncated": _BOOL, "note": _STR}, ("items", "total")),
+        output_schema=_out({"memories": {"type": "array", "items": _MEMORY, "description": "the page's records"},
+                            "items": {"type": "array", "items": _MEMORY,
+                                      "description": "the same records under their old key, for this release only"},
+                            "total": _INT, "limit": _INT, "offset": _INT, "truncated": _BOOL, "note": _STR},
+                           ("memories", "items", "total")),
         annotations=_annotations(True, False, True),
         call=_call_list, render=_view(render_list, commands=MCP_COMMANDS), fit=fit_list,
     ),
