@@ -140,7 +140,7 @@ def cmd_update(args) -> int:
         result = store.update(args.id, content=_text(args.content, "content"), title=_text(args.title, "title"),
                               kind=args.kind, tags=args.tag,
                               importance=args.importance, pinned=args.pin, status=args.status,
-                              namespace=_ns(args))
+                              namespace=_ns(args), source={"by": "cli"})
     _print_written(args, result, text_notes(result))
     return 0
 

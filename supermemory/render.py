@@ -290,17 +290,49 @@ def render_update(result: dict) -> str:
                                f"(history kept)."] + text_notes(result))
 
 
+HISTORY_FIELDS = ("kind", "status", "importance", "pinned", "tags")   # named in history as `field old → new`
+
+
+def _field_value(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(value) or "none"
+    return "none" if value is None or value == "" else str(value)
+
+
+def version_changes(before: dict, after: dict) -> list[str]:
+    """What changed from one version to the next besides the text: `status open → done`, one per field."""
+    return [f"{field} {_field_value(before.get(field))} → {_field_value(after.get(field))}"
+            for field in HISTORY_FIELDS if before.get(field) != after.get(field)]
+
+
 def render_history(result: dict) -> str:
-    """Every version of a chain, oldest first, with the time each one was current and its body."""
+    """Every version of a chain, oldest first: when each one was current, who wrote it (when known), what changed
+    besides the text (a status-only change: `status open → done`), and the body when it differs from the
+    version before."""
     lines = [f"History of {result['id']} (current version {result.get('current')}):"]
+    previous = None
     for version in result.get("versions", []):
         state = "current" if version["id"] == result.get("current") else f"until {version.get('valid_to')}"
         if version.get("deleted_at"):
             state += f", deleted {version['deleted_at']}"
+        if version.get("merged_into"):
+            state += f", merged into {version['merged_into']}"
+        source = version.get("source") or {}
+        if by := source.get("by") or (source.get("platform") if not version.get("version_of") else None):
+            state += f", by {by}"
         lines.append(f"- {version['id']} {version.get('valid_from')} ({state}) {version['title']}")
+        before = None if version.get("merged_into") else previous
+        changed = version_changes(before, version) if before is not None else []
         body = version.get("body") or ""
-        if body:
+        same_text = before is not None and (before.get("title"), before.get("body") or "") == (version["title"], body)
+        if changed or same_text:
+            lines.append("    changed: " + "; ".join(changed) if changed else "    (no change)")
+        if body and not same_text:
             lines.append("    " + body.replace("\n", "\n    "))
+        if not version.get("merged_into"):
+            previous = version
     for event in result.get("redactions", []):
         lines.append(f"- {event['id']} {event['at']} redacted in place: {', '.join(event['fields'])}")
     for link in result.get("links", []):

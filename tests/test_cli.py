@@ -104,6 +104,19 @@ def test_update_then_history_shows_both_versions(env):
     assert mid in hist and new in hist and "fridays" in hist and "tuesdays" in hist
 
 
+def test_history_shows_a_status_only_change_with_when_and_by_whom(env):
+    """`update --status done` without a text change wrote a version that `history` printed as a copy of the one
+    before: a user could not see when the task was closed. It now says `status open → done`, by cli."""
+    mid = run(["remember", "write the release notes", "-k", "task"], env).stdout.strip()
+    closed = run(["update", mid, "--status", "done"], env).stdout.strip()
+    run(["update", closed, "--importance", "0.9"], env)
+    lines = run(["history", mid], env).stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"- {closed} "))
+    assert ", by cli)" in lines[at] and lines[at + 1].strip() == "changed: status open → done"
+    assert lines[at + 3].strip() == "changed: importance 0.5 → 0.9"
+    assert sum("write the release notes" == line.strip() for line in lines) == 1   # the body once, not per version
+
+
 def test_update_says_what_it_redacted_as_remember_does(env):
     token = "ghp_" + "Zq8Xw2Rt5Yu7Io9Pa1Sd3Fg4Hj6Kl0Mn2Bv4"
     mid = run(["remember", "deploys use the bot account"], env).stdout.strip()

@@ -63,6 +63,18 @@ def test_update_keeps_history_and_recall_sees_only_new_version(store):
         store.update(old["id"], content="again")
 
 
+def test_who_wrote_a_version_belongs_to_that_version_alone(store):
+    """An update's `source.by` (else its `platform`) names who wrote that version for `history`; the next version
+    does not inherit it, and the memory's own platform (what `recall --platform` filters on) stays."""
+    first = store.remember("Ship the release", kind="task", source={"platform": "codex"})["id"]
+    closed = store.update(first, status="done", source={"by": "cli"})["id"]
+    captured = store.update(closed, importance=0.9, source={"platform": "claude-code", "session": "s1"})["id"]
+    merged = store.update(captured, tags=["release"])["id"]
+    sources = {v["id"]: v["source"] for v in store.history(first)["versions"]}
+    assert [sources[i].get("by") for i in (first, closed, captured, merged)] == [None, "cli", "claude-code", None]
+    assert sources[closed]["platform"] == "codex"
+
+
 def test_update_without_change_writes_nothing(store):
     old = store.remember("Stable fact")
     assert store.update(old["id"], content="Stable fact")["status"] == "unchanged"

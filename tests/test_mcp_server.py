@@ -648,6 +648,19 @@ def test_memory_update_and_history(store):
     assert "Redacted before storing" in secret["content"][0]["text"]
 
 
+def test_memory_history_shows_when_a_task_was_closed_and_by_whom(store):
+    """A status-only update wrote a new version whose title and body repeat the old ones, so memory_history's text
+    showed the same lines twice and nothing of the close; it now names the change and the client that made it."""
+    memory_id = store.remember("Write the release notes", kind="task")["id"]
+    closed = ok(store, "memory_update", {"id": memory_id, "status": "done"})["structuredContent"]["id"]
+    history = ok(store, "memory_history", {"id": closed})
+    text = history["content"][0]["text"]
+    assert f"- {closed} " in text and "by claude-code" in text and "changed: status open → done" in text
+    assert text.count("Write the release notes") == 3   # two titles, one body: the unchanged text is not repeated
+    assert [v["status"] for v in history["structuredContent"]["versions"]] == ["open", "done"]
+    assert history["structuredContent"]["versions"][1]["source"]["by"] == "claude-code"
+
+
 def test_memory_update_refuses_a_status_on_a_memory_that_is_not_a_task(store):
     memory_id = store.remember("We use Postgres", kind="decision")["id"]
     refused = call(store, "memory_update", {"id": memory_id, "status": "done"})["result"]

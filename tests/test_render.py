@@ -1,7 +1,7 @@
 """The shared renderers: a memory line never loses a character where its title was cut."""
 from __future__ import annotations
 
-from supermemory.render import memory_line, render_recall, render_graph, render_health, render_mermaid
+from supermemory.render import memory_line, render_history, render_recall, render_graph, render_health, render_mermaid
 from supermemory.text import estimate_tokens, excerpt, summarize
 
 
@@ -204,3 +204,20 @@ def test_get_of_several_memories_shows_each_ones_links_with_it_once():
     assert links == [["link M1 -related→ M2 (1.0)"],
                      ["link M2 -related→ M3 (1.0)", "link M1 -related→ M2 (1.0)"],
                      ["link M2 -related→ M3 (1.0)"]]
+
+
+def test_history_names_what_changed_besides_the_text_and_shows_an_unchanged_body_once():
+    """A status-only version used to print as a copy of the one before it."""
+    base = {"kind": "task", "title": "Ship it", "body": "Ship it", "tags": [], "importance": 0.5, "pinned": False,
+            "source": {"platform": "codex"}, "version_of": None}
+    versions = [{**base, "id": "M1", "status": "open", "valid_from": "T1", "valid_to": "T2"},
+                {**base, "id": "M2", "status": "done", "valid_from": "T2", "valid_to": "T3", "version_of": "M1",
+                 "source": {"platform": "codex", "by": "cli"}},
+                {**base, "id": "M3", "status": "done", "valid_from": "T3", "version_of": "M1", "body": "Ship it today",
+                 "tags": ["release"], "pinned": True}]
+    text = render_history({"id": "M1", "current": "M3", "versions": versions})
+    assert text.splitlines() == ["History of M1 (current version M3):",
+                                 "- M1 T1 (until T2, by codex) Ship it", "    Ship it",
+                                 "- M2 T2 (until T3, by cli) Ship it", "    changed: status open → done",
+                                 "- M3 T3 (current) Ship it", "    changed: pinned no → yes; tags none → release",
+                                 "    Ship it today"]

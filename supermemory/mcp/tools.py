@@ -139,8 +139,8 @@ def _call_merge(session, store, args: dict) -> dict:
 
 
 def _call_update(session, store, args: dict) -> dict:
-    return store.update(args["id"], **_kw(args, "content", "title", "kind", "tags", "importance", "pinned",
-                                          "status", "namespace"))
+    return store.update(args["id"], source={"by": session.platform},
+                        **_kw(args, "content", "title", "kind", "tags", "importance", "pinned", "status", "namespace"))
 
 
 def _call_history(session, store, args: dict) -> dict:
@@ -358,7 +358,8 @@ TOOLS: list[Tool] = [
         summary="every version of a memory, oldest first",
         title="Version history",
         description=("Use to see how a memory evolved: every version of its chain, oldest first, with the time "
-                     "each one was current, and any secret redacted from a version in place."),
+                     "each one was current, who wrote it, what changed (e.g. a task's status open → done), and any "
+                     "secret redacted from a version in place."),
         input_schema=_obj({"id": _ID, "namespace": _NS}, ("id",)),
         output_schema=_out({"id": _STR, "current": _STR, "versions": {"type": "array", "items": _MEMORY},
                             "redactions": {"type": "array", "items": {"type": "object"}},

@@ -92,6 +92,8 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
     a recall gave it an hour ago can still pin or close it. A change of text or kind to an old version is
     refused (it would overwrite the newer text unseen).
 
+    :param source: merged into the memory's source; its `by` (else its `platform`) names who wrote this
+        version (`history` shows it) and is not carried to the next one.
     :param force: write a new version even when nothing changed (used by merge).
     :param at: when the change happened (epoch seconds; default now), e.g. a backfilled session's
         last line; never earlier than the old version's `valid_from`.
@@ -136,8 +138,11 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
     if ttl_days is not UNSET:
         new_ttl = rec_.number(ttl_days, "ttl_days", 0, 36500) or None if ttl_days is not None else None
     new_source = dict(json.loads(old["source"] or "{}"))
+    new_source.pop("by", None)   # who wrote a version is that version's own, never carried to the next
     if source:
         new_source.update(source)
+        if not new_source.get("by") and source.get("platform"):
+            new_source["by"] = source["platform"]
     digest = rec_.content_hash(new_kind, new_title, body)
     same = (digest == old["content_hash"] and new_tags == json.loads(old["tags"]) and
             new_importance == old["importance"] and new_confidence == old["confidence"] and
