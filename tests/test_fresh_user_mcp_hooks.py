@@ -410,3 +410,14 @@ def test_the_first_write_to_a_fresh_database_still_leaves_the_rest_of_a_long_tex
         assert store.pinned_model() is None
         assert store.remember(_long_text(20), create_namespace=True)["vectors_pending"] > 0
         assert store.context.vectors_pending is True
+
+
+def test_recall_without_the_model_warns_once_per_reason_and_every_result_says_why(db_path, config, caplog):
+    # Found by a fresh-user run: a broad question ("kubernetes ingress gotchas") recalls up to three times, and
+    # each logged the same "recall without vectors" line, so the CLI printed it twice or three times.
+    with MemoryStore(db_path, config=config, embedder=_Missing(), namespace="p") as store:
+        store.remember("Gotcha: the ingress drops websockets after 60 s", kind="gotcha", create_namespace=True)
+        with caplog.at_level("WARNING", logger="supermemory"):
+            results = [store.recall(q) for q in ("kubernetes ingress gotchas", "websockets", "ingress timeouts")]
+    assert caplog.text.count("recall without vectors") == 1
+    assert all("vector search unavailable" in r["warning"] for r in results)   # the reason stays on each result

@@ -14,6 +14,7 @@ from supermemory.store.context import StoreContext
 from supermemory.text import asks, code_share, estimate_tokens, excerpt, fts_match
 
 logger = logging.getLogger(__name__)
+_WARNED: set[str] = set()   # the 'recall without vectors' reasons already logged by this process
 
 _CODE_SHARES: dict[str, float] = {}   # content hash → text.code_share: a long-lived server reads each text once
 _CODE_SHARES_MAX = 200_000
@@ -158,7 +159,9 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
             query_vec = embedding.embedder(ctx).embed_query(query.embedded, instructed=with_instruction)
         except (EmbeddingUnavailableError, ModelMismatchError) as exc:
             vector_error = str(exc)
-            logger.warning("recall without vectors: %s", exc)
+            if vector_error not in _WARNED:   # once per process: a broad query recalls up to three times, and
+                _WARNED.add(vector_error)     # every result carries the reason anyway (`vector_error`)
+                logger.warning("recall without vectors: %s", exc)
     if query_vec is not None and not query_vec.any():  # e.g. a query of punctuation only
         query_vec = None
     if query_vec is not None:
