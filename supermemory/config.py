@@ -81,11 +81,12 @@ class Config:
         """A copy of one settings section, every key present (defaults from DEFAULTS)."""
         return deep_merge(DEFAULTS.get(name, {}), self.settings.get(name, {}))
 
-    def default_namespace(self) -> str:
-        """Namespace for writes and reads when the caller gives none."""
+    def default_namespace(self, *, record: bool = True) -> str:
+        """Namespace for writes and reads when the caller gives none (`record` False: claim no name, as
+        doctor reports it)."""
         if self.explicit_namespace:
             return normalize_namespace(self.explicit_namespace, allow_all=True)
-        return namespace_for_dir(self.project_dir or Path.cwd(), home=self.home)
+        return namespace_for_dir(self.project_dir or Path.cwd(), home=self.home, record=record)
 
 
 def read_config_file(path: Path) -> dict:
@@ -397,35 +398,42 @@ def _same_folder(owner: bytes, root: Path) -> bool:
         return False
 
 
-def _claimed(name: str, root: Path, home: Path | None, live: bool) -> str:
+def _claimed(name: str, root: Path, home: Path | None, live: bool, record: bool = True) -> str:
     """`name` when no other project root holds it, else `name-<hash of root>`, as recorded in
-    `<data dir>/namespaces/<name>` (the root that first used a name keeps it; `global` is everyone's)."""
+    `<data dir>/namespaces/<name>` (the root that first used a name keeps it; `global` is everyone's).
+
+    A root whose owner folder is gone takes the name over (a moved project keeps its memories), unless it
+    holds a hashed name of its own already: that root is another project, and taking the name would show it
+    the moved project's memories and hide its own. With `record` False nothing is written (doctor, dry runs):
+    the answer is the name a claim would give now."""
     home = data_dir() if home is None else Path(home)
     shared = name in (GLOBAL_NAMESPACE, ALL_NAMESPACES)
     if not (home / DB_FILE).exists():   # no store yet: nothing was read or written under any name
         return _with_hash(name, root) if shared else name
     records = home / "namespaces"
     mine = os.fsencode(str(root))
+    distinct = _with_hash(name, root)
     owner = None
     try:
-        records.mkdir(exist_ok=True)
+        if record:
+            records.mkdir(exist_ok=True)
         if not shared:
             owner = _owner(records / name)
-            if owner is None and _write_record(records / name, mine):
+            if owner is None and (not record or _write_record(records / name, mine)):
                 return name
             owner = _owner(records / name) if owner is None else owner
             if owner in (None, mine):    # nobody holds it and it cannot be recorded: the name as derived
                 return name
-            if live and not os.path.lexists(os.fsdecode(owner)):   # its first root is gone: moved here
-                _write_record(records / name, mine, replace=True)
-                return name
             if live and _same_folder(owner, root):   # one folder, spelled another way
+                return name
+            if live and not os.path.lexists(os.fsdecode(owner)) and _owner(records / distinct) != mine:
+                if record:               # its first root is gone, and this root has no name of its own: moved here
+                    _write_record(records / name, mine, replace=True)
                 return name
     except (OSError, ValueError):   # a data dir that cannot be read: the name as derived
         if not shared:
             return name
-    distinct = _with_hash(name, root)
-    if _write_record(records / distinct, mine) and live:   # told once, when first recorded
+    if record and _write_record(records / distinct, mine) and live:   # told once, when first recorded
         why = ("'global' is shared by every project" if shared else f"{name!r} belongs to {os.fsdecode(owner)}")
         logger.warning("the project %s uses namespace %r (%s); to choose one, pass --namespace NAME "
                        "(MCP: the `namespace` argument) or set SUPERMEMORY_NAMESPACE=NAME for its sessions",
@@ -433,7 +441,7 @@ def _claimed(name: str, root: Path, home: Path | None, live: bool) -> str:
     return distinct
 
 
-def namespace_for_dir(directory: str | os.PathLike, *, home: Path | None = None) -> str:
+def namespace_for_dir(directory: str | os.PathLike, *, home: Path | None = None, record: bool = True) -> str:
     """Namespace of a project directory: the slug of its project root's folder name, that root's alone.
 
     The root is the nearest folder holding `.git`, or for a git worktree its main repository's
@@ -447,10 +455,11 @@ def namespace_for_dir(directory: str | os.PathLike, *, home: Path | None = None)
         then it never takes over a name, nor is told).
     :param home: the data dir holding the record (default `data_dir()`); nothing is recorded while it
         holds no database (there is no store yet).
+    :param record: False: claim nothing, only say which name this root would get (doctor, dry runs).
     """
     root = project_root(Path(directory))
     live = root.is_dir()
     if live:
         root = main_worktree(root)
     name, alone = _folder_name(root)
-    return name if alone else _claimed(name, root, home, live)
+    return name if alone else _claimed(name, root, home, live, record)

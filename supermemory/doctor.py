@@ -135,7 +135,7 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
     else:
         report["memories"] = 0
         report["schema_version"] = None
-    report["namespace"] = config.default_namespace()
+    report["namespace"] = config.default_namespace(record=False)   # a look, not a claim
     report["problems"] = problems
     report["warnings"] = warnings
     report["ok"] = not problems

@@ -124,6 +124,36 @@ def test_a_moved_project_keeps_its_name(home, tmp_path):
     assert (home / "namespaces" / "backend").read_bytes() == os.fsencode(str(new))
 
 
+def test_a_project_with_a_name_of_its_own_never_takes_over_a_moved_project_s_name(home, tmp_path):
+    # Found by a fresh-user run: with client A's backend moved away, any command in client B's backend (doctor
+    # was enough) took over `backend`: B saw A's memories and lost sight of its own.
+    first, second = _git_project(tmp_path, "a", "backend"), _git_project(tmp_path, "b", "backend")
+    with _store(home, first) as store:
+        store.remember("client A ships on Fridays")
+    with _store(home, second) as store:
+        other = store.namespace
+        store.remember("client B freezes deploys in December")
+    assert re.fullmatch("backend" + HASHED, other)
+    moved = tmp_path / "a-old" / "backend"
+    moved.parent.mkdir()
+    first.rename(moved)
+    with _store(home, second) as store:
+        assert store.namespace == other
+        assert [m["title"] for m in store.list()["items"]] == ["client B freezes deploys in December"]
+    assert namespace_for_dir(moved) == "backend"        # the moved project itself still takes its name along
+
+
+def test_doctor_and_dry_runs_look_without_claiming_a_name(home, tmp_path):
+    # Found by a fresh-user run: `doctor` in a scratch clone claimed the name a real project held memories under.
+    scratch, real = _git_project(tmp_path, "scratch", "api"), _git_project(tmp_path, "work", "api")
+    assert namespace_for_dir(scratch, record=False) == "api"
+    assert not (home / "namespaces" / "api").exists()
+    assert load_config(env={"SUPERMEMORY_HOME": str(home)}, cwd=scratch).default_namespace(record=False) == "api"
+    assert namespace_for_dir(real) == "api"              # the first real claim
+    assert re.fullmatch("api" + HASHED, namespace_for_dir(scratch, record=False))
+    assert not list((home / "namespaces").glob("api-*"))
+
+
 def test_many_processes_claiming_one_name_at_once_leave_one_owner(home, tmp_path):
     roots = [_git_project(tmp_path, f"c{n}", "svc") for n in range(8)]
     names: dict[Path, set] = {root: set() for root in roots}
