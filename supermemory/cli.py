@@ -11,7 +11,8 @@ from pathlib import Path
 from supermemory.argv import DashHintParser, parse_args
 from supermemory.config import KINDS, RELATIONS, TASK_STATUSES, load_config
 from supermemory import progress   # standard library only, like the rest at import time
-from supermemory.errors import InvalidInputError, NotFoundError, SupermemoryError
+from supermemory.cli_io import print_json as _print_json, print_written as _print_written, text_arg as _text
+from supermemory.errors import NotFoundError, SupermemoryError
 from supermemory.terminal import printable, say
 
 # A write of more chunks than this shows its embedding progress on stderr (~1 s of work and up).
@@ -20,26 +21,8 @@ LONG_WRITE_CHUNKS = 16
 logger = logging.getLogger("supermemory")
 
 
-def _print_json(data) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
-
-
 def _progress(label: str, min_total: int = 1):
     return progress.progress_printer(label, min_total=min_total)
-
-
-def _text(value: str | None, field: str) -> str | None:
-    """A text argument as the user meant it: `-` reads stdin; bytes that are not UTF-8 (kept by
-    argv and stdin as surrogates) are refused with their offset instead of being stored as `?`."""
-    if value is None:
-        return None
-    raw = sys.stdin.buffer.read() if value == "-" else os.fsencode(value)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        from supermemory.jsonl import not_utf8
-
-        raise InvalidInputError(f"{field} is {not_utf8(raw, exc)}") from None
 
 
 def _config(args):
@@ -63,6 +46,7 @@ def cmd_remember(args) -> int:
     from supermemory.render import CLI_COMMANDS, remember_notes
 
     with _store(args) as store:
+        store.catch_up_vectors()   # the model loads for this anyway: chunks still waiting for a vector first
         result = store.remember(_text(args.text, "text"), title=_text(args.title, "title"), kind=args.kind,
                                 tags=args.tag, importance=args.importance, pinned=args.pin, ttl_days=args.ttl_days,
                                 namespace=_ns(args), create_namespace=args.create_namespace,
@@ -72,16 +56,11 @@ def cmd_remember(args) -> int:
     return 0
 
 
-def _print_written(args, result: dict, notes: list[str]) -> None:
-    """A write's id on stdout (or its JSON), and what it says about the text on stderr."""
-    _print_json(result) if args.json else say(result["id"])
-    sys.stderr.write(printable("".join(line + "\n" for line in notes)) if not args.json else "")
-
-
 def cmd_recall(args) -> int:
     from supermemory.render import render_recall
 
     with _store(args) as store:
+        store.catch_up_vectors()   # as remember: a memory stored without the model ranks by meaning now
         result = store.recall(args.query, limit=args.limit, namespace=_ns(args), kinds=args.kind, tags=args.tag,
                               since=args.since, until=args.until, max_tokens=args.max_tokens,
                               explain=args.explain or args.explain_all, explain_all=args.explain_all,

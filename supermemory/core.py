@@ -174,6 +174,7 @@ class MemoryStore:
     growth = _delegate(lifecycle.growth)
     redact_stored = _delegate(redaction.redact_stored)
     fill_vectors = _delegate(lifecycle.fill_vectors)
+    catch_up_vectors = _delegate(embedding.catch_up)
 
     def maintenance(self, *, sweep: bool = False, redact: bool | None = None, deadline: float | None = None,
                     progress: Callable[[int, int], None] | None = None) -> dict:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from supermemory.text import estimate_tokens
 
 # When the chunks a write did not embed get their vectors (store/embedding.py `embed_missing_vectors`).
-VECTORS_LATER = "while the MCP server idles or at `supermemory maintenance`"
+VECTORS_LATER = "while the MCP server idles, at the next CLI recall or at `supermemory maintenance`"
 
 _SECTION_TITLES = (
     ("pinned", "Pinned rules"),

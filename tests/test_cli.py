@@ -50,6 +50,29 @@ def test_acceptance_remember_then_recall_with_real_embedder(model_env):
 
 
 @pytest.mark.model
+def test_a_memory_stored_before_the_model_was_installed_ranks_by_meaning_at_once(model_env, tmp_path):
+    # Found by a fresh-user run: "we use uv for Python packaging" stored without the model, then "ruff for lint"
+    # with it; `recall "python packaging tool"` put ruff first (the only one with a vector) until `maintenance`.
+    uv = run(["remember", "we use uv for Python packaging"],
+             dict(model_env, SUPERMEMORY_MODEL_DIR=str(tmp_path / "no-model"))).stdout.strip()
+    run(["remember", "ruff for lint"], model_env)
+    out = json.loads(run(["recall", "python packaging tool", "--json"], model_env).stdout)
+    assert out["results"][0]["id"] == uv
+
+
+def test_recall_embeds_what_waits_for_a_vector_first_and_list_never_does(env, tmp_path):
+    """Only the commands that load the model anyway (recall, remember) catch up; `list` and `get` stay model-free."""
+    missing = {k: v for k, v in env.items() if k != "SUPERMEMORY_EMBED_PROVIDER"}
+    mid = run(["remember", "we use uv for Python packaging"],
+              dict(missing, SUPERMEMORY_MODEL_DIR=str(tmp_path / "no-model"))).stdout.strip()
+    pending = lambda: json.loads(run(["health", "--json"], env).stdout)["vectors_pending"]   # noqa: E731
+    run(["list"], env), run(["get", mid], env)
+    assert pending() == 1
+    done = run(["recall", "uv for python packaging"], env)
+    assert pending() == 0 and mid in done.stdout and "still wait" not in done.stderr
+
+
+@pytest.mark.model
 def test_explain_shows_features_per_hit(model_env):
     run(["remember", "Retrieval uses BM25 and vector scores"], model_env)
     out = json.loads(run(["recall", "retrieval scoring", "--json", "--explain"], model_env).stdout)

@@ -13,6 +13,7 @@ from supermemory.errors import EmbeddingUnavailableError
 from supermemory.mcp.protocol import INVALID_REQUEST, head_request_id
 from supermemory.mcp.server import serve
 from supermemory.settings import DEFAULTS, deep_merge
+from supermemory.store import embedding
 from supermemory.store.embedding import FILL_SLICE
 
 from conftest import FakeEmbedder
@@ -368,6 +369,67 @@ def test_a_write_without_the_model_says_its_vectors_follow_not_to_reindex(db_pat
     with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as store:
         store.maintenance()
         assert store.health()["vectors_pending"] == 0
+
+
+def test_catch_up_embeds_what_a_write_without_the_model_left_and_looks_no_further_when_nothing_waits(db_path, config):
+    # Found by a fresh-user run: "we use uv for Python packaging" stored without the model, then "ruff for lint"
+    # with it; a CLI-only user's `recall "python packaging tool"` put ruff first until `supermemory maintenance`.
+    # The CLI's recall and remember now call catch_up_vectors first (tests/test_cli.py runs them).
+    with MemoryStore(db_path, config=config, embedder=_Missing(), namespace="p") as store:
+        store.remember("we use uv for Python packaging", create_namespace=True)
+    with MemoryStore(db_path, config=config, embedder=_Counting(), namespace="p") as store:
+        assert store.health()["vectors_pending"] == 1
+        assert store.catch_up_vectors() == 0 and store.context.embedder.embedded == 1
+        assert store.health()["vectors_pending"] == 0
+    with MemoryStore(db_path, config=config, embedder=_Counting(), namespace="p") as store:
+        assert not embedding.may_be_waiting(store.context)       # two counts, no scan, no model
+        assert store.catch_up_vectors() == 0 and store.context.embedder.embedded == 0
+        store.forget([store.list()["items"][0]["id"]])
+        assert not embedding.may_be_waiting(store.context)       # a forgotten memory leaves both indexes
+
+
+def test_catch_up_stops_at_its_bounds_and_says_how_many_chunks_are_left(db_path, config, caplog):
+    _small_chunks(config)
+    with MemoryStore(db_path, config=config, embedder=_Missing(), namespace="p") as store:
+        chunks = store.remember(_long_text(40), create_namespace=True)["chunks"]
+    with MemoryStore(db_path, config=config, embedder=_Counting(), namespace="p") as store:
+        with caplog.at_level("WARNING", logger="supermemory"):
+            left = store.catch_up_vectors(limit=FILL_SLICE)
+        assert chunks > 2 * FILL_SLICE and store.context.embedder.embedded == FILL_SLICE
+        assert left == chunks - FILL_SLICE == store.health()["vectors_pending"]
+        assert f"{left} chunks still wait for a vector" in caplog.text and "maintenance" in caplog.text
+        assert store.catch_up_vectors(seconds=0) == left                  # the time is up before the first slice
+
+
+def test_catch_up_without_the_model_leaves_the_chunks_and_says_nothing(db_path, config, caplog):
+    with MemoryStore(db_path, config=config, embedder=_Missing(), namespace="p") as store:
+        store.remember("we use uv for Python packaging", create_namespace=True)
+        caplog.clear()   # the write's own warning: its vectors follow once the model runs
+        with caplog.at_level("WARNING", logger="supermemory"):
+            assert store.catch_up_vectors() == 0
+        assert caplog.text == "" and store.health()["vectors_pending"] == 1
+
+
+def test_catch_up_under_another_writers_lock_gives_up_instead_of_waiting_out_the_busy_timeout(db_path, config):
+    import time
+
+    from supermemory.store import db as dbm
+
+    with MemoryStore(db_path, config=config, embedder=_Missing(), namespace="p") as store:
+        store.remember("we use uv for Python packaging", create_namespace=True)
+    holder = dbm.connect(str(db_path), dbm.choose_driver(None))
+    try:
+        with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as store:
+            store.embedder                        # pinned before the lock is taken, as a store used before
+            holder.execute("BEGIN IMMEDIATE")     # another process is writing (a backfill, say)
+            started = time.monotonic()
+            assert store.catch_up_vectors() == 0
+            assert time.monotonic() - started < 10     # the busy timeout is 30 s
+            holder.execute("ROLLBACK")
+            assert store.health()["vectors_pending"] == 1 and store.catch_up_vectors() == 0
+            assert store.health()["vectors_pending"] == 0
+    finally:
+        holder.close()
 
 
 def test_filling_in_waits_for_the_warm_up_so_the_first_requests_answer_at_once(db_path, config):

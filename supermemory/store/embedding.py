@@ -6,7 +6,7 @@ import json
 import logging
 from typing import Callable
 
-from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, SupermemoryError
+from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, StorageError, SupermemoryError
 from supermemory.store import db as dbm
 from supermemory.store import search_index
 from supermemory.store.context import StoreContext
@@ -145,7 +145,7 @@ def others_wrote_since_look(ctx: StoreContext) -> bool:
 
 
 def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None,
-                          progress: Callable[[int, int], None] | None = None) -> int:
+                          progress: Callable[[int, int], None] | None = None, wait_ms: int | None = None) -> int:
     """Embed live chunks that have no vector yet: those written while no model could run, and the
     rest of a long text a write embedded only the start of (`store.write_embed_chunks`).
 
@@ -154,6 +154,7 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
     A chunk forgotten or already filled in by another process meanwhile is left alone, and counts
     towards `limit` all the same (a slice lost to another process still ends an idle turn).
     `progress(chunks looked at, chunks waiting when it began)` after each slice (the CLI shows it).
+    `wait_ms`: how long a slice waits for another writer's lock (default: the busy timeout), then StorageError.
     """
     import time
 
@@ -171,7 +172,7 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
         ctx.vectors_pending = True   # found some (written by another process, perhaps): go on next time
         ctx.fill_after, tried = rows[-1][0], tried + len(rows)
         matrix = embedder(ctx).embed_multi([embed_text(title, text) for _, text, title in rows])
-        with ctx.txn():
+        with ctx.txn(wait_ms=wait_ms):
             usable = search_index.vec_index_usable(ctx)
             for (chunk_id, _, _), vector in zip(rows, matrix):
                 if ctx.conn.execute(f"INSERT OR IGNORE INTO vectors(chunk_id, embedding) SELECT c.id, ? FROM chunks c "
@@ -225,6 +226,51 @@ def waiting_chunks(ctx: StoreContext) -> int:
                  f"AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)")[0][0]
 
 
+def may_be_waiting(ctx: StoreContext) -> bool:
+    """Whether a live chunk may still wait for a vector, told cheaply where the search index can: every live
+    chunk has one FTS row and, once it has a vector, one vec0 row, so equal counts mean none waits (20k chunks:
+    ~5 ms, against ~20 ms for a scan of the chunks). True when the vec0 index cannot tell (missing, or stale
+    after a driver without sqlite-vec wrote): the filling-in then looks itself."""
+    if not search_index.vec_index_usable(ctx) or dbm.get_meta(ctx.conn, "vec_dirty") == "1":
+        return True
+    return bool(ctx.q("SELECT (SELECT count(*) FROM fts) != (SELECT count(*) FROM vec_mem)")[0][0])
+
+
+CATCH_UP_SECONDS = 1.0   # plus at most one slice (`FILL_SLICE`) past it, the model's load included
+CATCH_UP_CHUNKS = 128
+CATCH_UP_WAIT_MS = 250   # another process's write lock: the command goes on without waiting out the busy timeout
+
+
+def catch_up(ctx: StoreContext, *, seconds: float = CATCH_UP_SECONDS, limit: int = CATCH_UP_CHUNKS) -> int:
+    """Before a CLI command that loads the model anyway (`recall`, `remember`): embed the chunks still waiting
+    for a vector for about `seconds` (about `limit` at most), so a memory stored while the model was missing
+    ranks by meaning at the next recall instead of only once the MCP server idles or at maintenance.
+
+    Nothing waiting costs one look (`may_be_waiting`); no embedder, another model pinned, a read-only or
+    damaged database, or another process's write lock held past `CATCH_UP_WAIT_MS` leave them for later,
+    silently (the command itself says what it must). Chunks left when the time is up are said on stderr (a
+    warning, as a write without the model says).
+
+    :returns: how many chunks still wait (0 when none, or when none could be embedded now).
+    """
+    import time
+
+    if ctx.readonly:
+        return 0
+    try:
+        if not may_be_waiting(ctx):
+            return 0
+        embed_missing_vectors(ctx, deadline=time.monotonic() + seconds, limit=limit, wait_ms=CATCH_UP_WAIT_MS)
+        left = waiting_chunks(ctx) if ctx.vectors_pending else 0
+    except (EmbeddingUnavailableError, ModelMismatchError, StorageError) as exc:
+        logger.info("chunks without a vector stay so for now (keyword search still finds them): %s", exc)
+        return 0
+    if left:
+        logger.warning("%d chunks still wait for a vector (keyword search finds them); the next recall or "
+                       "remember embeds more, `supermemory maintenance` all of them", left)
+    return left
+
+
 def embed_chunks(ctx: StoreContext, title: str, pieces: list[str],
                  progress: Callable[[int, int], None] | None = None):
     """Vectors for the first `store.write_embed_chunks` of a memory's chunks (the rest wait for
@@ -238,5 +284,6 @@ def embed_chunks(ctx: StoreContext, title: str, pieces: list[str],
         return provider.embed_multi(texts, progress=progress)
     except EmbeddingUnavailableError as exc:
         logger.warning("storing without vectors for now (lexical search finds it; its vectors follow once the model "
-                       "runs, while the MCP server idles or at `supermemory maintenance`): %s", exc)
+                       "runs, while the MCP server idles, at the next CLI recall or at `supermemory maintenance`): %s",
+                       exc)
         return None
