@@ -18,14 +18,20 @@ something is no longer done is how many revisions read.
 When the only change wording is of the kind everyday talk uses too (a bare "now", "went … to":
 `text.revision_marker` says "weak"), the new text must restate the old one: `cosine_with_overlap` and
 `overlap` both (in conversation these words wrote most links, between turns that revise nothing), unless the
-older memory says something is the only case and the new one adds to it ("only X" → "now also Y":
-`text.traits.widens`), which announces a change as plainly as "no longer" does.
+older memory says something is the only case and the new one adds to what that "only" restricted ("only X" →
+"now also Y": `text.traits.widens`), which announces a change as plainly as "no longer" does. A text whose only
+change wording is such an addition ("… now also …": `text.traits.adds`) supersedes nothing else: an addition
+leaves the older fact standing. A task (kind task, or a note headed "TODO:") is superseded only by a text that
+restates it, whatever the marker: a change that shares a topic word with an open task does not close it. And a
+change to one occurrence ("today's … was postponed") leaves an older recurring schedule ("every Thursday")
+standing (`text.traits.one_off`).
 Where cosines carry no meaning (mostly-CJK text: bge-small has no CJK vocabulary; or no vectors at all)
 the words decide alone (`overlap_cjk`). Links are ordinary `links` rows: `unlink … --relation supersedes`
 undoes one, and stores written before the rule get theirs once (`backfill`, from maintenance).
 """
 from __future__ import annotations
 
+import re
 import time
 from typing import Sequence
 
@@ -35,7 +41,7 @@ from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
 from supermemory.text import (cjk_share, date_words, fts_match, has_revision_marker, revision_marker, stopwords,
                               tokenize)
-from supermemory.text.traits import replaced_numbers, widens
+from supermemory.text.traits import adds, one_off, replaced_numbers, widens
 
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
@@ -43,6 +49,7 @@ STAMP_KEY = "supersedes_backfill"   # meta: the maintenance pass over older memo
 CURSOR_KEY = "supersedes_backfill_at"   # meta: "created_at id" of the last memory that pass has read
 BACKFILL_SLICE = 50                  # memories with a change marker read between two commits of the pass
 CJK_TEXT = 0.3          # share of CJK characters from which cosines are not trusted
+_TO_DO = re.compile(r"(?i)^\W*(?:todo|to-do|fixme)\b")   # a task written as a note: "TODO: …"
 
 
 def content_terms(tokens) -> frozenset:
@@ -97,11 +104,14 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     if not found:
         return []
     marks = ",".join("?" * len(found))
-    rows = ctx.q(f"SELECT m.id, m.created_at, m.title, m.body FROM memories m WHERE m.id IN ({marks}) AND {LIVE} "
-                 f"AND m.namespace = ? AND m.kind != 'session'", [*found, namespace])
-    older = {mid: f"{title}\n{body}" for mid, created, title, body in rows
+    rows = ctx.q(f"SELECT m.id, m.created_at, m.title, m.body, m.kind FROM memories m WHERE m.id IN ({marks}) "
+                 f"AND {LIVE} AND m.namespace = ? AND m.kind != 'session'", [*found, namespace])
+    older = {mid: f"{title}\n{body}" for mid, created, title, body, _ in rows
              if (newer_than is None or (created, mid) < newer_than)
-             and replaced_numbers(f"{title}\n{body}", text) <= 1}   # two numbers replaced: another fact
+             and replaced_numbers(f"{title}\n{body}", text) <= 1   # two numbers replaced: another fact
+             and not one_off(f"{title}\n{body}", text)}            # "today's … postponed" vs "every Thursday"
+    tasks = {mid for mid, _, title, body, kind in rows
+             if kind == "task" or _TO_DO.match(title or "") or _TO_DO.match(body or "")}
     if not older:
         return []
     cosines: dict[int, float] = {}
@@ -116,15 +126,17 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         terms.setdefault(mid, set()).update(tokens.split())
     text_cjk = cjk_share(text) >= CJK_TEXT
     weak = marker == "weak"
+    additive = weak and adds(text)      # "X now also does Y": a change only to an older "only"
     out = []
     for mid in older:
         theirs = content_terms(terms.get(mid, ()))
-        if not theirs:
+        widened = weak and widens(older[mid], text)      # "only X" → "now also Y"
+        if not theirs or (additive and not widened):
             continue
         overlap = len(theirs & own) / len(theirs)
         cjk = text_cjk or sum(1 for t in theirs if not t.isascii()) * 2 > len(theirs)
         cosine = cosines.get(mid)
-        if judge(cosine, overlap, cjk, cfg, weak=weak and not widens(older[mid], text)):   # "only X" → "now also Y"
+        if judge(cosine, overlap, cjk, cfg, weak=(weak and not widened) or mid in tasks):
             out.append({"id": mid, "cosine": None if cosine is None else round(cosine, 4),
                         "overlap": round(overlap, 3)})
     out.sort(key=lambda d: (-(d["cosine"] if d["cosine"] is not None else d["overlap"]), -d["id"]))

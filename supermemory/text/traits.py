@@ -69,12 +69,64 @@ def revision_marker(text: str) -> str | None:
 # ("… now also used for Y"): the newer one's "now" announces a change as plainly as "no longer" does.
 _ONLY = re.compile(r"(?i)\b(?:only|solely|exclusively)\b")
 _NOW_ALSO = re.compile(r"(?i)\b(?:now(?: [^\s.;,]+){0,5} (?:also|as well|too(?= *(?:[.;,!?]|$)))|also now)\b")
+_CLAUSE_END = re.compile(r"[.;,:!?()]")
+_SCOPE_WORDS = 2        # content words after "only" that name what it restricts ("only [admins] can [delete]")
+
+
+def _scope(text: str) -> list[frozenset]:
+    """What each "only" of `text` restricts: the tokens of each of the first `_SCOPE_WORDS` content words after
+    it, up to the end of its clause ("Only the payments team can deploy" → payments, team)."""
+    stop, dates = stopwords(), date_words()
+    scopes = []
+    for m in _ONLY.finditer(text):
+        if _in_code(text, m.start(), m.end()):
+            continue
+        clause = _CLAUSE_END.split(text[m.end():], maxsplit=1)[0]
+        words = []
+        for word in clause.split():
+            tokens = frozenset(t for t in tokenize(word) if t not in stop and t not in dates
+                               and any(ch.isalpha() for ch in t))
+            if tokens:
+                words.append(tokens)
+            if len(words) == _SCOPE_WORDS:
+                break
+        scopes.extend(words)
+    return scopes
+
+
+def adds(text: str) -> bool:
+    """Is the text's only change wording an addition ("X now also does Y", "… now … too")? An addition leaves
+    what an older memory said standing, unless that memory said it was the only case (`widens`)."""
+    return revision_marker(text) == "weak" and revision_marker(_NOW_ALSO.sub(" ", text)) is None \
+        and _says(_NOW_ALSO, text)
 
 
 def widens(older: str, newer: str) -> bool:
     """Does `newer` add to what `older` said was the only case ("only X" → "now also Y")? Then a weak
-    marker ("now") in `newer` reads as a strong one against `older` (store/supersession.py)."""
-    return bool(older and newer) and _says(_NOW_ALSO, newer) and _says(_ONLY, older)
+    marker ("now") in `newer` reads as a strong one against `older` (store/supersession.py).
+
+    The addition must be to what "only" restricted: a newer text that keeps every word of it ("only admins can
+    delete …" → "admins now also see errors when they delete …") says something else about the same case."""
+    if not (older and newer and _says(_NOW_ALSO, newer) and _says(_ONLY, older)):
+        return False
+    theirs = frozenset(tokenize(newer))
+    return any(not (word & theirs) for word in _scope(older))
+
+
+# A change said of one occurrence ("today's meeting was postponed", 今天的周会改为 …) leaves a recurring schedule
+# ("every Thursday", "weekly", 每周) standing; "from today", "starting tomorrow" start a new schedule instead.
+_RECURRING = re.compile(r"(?i)\b(?:every|each|weekly|daily|nightly|monthly|fortnightly|biweekly|bi-weekly|"
+                        r"(?:mon|tues|wednes|thurs|fri|satur|sun|week)days|mornings|evenings|nights)\b|每[周天日月晚个]")
+_ONE_OFF = re.compile(r"(?i)(?<!from )(?<!starting )(?<!as of )(?<!beginning )(?<!effective )(?<!since )"
+                      r"\b(?:today|tonight|tomorrow|this (?:week|morning|afternoon|evening|(?:mon|tues|wednes|thurs|"
+                      r"fri|satur|sun)day)(?:'s|\u2019s)?)\b|今天|今晚|明天|本周|这周")
+
+
+def one_off(older: str, newer: str) -> bool:
+    """Does `newer` change one occurrence ("today's", "this week's", "tomorrow") of what `older` says recurs
+    ("every Thursday", "weekly")? Then it does not revise the schedule itself."""
+    return bool(older and newer) and _says(_RECURRING, older) and not _says(_RECURRING, newer) \
+        and _says(_ONE_OFF, newer)
 
 
 def has_revision_marker(text: str) -> bool:
