@@ -16,12 +16,20 @@
   headers, then values named by their key.  An Anthropic key is never labelled
   ``openai_key``, ``GITHUB_TOKEN=ghp_...`` counts once as ``github_token``,
   and a JWT sent as a bearer token is labelled ``jwt``.
-* The last rule, ``generic_secret``, takes a long random-looking value under
-  any name with key / auth / credential / secret / token / password in it.  A
-  hex digest or UUID counts only under a name that says it is a credential
-  (``api_secret: <hex>`` goes, ``cache key: <sha>`` and ``idempotency key:
-  <uuid>`` stay).  A label whose value is itself an assignment is looked into:
-  ``token: TWILIO_AUTH_TOKEN=<hex>`` loses the hex.
+* ``generic_secret`` takes a long random-looking value under any name with
+  key / auth / credential / secret / token / password in it.  A hex digest or
+  UUID counts only under a name that says it is a credential (``api_secret:
+  <hex>`` goes, ``cache key: <sha>`` and ``idempotency key: <uuid>`` stay).  A
+  label whose value is itself an assignment is looked into: ``token:
+  TWILIO_AUTH_TOKEN=<hex>`` loses the hex.
+* The last rules, ``password_in_prose`` and ``secret_in_prose``, take a secret
+  named in a sentence: a credential word (password, passphrase, secret, token,
+  API key, credential), up to five words, "is" / "was" / ":" / "=" or nothing,
+  then one random-looking run ("the admin password for staging is <v>", "use
+  the password <v> to log in").  The run needs letters, a digit, mixed case or
+  a special character and frequent switches between upper, lower and digits:
+  "the token is stored in Redis", "token is None", "hashed with argon2id",
+  ``token_count``, paths, URLs and placeholders stay.
 
 The rules are heuristics tuned to miss few real secrets while leaving ordinary
 prose and code alone: hashes, UUIDs, lockfile checksums, data URIs, words such
@@ -29,7 +37,10 @@ as "password reset flow", identifiers such as ``token_count``, variables
 (``password = os.environ["X"]``, ``f(password=password)``) and placeholder
 values (``password=${DB_PASSWORD}``, ``token=None``, ``your_password_here``)
 come back unchanged.  A value is a placeholder when it reads as one as a whole:
-``Flyyourkite88!Zq`` holds "your" and is still a password.
+``Flyyourkite88!Zq`` holds "your" and is still a password, and a value with a
+random run of twelve or more letters and digits in it is a secret whatever
+words stand around it (``app-secret-9fK2mQ9xLp4vR7tW1zN5`` is not a name like
+``my-client-secret``, nor ``your-token-<random>`` a placeholder).
 
 Speed: every regex is precompiled and starts with a literal, so the engine
 skips ahead with a substring search (the few that cannot run only when a
@@ -247,6 +258,7 @@ _KEY_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-
 _SPACE = re.compile(r"\s")
 _DIGIT = re.compile(r"[0-9]")
 _UPPER = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")
 
 
 def _is_wordy(v: str) -> bool:
@@ -332,6 +344,27 @@ def _is_placeholder(v: str) -> bool:
     return any(word.lower() in _PLACEHOLDER_MARKS for word in words)
 
 
+def _class_changes(segment: str) -> int:
+    """How often consecutive characters of ``segment`` switch between upper case, lower case and digits:
+    "9fK2mQ9x" switches 7 times, "Build2024" twice, "sha256Digest" three times."""
+    classes = ["u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "o" for c in segment]
+    return sum(a != b for a, b in zip(classes, classes[1:]))
+
+
+def _jumbled(segment: str) -> bool:
+    """A run of letters and digits that reads as random: upper and lower case and digits, switching between
+    them at least five times ("Q8zL2mX9vT4kR7wN1pB5", "abc123XYZ789def456"), and not a CamelCase name
+    ("HTTP2ServerConfig", "OAuth2Token")."""
+    return (_class_changes(segment) >= 5 and _UPPER.search(segment) is not None and _LOWER.search(segment) is not None
+            and _DIGIT.search(segment) is not None and not _is_camel_words(segment))
+
+
+def _has_random_run(v: str, min_len: int = 12) -> bool:
+    """Whether ``v`` holds a random-looking run of ``min_len`` or more letters and digits, whatever words stand
+    around it: ``app-secret-9fK2mQ9xLp4vR7tW1zN5`` and ``your-token-abc123XYZ789def456`` are secrets, not names."""
+    return any(len(seg) >= min_len and _jumbled(seg) for seg in _SEGMENTS.findall(v))
+
+
 def _keep_value(value: str, *, quoted: bool, family: str) -> bool:
     """True when ``value`` on its own reads as a placeholder, a reference or
     code rather than a credential."""
@@ -362,12 +395,14 @@ def _keep_value(value: str, *, quoted: bool, family: str) -> bool:
         return True
     if v.isdigit() and (family == "token" or len(v) <= 3):
         return True
-    if _PLACEHOLDER_WORD.search(v) and _is_placeholder(v):
+    # words around a random run do not make it a name or a placeholder: "app-secret-9fK2mQ9xLp4vR7tW1zN5"
+    random_run = _has_random_run(v)
+    if not random_run and _PLACEHOLDER_WORD.search(v) and _is_placeholder(v):
         return True
     has_keyword = _KEYWORD_IN_VALUE.search(v) is not None
     if has_keyword and _ENV_VAR.fullmatch(v):  # names a variable: "DB_PASSWORD", API_TOKEN
         return True
-    if has_keyword and (_JOINED_WORDS.fullmatch(v) or _CAMEL_IDENT.fullmatch(v)):
+    if has_keyword and not random_run and (_JOINED_WORDS.fullmatch(v) or _CAMEL_IDENT.fullmatch(v)):
         # a name, not a value: next_token, "X-Auth-Token", "my-client-secret", dbPassword
         # (a single run of letters such as "supersecret" is still redacted)
         return True
@@ -685,6 +720,59 @@ def _keep_generic(m: "re.Match[str]", value: str) -> bool:
     if sum(ord(b) - ord(a) == 1 for a, b in zip(v, v[1:])) * 2 >= len(v):  # an alphabet: "abc...XYZ0123"
         return True
     return _entropy(v) < min(3.5, math.log2(len(v)) - 0.6)
+
+
+# ---- a credential named in prose: "the admin password for staging is <value>", "use the password <value>" ----
+
+# the credential word, not part of a longer name (token_count, password_reset, passwords_match)
+_PROSE_PASSWORD_KW = r"(?<![a-z0-9])(?:passw(?:or)?d|passphrase|passcode)(?![a-z0-9_-])"
+_PROSE_SECRET_KW = (r"(?<![a-z0-9])(?:secret|token|credential|key(?<=api key)|key(?<=api-key)|key(?<=api_key)"
+                    r"|key(?<=apikey))(?![a-z0-9_-])")
+# Between word and value: nothing ("use the password <v>"), or up to five words of the same sentence and
+# line ("for staging", "of the ci user") then "is" / "was" / "=" / ":" ("is now", "was changed to").
+_PROSE_LINK = (
+    # a word taken whole (the look-ahead and back-reference make it atomic: no shorter tries)
+    r"(?:(?:[ \t]+(?=(?P<w>[\w'@/-]{1,30}(?:\.[\w'@/-]{1,30}){0,3}))(?P=w)){0,5}?"
+    r"(?:[ \t]+(?:is|was|are|were|equals|becomes|became)"
+    r"(?:[ \t]+(?:now|still|currently|just|simply|(?:set|changed|reset|rotated)[ \t]+to))?[ \t]*:?"
+    r"|[ \t]*(?:=>|->|:=|=|:)))?"
+    r"[ \t]+"
+)
+# One run without spaces, 8 to 200 characters, ending before sentence punctuation (a trailing "!" stays in:
+# it is as often part of a password as the end of a sentence).
+_PROSE_VALUE = (
+    r"[\"'`]?(?P<s>[^\s\"'`<>()\[\]{},;]{7,199}[^\s\"'`<>()\[\]{},;.:?])(?=[.,;:?)\]}\"'`>]*(?:\s|$))"
+)
+_SPECIAL = re.compile(r"[!#$%^&*+=?~@]")
+# words before the credential word that say the value is not a secret: a public key, a page cursor
+_NOT_SECRET_BEFORE = re.compile(
+    r"public|publishable|pagination|continuation|(?<![a-z])(?:next|page|starting|cursor)(?![a-z])", re.IGNORECASE
+)
+_EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+
+
+def _keep_prose(m: "re.Match[str]", value: str) -> bool:
+    """Keep what a credential word is followed by in prose unless it reads as a random token: letters and a
+    digit, mixed case or a special character, a run that switches between upper, lower and digits five times
+    or more ("Xk9mQ2pLz7Rw!", "here_8Fk2LmQ9xZ"); not a word or version ("argon2id", "v1.2.3-rc4",
+    "Summer2024"), a name (``token_count``, ``OAuth2Token``), code, a path, URL, e-mail address or
+    placeholder.  Reads ``value`` (the original text): the rule matched a lower-cased copy."""
+    v = value
+    if _DIGIT.search(v) is None or re.search(r"[A-Za-z]", v) is None:
+        return True
+    if not ((_UPPER.search(v) and _LOWER.search(v)) or _SPECIAL.search(v)):
+        return True
+    if sum(_class_changes(seg) for seg in _SEGMENTS.findall(v)) < 5:
+        return True
+    if "://" in v or v[0] in "/~." or _EMAIL.fullmatch(v) or _DIGEST_LABEL.match(v):
+        return True
+    # public by design (a Mapbox "pk." or Stripe "pk_" token, one the sentence calls public) or a page cursor
+    # ("--next-token <v>", "the next page token is <v>"); ``m.string`` is lower case
+    if v.startswith(("pk.", "pk_")) or _NOT_SECRET_BEFORE.search(m.string[max(0, m.start() - 40) : m.start()]):
+        return True
+    if _is_camel_words(v) or (_IDENT.fullmatch(v) and all(_wordlike(seg) for seg in v.split("_") if seg)):
+        return True
+    return _keep_value(v, quoted=False, family="token")
 
 
 def _token(name: str, kind: str, prefix: str, body: str, *, keep: Optional[Check] = None,
@@ -1060,6 +1148,24 @@ _RULES: tuple[_Rule, ...] = (
         groups=_VALUE_GROUPS,
         keep=_keep_generic,
     ),
+    _Rule(
+        "password_in_prose",
+        # "the admin password for staging is Xk9mQ2pLz7Rw!", "use the password <value> to log in"
+        _PROSE_PASSWORD_KW + _PROSE_LINK + _PROSE_VALUE,
+        stems=("pass",),
+        lowered=True,
+        groups=("s",),
+        keep=_keep_prose,
+    ),
+    _Rule(
+        "secret_in_prose",
+        # "the webhook secret is <value>", "the API token is <value>", "our api key: <value>"
+        _PROSE_SECRET_KW + _PROSE_LINK + _PROSE_VALUE,
+        stems=("secret", "token", "key", "cred"),
+        lowered=True,
+        groups=("s",),
+        keep=_keep_prose,
+    ),
 )
 
 _UNSHAPED = tuple(rule for rule in _RULES if not rule.shaped)
@@ -1075,7 +1181,7 @@ REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 
 #: Bump when a rule's keep logic changes in a way the patterns do not show:
 #: stores re-redact themselves once when ``rules_fingerprint()`` changes.
-RULES_VERSION = 3
+RULES_VERSION = 4
 
 
 def rules_fingerprint() -> str:

@@ -526,6 +526,9 @@ RULE_CASES = [
     ("password_xml", "<password>Xm1Secret</password>", "Xm1Secret", "<password>${db.password}</password>"),
     ("password_cli", "mysql -u root -pHunt3rTwo shop", "Hunt3rTwo", "mysql -u root -p -P 3306 shop"),
     ("generic_secret", "LICENSE_KEY=" + "Zx8vQ2mN4pL6Tq9Rk3Wy", "Zx8vQ2mN4pL6Tq9Rk3Wy", f"cache key: {SHA256}"),
+    ("password_in_prose", "The admin password for staging is " + "Xk9mQ2pLz7Rw!", "Xk9mQ2pLz7Rw!",
+     "the password is hashed with argon2id"),
+    ("secret_in_prose", "the API token is " + "sk9Lm2QxZ8vT4kW1", "sk9Lm2QxZ8vT4kW1", "the token is stored in Redis"),
 ]
 
 
@@ -692,6 +695,72 @@ def test_a_random_value_that_contains_a_placeholder_word_is_still_a_secret(text,
     'aws_secret_access_key = "YOUR_SECRET_ACCESS_KEY"\nthe aws secret is kept in vault; see ' + SHA1,
 ])
 def test_a_value_that_reads_as_a_placeholder_as_a_whole_stays(text):
+    assert redact(text) == (text, {})
+
+
+# A fresh-user run: a value holding the key word joined by hyphens ("app-secret-<random>") read as a name
+# (my-client-secret) and was stored verbatim; so were placeholder words around a random run.
+@pytest.mark.parametrize("text, secret", [
+    ("SECRET=app-secret-" + "9fK2mQ9xLp4vR7tW1zN5", "9fK2mQ9xLp4vR7tW1zN5"),
+    ("token: your-token-" + "abc123XYZ789def456", "abc123XYZ789def456"),
+    ("client_secret: sample-secret-" + "Q8zL2mX9vT4kR7wN1pB5", "Q8zL2mX9vT4kR7wN1pB5"),
+    ("api_key=dummy-secret-" + "7Hq2Lm9Xv4Tk1Rw8", "7Hq2Lm9Xv4Tk1Rw8"),
+    ('DB_PASSWORD="my-db-password-' + 'Zq8xL2mN9vT4kR7w"', "Zq8xL2mN9vT4kR7w"),
+    ("export API_TOKEN=your_token_here_" + "Q8zL2mX9vT4kR7wN", "Q8zL2mX9vT4kR7wN"),
+])
+def test_a_value_with_a_random_run_is_a_secret_whatever_words_stand_around_it(text, secret):
+    out, counts = redact(text)
+    assert secret not in out
+    assert counts == {"password_assignment": 1}
+
+
+@pytest.mark.parametrize("text", [
+    "TOKEN=your-token-here\nsecret: sample-secret\nAPI_KEY=your-api-key-1\nclient_secret: my-client-secret",
+    "auth_token=next-token-sha256Digest\ntoken: HTTP2ServerConfig-token\nsecret: OAuth2ClientSecretV3",
+    "password: your-password-2024\nSECRET_KEY=django-insecure-secret-key",
+])
+def test_a_value_of_words_and_names_stays_a_placeholder(text):
+    assert redact(text) == (text, {})
+
+
+# Secrets written in prose were never redacted: no "=" or ":" for the key-name rules to find.
+@pytest.mark.parametrize("text, secret, kind", [
+    ("The admin password for staging is " + "Xk9mQ2pLz7Rw!", "Xk9mQ2pLz7Rw!", "password_in_prose"),
+    ("Use the password " + "Xk9mQ2pLz7Rw!" + " to log in", "Xk9mQ2pLz7Rw!", "password_in_prose"),
+    ("The webhook secret is " + "here_8Fk2LmQ9xZ", "here_8Fk2LmQ9xZ", "secret_in_prose"),
+    ("the API token is " + "sk9Lm2QxZ8vT4kW1", "sk9Lm2QxZ8vT4kW1", "secret_in_prose"),
+    ("the password for the staging db user is now " + "Tr0ub4dor&3x" + ", rotate it", "Tr0ub4dor&3x",
+     "password_in_prose"),
+    ("DB_PASSWORD is " + "xK9mQ2pLz7Rw" + ".", "xK9mQ2pLz7Rw", "password_in_prose"),
+    ('our api key is "' + "Q8zL2mX9vT4kR7wN" + '".', "Q8zL2mX9vT4kR7wN", "secret_in_prose"),
+    ("The passphrase was changed to " + "Xk9!mQ2p" + " yesterday", "Xk9!mQ2p", "password_in_prose"),
+    ("the deploy credential: " + "Zq8x-L2mN-9vT4", "Zq8x-L2mN-9vT4", "secret_in_prose"),
+])
+def test_a_secret_named_in_prose_is_redacted(text, secret, kind):
+    out, counts = redact(text)
+    assert secret not in out
+    assert marker(kind) in out and counts == {kind: 1}
+    assert redact(out) == (out, {})
+
+
+@pytest.mark.parametrize("text", [
+    "the password reset flow is broken",
+    "the token is stored in Redis",
+    "the secret is to cache early",
+    "password is required",
+    "token is None",
+    "the password is hashed with argon2id",
+    "token_count is 12 and the token budget is 4096 tokens",
+    'password = os.environ["DB_PASSWORD"] and the token is read from ~/.config/app/token2',
+    "the token is v1.2.3-rc4; the password is Summer2024; the token is OAuth2Token",
+    "the token is https://auth.example.com/t0ken/Ab12Cd; the secret is in 1Password",
+    "the api key is your-api-key-1, the password is your_password_here, the token is <token>",
+    "the password is bob.Smith42@example.com? no, the secret is sha256:AbC9dEf8GhI7",
+    "the token is user.getTok3nAb9() and the password is self.pw2Hash",
+    "the next page token is AbC9dEf8GhI7jK and the public key is Xk9mQ2pLz7Rw",
+    "The password must be 12+ characters; the secret rotates every 90 days; token expiry is 3600s",
+])
+def test_ordinary_prose_about_credentials_stays(text):
     assert redact(text) == (text, {})
 
 
