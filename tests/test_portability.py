@@ -110,3 +110,33 @@ def test_the_import_text_says_what_was_redacted_as_remember_does():
     text = render_import({"imported": 2, "skipped": 0, "redacted": {"github_token": 1, "url_password": 2}})
     assert "Redacted before storing: 1 × github_token, 2 × url_password" in text
     assert "Redacted" not in render_import({"imported": 1, "skipped": 0, "redacted": {}})
+
+
+def test_import_redacts_the_source_external_key_and_delete_reason_of_a_hand_written_record(tmp_path, store):
+    # Found by a fresh-user run: extra `source` keys of an imported record were stored as they were.
+    gone = {"id": "M50", "namespace": "proj", "kind": "note", "title": "old", "body": "an old note",
+            "superseded_by": "M51", "valid_to": "2024-02-01T00:00:00Z",
+            "delete_reason": f"leaked {GH_TOKEN} in it", **TIMES}
+    head = {"id": "M51", "namespace": "proj", "kind": "note", "title": "deploy", "body": "deploys run from CI",
+            "root_id": "M50", "external_key": f"ci:{GH_TOKEN}", "history": [gone],
+            "source": {"platform": "cli", "session": f"run with {GH_TOKEN}", "env": {"DATABASE_URL": DB_URL},
+                       "argv": ["deploy", f"--token={GH_TOKEN}"], f"note {GH_TOKEN}": 1, "pid": 42},
+            **{**TIMES, "created_at": "2024-02-01T00:00:00Z"}}
+    _write(tmp_path / "dump.jsonl", head)
+    result = store.import_file(tmp_path / "dump.jsonl")
+    assert result["imported"] == 1
+    assert result["redacted"] == {"github_token": 5, "url_password": 1}
+    stored = "\n".join(str(v) for row in store.conn.execute(
+        "SELECT source, platform, external_key, delete_reason FROM memories") for v in row if v is not None)
+    assert GH_TOKEN not in stored and URL_PASSWORD not in stored
+    source = json.loads(store.conn.execute("SELECT source FROM memories WHERE id = 51").fetchone()[0])
+    assert source == {"platform": "cli", "session": "run with [REDACTED:github_token]",
+                      "env": {"DATABASE_URL": "mongodb://app:[REDACTED:url_password]@db.internal:27017/app"},
+                      "argv": ["deploy", "--token=[REDACTED:github_token]"], "note [REDACTED:github_token]": 1,
+                      "pid": 42}
+    assert store.conn.execute("SELECT external_key FROM memories WHERE id = 51").fetchone()[0] == \
+        "ci:[REDACTED:github_token]"
+    assert store.conn.execute("SELECT delete_reason FROM memories WHERE id = 50").fetchone()[0] == \
+        "leaked [REDACTED:github_token] in it"
+    again = store.import_file(tmp_path / "dump.jsonl")
+    assert again["imported"] == 0 and again["redacted"] == {}

@@ -128,7 +128,8 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
     used on its own first) comes in under new ids, with its history and links, listed in `renumbered`.
 
     Every version's body, title and tags are redacted as `remember` redacts them (`writes.prepare_content`,
-    `writes.prepare_tags`) before anything is compared, hashed, embedded or stored: a file written by hand or
+    `writes.prepare_tags`) before anything is compared, hashed, embedded or stored, and so is every other text
+    it stores (each string of `source`, keys too; `external_key`, `delete_reason`): a file written by hand or
     by an older store may hold secrets.
 
     :returns: {"imported", "skipped", "lines", "renumbered": {old id: new id}, "redacted": {type: count} (the
@@ -220,8 +221,9 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
 
 
 def _redacted_version(ctx: StoreContext, v: dict) -> dict:
-    """A checked version with secrets and `<private>` spans out of its body, title and tags, as `remember` takes
-    them out; what was taken out is under "redacted".
+    """A checked version with secrets and `<private>` spans out of its body, title, tags and every other text it
+    stores (`source`, `external_key`, `delete_reason`), as `remember` takes them out; what was taken out is
+    under "redacted".
 
     Raises:
         InvalidInputError: nothing is left of the body.
@@ -233,7 +235,24 @@ def _redacted_version(ctx: StoreContext, v: dict) -> dict:
     if counts and v["title"] == summarize(v["body"], max_chars=writes.TITLE_CHARS):
         title = summarize(body, max_chars=writes.TITLE_CHARS)   # cut from the body: may hold half a secret
     tags = writes.prepare_tags(ctx, v["tags"], counts)
-    return {**v, "body": body, "title": title, "tags": tags, "redacted": counts}
+    source = _redacted_json(ctx, v["source"], counts)
+    external_key, delete_reason = (None if v[field] is None else writes._redacted(ctx, v[field], counts)
+                                   for field in ("external_key", "delete_reason"))
+    return {**v, "body": body, "title": title, "tags": tags, "source": source, "external_key": external_key,
+            "delete_reason": delete_reason, "redacted": counts}
+
+
+def _redacted_json(ctx: StoreContext, value: Any, counts: dict[str, int]) -> Any:
+    """``value`` (a record's `source`: any JSON) with secrets and `<private>` spans out of every string in it,
+    keys included; what was taken out is added to ``counts``."""
+    if isinstance(value, str):
+        return writes._redacted(ctx, value, counts)
+    if isinstance(value, dict):
+        return {_redacted_json(ctx, k, counts) if isinstance(k, str) else k: _redacted_json(ctx, v, counts)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted_json(ctx, v, counts) for v in value]
+    return value
 
 
 def _time(value: Any, field: str) -> float | None:
