@@ -126,8 +126,12 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
         lines.append(f"No relevant memories for {result.get('query', '')!r}.")
     for item in results:
         scored = isinstance(item.get("score"), (int, float))   # a broad query's listing has no score
-        lines.append(memory_line(item, with_body=full, max_chars=4000 if full else 240)
-                     + (f"  (score {item['score']:.3f}, attention {item['attention']:.3f})" if scored else ""))
+        # relevance first: the chance this hit answers the query, the figure that tells an answer from filler
+        relevance = f"relevance {item['relevance']:.2f}, " if isinstance(item.get("relevance"), (int, float)) else ""
+        figures = (f"  ({relevance}score {item['score']:.3f}, attention {item['attention']:.3f})"
+                   if scored else "")
+        stale = f"  [superseded by {item['superseded_by']}]" if item.get("superseded_by") else ""
+        lines.append(memory_line(item, with_body=full, max_chars=4000 if full else 240) + stale + figures)
         passage = item.get("passage")
         if passage:   # a long memory: where in it the answer is
             lines.append(f"    chunk {passage['chunk']} of {passage['chunks']}: "

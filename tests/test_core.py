@@ -342,6 +342,21 @@ def test_recall_puts_a_revision_above_the_fact_it_supersedes(store):
     assert stale["contributions"]["superseded"] < 0
 
 
+def test_a_stale_hit_says_which_memory_supersedes_it_without_explain(store):
+    # Found by a fresh-user run: recall listed the superseded memory at relevance 0.9998 with superseded_by null;
+    # only --explain's features named the successor, so an agent could not tell which fact is current.
+    from supermemory.render import render_recall
+
+    old = store.remember("The v2.3 release is scheduled for March 14.")
+    new = store.remember("The v2.3 release was postponed to March 28.")
+    store.link(new["id"], old["id"], relation="supersedes")
+    out = store.recall("when is the v2.3 release", touch=False, relevance_threshold=0)
+    by_id = {r["id"]: r for r in out["results"]}
+    assert by_id[old["id"]]["superseded_by"] == new["id"] and by_id[new["id"]]["superseded_by"] is None
+    text = render_recall(out)
+    assert f"[superseded by {new['id']}]" in text and "(relevance " in text
+
+
 def test_a_name_no_memory_mentions_lowers_the_relevance_of_every_hit(store):
     deploy = store.remember("ledgerly deploys to ECS Fargate; a deploy registers a new task definition.")
     store.remember("Staging deploys automatically on every merge to main.")

@@ -167,6 +167,8 @@ def _page(ctx: StoreContext, query: Query, namespaces, found: Gathered, selected
     results = []
     for item in selected:
         out = public(found.records[item.candidate.id])
+        if item.candidate.superseded_by is not None:   # a live `supersedes` link: a newer memory holds the current fact
+            out["superseded_by"] = format_id(item.candidate.superseded_by)
         if item.candidate.id in best:
             out["passage"] = best[item.candidate.id]
         out["score"] = round(item.score, 6)
