@@ -266,7 +266,7 @@ def render_get(result: dict, *, commands: Commands, missing: bool = True) -> str
 
 def render_list(result: dict, *, commands: Commands) -> str:
     """Index lines for a list page (no bodies), with where the next page starts."""
-    items = result.get("items", [])
+    items = result["memories"] if "memories" in result else result.get("items", [])   # memory_list: `memories`
     if not items:
         return "No memories."
     lines = [memory_line(i) for i in items]

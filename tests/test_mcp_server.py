@@ -615,19 +615,19 @@ def test_memory_list_with_filters_and_paging(store):
     store.remember("A plain note", kind="note")
     result = ok(store, "memory_list", {"kinds": ["task"], "tags": ["todo"], "status": "open", "limit": 2,
                                        "offset": 0, "since": "7d", "order": "recent"})
-    assert len(result["structuredContent"]["items"]) == 2
+    assert len(result["structuredContent"]["memories"]) == 2
     assert result["structuredContent"]["total"] == 3
     assert "offset=2" in result["content"][0]["text"]
 
 
 def test_memory_list_and_memory_get_carry_their_records_under_the_same_key(store):
-    """memory_list said `items` where memory_get said `memories`; both say `memories` now, and memory_list keeps
-    `items` as an alias for one release, as `list --json` does (render.list_json)."""
+    """memory_list said `items` where memory_get said `memories`; both say `memories` now (no `items` alias over
+    MCP: it would send every record twice and halve the page a response holds)."""
     memory_id = store.remember("Ports: API on 8080, admin on 9090", kind="fact")["id"]
     listed = ok(store, "memory_list", {})["structuredContent"]
     got = ok(store, "memory_get", {"ids": [memory_id]})["structuredContent"]
     assert [m["id"] for m in listed["memories"]] == [m["id"] for m in got["memories"]] == [memory_id]
-    assert listed["items"] == listed["memories"] and listed["total"] == 1
+    assert "items" not in listed and listed["total"] == 1
     schema = TOOLS_BY_NAME["memory_list"].output_schema
     jsonschema.validate(listed, schema)
     assert "memories" in schema["required"]
@@ -1156,8 +1156,7 @@ def test_memory_list_cuts_the_page_and_names_the_next_offset(tmp_path):
     structured = result["structuredContent"]
     assert _frame_sizes(result)[1] <= 2500
     assert structured["truncated"] is True
-    assert f"offset={len(structured['items'])}" in structured["note"]
-    assert structured["memories"] == structured["items"]
+    assert f"offset={len(structured['memories'])}" in structured["note"] and "items" not in structured
 
 
 # --- the real process ------------------------------------------------------------------------------

@@ -108,7 +108,7 @@ def fit_bodies(key: str, text: Callable[[dict], str] | None = None) -> Callable[
 
 def fit_list(result: dict, args: dict, cap: int) -> dict:
     """List: a shorter page, saying the offset to continue from."""
-    items = result.get("items", [])
+    items = result["memories"] if "memories" in result else result.get("items", [])
     cut = 0
     while len(items) > 1 and _size(result) > cap:
         items.pop()

@@ -11,7 +11,7 @@ from supermemory.settings import DEFAULTS
 from supermemory.errors import InvalidInputError, SupermemoryError
 from supermemory.guide import usage_guide
 from supermemory.mcp.fitting import fit_bodies, fit_list, fit_recall
-from supermemory.render import (MCP_COMMANDS, briefing_view, list_json, render_export, render_forget, render_get,
+from supermemory.render import (MCP_COMMANDS, briefing_view, render_export, render_forget, render_get,
                                 render_history, render_link, render_list, render_unlink, render_merge, render_recall,
                                 render_remember, render_restore, render_stats, render_update)
 
@@ -130,8 +130,10 @@ def _body_from(item: dict, offset: int) -> None:
 
 
 def _call_list(session, store, args: dict) -> dict:
-    return list_json(store.list(**_kw(args, "kinds", "tags", "status", "since", "until", "limit", "offset", "order",
-                                      "namespace")))
+    """A list page with its records under `memories`, as memory_get has them; no `items` alias here (the CLI keeps
+    one, `render.list_json`): it would send every record twice and halve the page a response can hold."""
+    page = store.list(**_kw(args, "kinds", "tags", "status", "since", "until", "limit", "offset", "order", "namespace"))
+    return {"memories": page.pop("items"), **page}
 
 
 def _call_merge(session, store, args: dict) -> dict:
@@ -326,10 +328,8 @@ TOOLS: list[Tool] = [
             "namespace": _NS,
         }),
         output_schema=_out({"memories": {"type": "array", "items": _MEMORY, "description": "the page's records"},
-                            "items": {"type": "array", "items": _MEMORY,
-                                      "description": "the same records under their old key, for this release only"},
                             "total": _INT, "limit": _INT, "offset": _INT, "truncated": _BOOL, "note": _STR},
-                           ("memories", "items", "total")),
+                           ("memories", "total")),
         annotations=_annotations(True, False, True),
         call=_call_list, render=_view(render_list, commands=MCP_COMMANDS), fit=fit_list,
     ),
