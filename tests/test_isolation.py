@@ -175,10 +175,10 @@ def test_the_mcp_server_keeps_to_supermemory_namespace(tmp_path):
             listed, offset = set(), 0
             while True:
                 page = client.tool("memory_list", {"limit": 20, "offset": offset})["structuredContent"]
-                assert {i["namespace"] for i in page["items"]} <= allowed
-                listed |= {parse_id(i["id"]) for i in page["items"]}
-                offset += len(page["items"])
-                if offset >= page["total"] or not page["items"]:
+                assert {i["namespace"] for i in page["memories"]} <= allowed
+                listed |= {parse_id(i["id"]) for i in page["memories"]}
+                offset += len(page["memories"])
+                if offset >= page["total"] or not page["memories"]:
                     break
             assert listed == visible
             foreign = sorted(i for n in NAMESPACES if n not in allowed for i in live[n])[:100]
