@@ -140,3 +140,13 @@ def test_import_redacts_the_source_external_key_and_delete_reason_of_a_hand_writ
         "leaked [REDACTED:github_token] in it"
     again = store.import_file(tmp_path / "dump.jsonl")
     assert again["imported"] == 0 and again["redacted"] == {}
+
+
+def test_remember_redacts_a_caller_s_source_as_import_does(store):
+    """remember stored a caller-supplied `source` as given (found by a helper after import got the same fix)."""
+    token = "ghp_" + "Zq9" * 12
+    out = store.remember("deploy notes for the api", source={"session": f"export GITHUB_TOKEN={token}",
+                                                             "cwd": "/home/dev/token-service"})
+    [rec] = store.get([out["id"]])["memories"]
+    assert token not in str(rec["source"]) and rec["source"]["cwd"] == "/home/dev/token-service"
+    assert out["redacted"].get("github_token") == 1

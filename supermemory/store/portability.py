@@ -235,24 +235,11 @@ def _redacted_version(ctx: StoreContext, v: dict) -> dict:
     if counts and v["title"] == summarize(v["body"], max_chars=writes.TITLE_CHARS):
         title = summarize(body, max_chars=writes.TITLE_CHARS)   # cut from the body: may hold half a secret
     tags = writes.prepare_tags(ctx, v["tags"], counts)
-    source = _redacted_json(ctx, v["source"], counts)
+    source = writes.redacted_json(ctx, v["source"], counts)
     external_key, delete_reason = (None if v[field] is None else writes._redacted(ctx, v[field], counts)
                                    for field in ("external_key", "delete_reason"))
     return {**v, "body": body, "title": title, "tags": tags, "source": source, "external_key": external_key,
             "delete_reason": delete_reason, "redacted": counts}
-
-
-def _redacted_json(ctx: StoreContext, value: Any, counts: dict[str, int]) -> Any:
-    """``value`` (a record's `source`: any JSON) with secrets and `<private>` spans out of every string in it,
-    keys included; what was taken out is added to ``counts``."""
-    if isinstance(value, str):
-        return writes._redacted(ctx, value, counts)
-    if isinstance(value, dict):
-        return {_redacted_json(ctx, k, counts) if isinstance(k, str) else k: _redacted_json(ctx, v, counts)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted_json(ctx, v, counts) for v in value]
-    return value
 
 
 def _time(value: Any, field: str) -> float | None:

@@ -56,6 +56,19 @@ def _redacted(ctx: StoreContext, text: str, counts: dict[str, int]) -> str:
     return clean
 
 
+def redacted_json(ctx: StoreContext, value, counts: dict[str, int]):
+    """`value` (a record's `source`: any JSON) with secrets and `<private>` spans out of every string in it, keys
+    included; what was taken out is added to `counts` (remember and import alike)."""
+    if isinstance(value, str):
+        return _redacted(ctx, value, counts)
+    if isinstance(value, dict):
+        return {redacted_json(ctx, k, counts) if isinstance(k, str) else k: redacted_json(ctx, v, counts)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted_json(ctx, v, counts) for v in value]
+    return value
+
+
 def insert(ctx: StoreContext, *, namespace: str, kind: str, title: str, body: str, tags: list[str], source: dict,
            importance: float, confidence: float, pinned: bool, status: str | None,
            ttl_days: float | None, now: float, root_id: int | None, external_key: str | None,
@@ -144,6 +157,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
     ns = nsm.for_write(ctx, namespace, create_namespace)
     body, title, redacted, left_out = prepare_content(ctx, content, title)
     tags = prepare_tags(ctx, tags, redacted)
+    source = redacted_json(ctx, dict(source or {}), redacted)   # a caller's source may quote a secret too
     if not body:
         raise InvalidInputError("content is empty after removing <private> spans" + (
             " (an unclosed <private> tag leaves out everything after it; close it with </private>)"
@@ -225,7 +239,8 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
                          "tags": prepare_tags(ctx, rec_.str_list(item.get("tags"), "tags"), {}),
                          "importance": importance,
                          "pinned": bool(item.get("pinned", False)), "pieces": pieces,
-                         "hash": rec_.content_hash(kind, title, body), "source": dict(item.get("source") or {})})
+                         "hash": rec_.content_hash(kind, title, body),
+                         "source": redacted_json(ctx, dict(item.get("source") or {}), {})})
     texts = [rec_.embed_text(p["title"], piece) for p in prepared for piece in p["pieces"]]
     try:
         matrix = embedding.embedder(ctx).embed_multi(texts, progress=progress)
