@@ -398,6 +398,20 @@ def _same_folder(owner: bytes, root: Path) -> bool:
         return False
 
 
+def _moved_hashed_name(records: Path, name: str) -> str | None:
+    """The one hashed name `name-<hash>` whose recorded folder is gone, if exactly one is: the name a project
+    that got a hashed name had before it moved (its hash was its old path's). Two or more gone: no guess."""
+    stem = name[:_NS_MAX_CHARS - 11].rstrip("-.") + "-"
+    gone = []
+    for record in records.glob(stem + "?" * 10):
+        if not all(c in "0123456789abcdef" for c in record.name[len(stem):]):
+            continue
+        owner = _owner(record)
+        if owner is not None and not os.path.lexists(os.fsdecode(owner)):
+            gone.append(record.name)
+    return gone[0] if len(gone) == 1 else None
+
+
 def _claimed(name: str, root: Path, home: Path | None, live: bool, record: bool = True) -> str:
     """`name` when no other project root holds it, else `name-<hash of root>`, as recorded in
     `<data dir>/namespaces/<name>` (the root that first used a name keeps it; `global` is everyone's).
@@ -433,6 +447,11 @@ def _claimed(name: str, root: Path, home: Path | None, live: bool, record: bool 
     except (OSError, ValueError):   # a data dir that cannot be read: the name as derived
         if not shared:
             return name
+    if record and live and _owner(records / distinct) is None:
+        moved = _moved_hashed_name(records, name)
+        if moved is not None:   # a project with a hashed name, moved here: its name (and memories) come along
+            _write_record(records / moved, mine, replace=True)
+            return moved
     if record and _write_record(records / distinct, mine) and live:   # told once, when first recorded
         why = ("'global' is shared by every project" if shared else f"{name!r} belongs to {os.fsdecode(owner)}")
         logger.warning("the project %s uses namespace %r (%s); to choose one, pass --namespace NAME "

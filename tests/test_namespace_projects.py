@@ -143,6 +143,21 @@ def test_a_project_with_a_name_of_its_own_never_takes_over_a_moved_project_s_nam
     assert namespace_for_dir(moved) == "backend"        # the moved project itself still takes its name along
 
 
+def test_a_moved_project_with_a_hashed_name_takes_it_along(home, tmp_path):
+    # Found by a fresh-user run: the hash is the old path's, so a moved project with one got a new hash and
+    # lost sight of its memories. The one hashed name of that folder name whose folder is gone comes along.
+    first, second = _git_project(tmp_path, "a", "backend"), _git_project(tmp_path, "b", "backend")
+    assert namespace_for_dir(first) == "backend"
+    hashed = namespace_for_dir(second)
+    moved = tmp_path / "c" / "backend"
+    moved.parent.mkdir()
+    second.rename(moved)
+    assert namespace_for_dir(moved) == hashed
+    assert (home / "namespaces" / hashed).read_bytes() == os.fsencode(str(moved))
+    third = _git_project(tmp_path, "d", "backend")          # a new project of that name gets a name of its own
+    assert namespace_for_dir(third) not in ("backend", hashed)
+
+
 def test_doctor_and_dry_runs_look_without_claiming_a_name(home, tmp_path):
     # Found by a fresh-user run: `doctor` in a scratch clone claimed the name a real project held memories under.
     scratch, real = _git_project(tmp_path, "scratch", "api"), _git_project(tmp_path, "work", "api")
