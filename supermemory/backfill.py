@@ -168,13 +168,13 @@ def _walk(root: str, platform: str, unreadable: list) -> list[str]:
     return sorted(found)
 
 
-def _namespace(cwd: str | None, slug: str, cache: dict) -> tuple[str, bool]:
+def _namespace(cwd: str | None, slug: str, cache: dict, claims: dict) -> tuple[str, bool]:
     """(namespace, folder missing) for a recorded working directory, as live capture files it; without one,
     from `slug`, the folder Claude Code names after it (Codex's folders are dates: `slug` is '' there)."""
     if (cwd, slug) in cache:
         return cache[cwd, slug]
     if cwd:   # a folder gone since keeps the rules (its path's hash), and never takes a live project's name
-        answer = (namespace_for_dir(cwd), not os.path.isdir(cwd))
+        answer = (namespace_for_dir(cwd, **claims), not os.path.isdir(cwd))
     else:
         try:
             answer = (normalize_namespace(slug.rsplit("-", 1)[-1] or "root"), True)
@@ -185,13 +185,16 @@ def _namespace(cwd: str | None, slug: str, cache: dict) -> tuple[str, bool]:
 
 
 def discover(*, claude: str | None = None, codex: str | None = None, project: str | None = None,
-             since=None, limit: int | None = None, now: float | None = None) -> tuple[list[Session], list[dict]]:
+             since=None, limit: int | None = None, now: float | None = None, home=None,
+             record: bool = True) -> tuple[list[Session], list[dict]]:
     """The sessions on disk, newest first, and the files that could not be read.
 
     :param claude: Claude Code projects folder (default `default_dirs()`); `codex` likewise.
     :param project: only sessions filed under this project's namespace or folder.
     :param since: only sessions with a file changed at or after this (`30d`, ISO).
     :param limit: at most this many (the newest).
+    :param home: the data dir whose namespace records name the projects (`config.namespace_for_dir`); `record`
+        False: claim no name (a dry run only looks).
     Raises:
         InvalidInputError: an unreadable `since`, a bad `limit`, or none of the `claude` / `codex` folders
             given exists (one of two missing is listed under the unreadable).
@@ -214,6 +217,7 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
     unreadable.extend({"path": root, "reason": f"the {label} folder does not exist"} for label, root in absent)
     sessions: dict[tuple, Session] = {}
     cache: dict = {}
+    claims = {"home": home, "record": record}
     for platform, root in roots.items():
         if not os.path.isdir(root):
             continue
@@ -230,11 +234,11 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
             item.files.append((os.path.abspath(path), st.st_size, st.st_mtime, when, role))
             if item.cwd is None and cwd:
                 item.cwd = cwd
-            item.namespace, item.folder_missing = _namespace(item.cwd, slug, cache)
+            item.namespace, item.folder_missing = _namespace(item.cwd, slug, cache, claims)
     found = list(sessions.values())
     if project:
         folder = os.path.abspath(os.path.expanduser(project))
-        wanted = namespace_for_dir(folder)
+        wanted = namespace_for_dir(folder, **claims)
         found = [s for s in found if s.namespace == wanted or (s.cwd and (s.cwd == folder or s.cwd.startswith(folder + os.sep)))]
     if start is not None:
         found = [s for s in found if s.mtime >= start]
@@ -367,7 +371,7 @@ def plan(ctx: StoreContext, *, claude: str | None = None, codex: str | None = No
     started = time.monotonic()
     _check_enabled(ctx)
     sessions, unreadable = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
-                                    now=ctx.clock())
+                                    now=ctx.clock(), home=ctx.config.home, record=False)
     rows: dict = {}
     stored: dict = {}
     for session in sessions:
@@ -404,7 +408,7 @@ def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None 
     started = time.monotonic()
     _check_enabled(ctx)
     sessions, unreadable = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
-                                    now=ctx.clock())
+                                    now=ctx.clock(), home=ctx.config.home)
     rows: dict = {}
     lines: dict = {}
     total_bytes = sum(s.bytes for s in sessions)

@@ -273,7 +273,7 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
     if result is None:
         ns = namespace
         if ns is None and ctx.namespace == ALL_NAMESPACES:
-            ns = namespace_for_dir(cwd or digest.cwd or os.getcwd())
+            ns = namespace_for_dir(cwd or digest.cwd or os.getcwd(), home=ctx.config.home)
         result = writes.remember(ctx, plan.body, title=plan.title, kind="session", source=source, namespace=ns,
                                  external_key=plan.key_id, importance=0.4, create_namespace=True, at=ended,
                                  created_at=started)

@@ -300,12 +300,27 @@ def test_a_submodule_or_an_unreadable_git_file_keeps_the_folder_its_own_project(
 
 def test_backfilled_sessions_of_vanished_projects_do_not_share_a_namespace(home, tmp_path):
     gone = tmp_path / "gone"
-    found = {cwd: backfill._namespace(str(gone / cwd), "", {}) for cwd in ("🚀", "✨", "a/backend")}
+    found = {cwd: backfill._namespace(str(gone / cwd), "", {}, {}) for cwd in ("🚀", "✨", "a/backend")}
     assert found["🚀"][1] and found["🚀"] != found["✨"]
     assert all(re.fullmatch("project" + HASHED, found[c][0]) for c in ("🚀", "✨"))
     assert found["a/backend"] == ("backend", True)
     live = _git_project(tmp_path, "live", "backend")                   # a live project takes a vanished one's name
     assert namespace_for_dir(live) == "backend"
-    late = backfill._namespace(str(gone / "b" / "backend"), "", {})    # a vanished one never takes a live one's
+    late = backfill._namespace(str(gone / "b" / "backend"), "", {}, {})    # a vanished one never takes a live one's
     assert re.fullmatch("backend" + HASHED, late[0]) and late[1]
-    assert backfill._namespace(None, "-home-u-🚀", {}) != backfill._namespace(None, "-home-v-✨", {})
+    assert backfill._namespace(None, "-home-u-🚀", {}, {}) != backfill._namespace(None, "-home-v-✨", {}, {})
+
+
+def test_the_backfill_dry_run_claims_no_name_and_the_real_run_does(home, tmp_path):
+    # Found by a fresh-user run: `backfill --dry-run` wrote namespace records, though a dry run writes nothing.
+    from helpers.histories import ClaudeSession, claude_path
+
+    project, claude = _git_project(tmp_path, "work", "api"), tmp_path / "claude"
+    ClaudeSession("s1", str(project), "2026-10-11").user("Outline the API docs").write(
+        claude_path(claude, str(project), "s1"))
+    with _store(home, tmp_path, namespace="elsewhere") as store:
+        plan = store.backfill_plan(claude=str(claude), codex=str(tmp_path / "no-codex"))
+        assert [row["namespace"] for row in plan["projects"]] == ["api"]
+        assert not (home / "namespaces" / "api").exists()
+        store.backfill(claude=str(claude), codex=str(tmp_path / "no-codex"))
+    assert (home / "namespaces" / "api").read_bytes() == os.fsencode(str(project))

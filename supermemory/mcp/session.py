@@ -177,7 +177,7 @@ class Session:
     def apply_root(self, path: str) -> None:
         """Use a workspace root as the project (unless SUPERMEMORY_NAMESPACE pins one)."""
         self.roots_dir = path
-        self.roots_namespace = namespace_for_dir(path)
+        self.roots_namespace = namespace_for_dir(path, home=self.config.home)
         if self._store is not None and not self.config.explicit_namespace:
             self._store.namespace = self.roots_namespace
         logger.info("workspace root %s → namespace %s", path, self.default_namespace())
