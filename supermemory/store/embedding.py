@@ -228,12 +228,18 @@ def waiting_chunks(ctx: StoreContext) -> int:
 
 def may_be_waiting(ctx: StoreContext) -> bool:
     """Whether a live chunk may still wait for a vector, told cheaply where the search index can: every live
-    chunk has one FTS row and, once it has a vector, one vec0 row, so equal counts mean none waits (20k chunks:
-    ~5 ms, against ~20 ms for a scan of the chunks). True when the vec0 index cannot tell (missing, or stale
-    after a driver without sqlite-vec wrote): the filling-in then looks itself."""
+    chunk has one FTS row and, once it has a vector, one vec0 row, so equal counts mean none waits. Both counts
+    are cheap on the CLI's recall path: the live chunks are the cached count `search_index.live_chunk_count`
+    reads from the FTS vocabulary, the vec0 rows a b-tree count of sqlite-vec's rowid table (15k chunks: under
+    0.5 ms, against 4 ms for `count(*)` over both virtual tables). True when the vec0 index cannot tell
+    (missing, stale after a driver without sqlite-vec wrote, or laid out otherwise): the filling-in looks itself."""
     if not search_index.vec_index_usable(ctx) or dbm.get_meta(ctx.conn, "vec_dirty") == "1":
         return True
-    return bool(ctx.q("SELECT (SELECT count(*) FROM fts) != (SELECT count(*) FROM vec_mem)")[0][0])
+    try:
+        vectors = ctx.q("SELECT count(*) FROM vec_mem_rowids")[0][0]
+    except ctx.driver.Error:   # another sqlite-vec layout: no cheap count
+        return True
+    return search_index.live_chunk_count(ctx) != vectors
 
 
 CATCH_UP_SECONDS = 1.0   # plus at most one slice (`FILL_SLICE`) past it, the model's load included
