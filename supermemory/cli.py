@@ -299,7 +299,7 @@ def cmd_health(args) -> int:
 
 
 def cmd_import_rules(args) -> int:
-    from supermemory.render import render_import_rules
+    from supermemory.render_intake import render_import_rules
     with _store(args) as store:
         result = store.import_rules(args.paths or None, dry_run=args.dry_run)
     failed = [f["error"] for f in result["files"] if f.get("error")]
@@ -312,7 +312,7 @@ def cmd_import_rules(args) -> int:
 
 
 def cmd_backfill(args) -> int:
-    from supermemory.render import render_backfill
+    from supermemory.render_intake import render_backfill
 
     kw = dict(claude=args.claude, codex=args.codex, project=args.project, since=args.since, limit=args.limit)
     with _store(args) as store:

@@ -222,7 +222,7 @@ def test_dry_run_shows_the_table_and_writes_nothing(store, dirs):
 
 
 def test_the_dry_run_names_the_command_only_when_something_is_left_to_capture(store, dirs):
-    from supermemory.render import render_backfill
+    from supermemory.render_intake import render_backfill
 
     ClaudeSession("hint", str(dirs["notes"]), "2026-10-11").user("Outline the talk on FTS5 ranking").write(
         claude_path(dirs["claude"], str(dirs["notes"]), "hint"))

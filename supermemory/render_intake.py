@@ -1,0 +1,59 @@
+"""The text views of `backfill` and `import-rules`, the commands that take in what is already on disk.
+
+`backfill` reads past sessions, `import-rules` the CLAUDE.md / AGENTS.md files; only the CLI shows these views.
+"""
+from __future__ import annotations
+
+
+def render_backfill(result: dict) -> str:
+    """The backfill summary: one row per project (found / captured / updated / unchanged / skipped
+    and why), folders that no longer exist, unreadable files, lines skipped, the command to run."""
+    dry = result.get("dry_run")
+    head = ("project", "found", "new" if dry else "captured", "grown" if dry else "updated",
+            "up to date" if dry else "unchanged", "skipped", "MB")
+    rows = [head] + [(r["namespace"], str(r["found"]), str(r["captured"]), str(r["updated"]), str(r["unchanged"]),
+                      str(r["skipped"]), f"{r['bytes'] / 1e6:.1f}") for r in result["projects"]]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    for r in result["projects"]:
+        for reason, n in sorted(r["reasons"].items()):
+            lines.append(f"  {r['namespace']}: {n} skipped: {reason}")
+    for moved in result.get("missing_folders", []):
+        lines.append(f"folder gone, filed under '{moved['namespace']}' by its name: {', '.join(moved['paths'])}")
+    for item in result.get("unreadable", []):
+        lines.append(f"skipped {item['path']}: {item['reason']}")
+    counts = result.get("lines") or {}
+    odd = [f"{counts[k]} {label}" for k, label in (("malformed", "malformed lines"), ("too_long", "over-long lines"),
+                                                   ("unknown_type", "lines of record types not read"),
+                                                   ("partial_tail", "files ending in an unfinished line"))
+           if counts.get(k)]
+    if odd:
+        lines.append("skipped: " + ", ".join(odd))
+    total = (f"{result['sessions']} sessions in {result['files']} files ({result['bytes'] / 1e6:.1f} MB)")
+    if dry:
+        lines.append(f"dry run: {total}; {result['captured']} new, {result['updated']} grown would be captured."
+                     + (" Run `supermemory backfill` to capture them." if result["captured"] + result["updated"] else ""))
+    else:
+        lines.append(f"{total}: {result['captured']} captured, {result['updated']} updated, "
+                     f"{result['unchanged']} unchanged, {result['skipped']} skipped in {result['seconds']:.1f} s")
+    return "\n".join(lines)
+
+
+def render_import_rules(result: dict, *, errors: bool = True) -> str:
+    """`supermemory import-rules` as text: per file its namespace and rules created / changed / unchanged / removed.
+
+    :param errors: list the files that could not be read (the CLI reports them on stderr instead).
+    """
+    lines = []
+    for f in result["files"]:
+        if f.get("error"):
+            if errors:
+                lines.append(f"error: {f['error']}")   # the message names the file
+            continue
+        long_note = f", {f['long_paragraphs']} long paragraphs left out" if f["long_paragraphs"] else ""
+        lines.append(f"{f['path']} → {f['namespace']}: {f['rules']} rules ({f['created']} new, {f['changed']} changed, "
+                     f"{f['unchanged']} unchanged, {f['removed']} removed{long_note})")
+    for m in result.get("missing", []):
+        lines.append(f"{m['path']}: {m['reason']}")
+    return "\n".join(lines) or ("" if result["files"] else "no CLAUDE.md or AGENTS.md found")
