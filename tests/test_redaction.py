@@ -263,3 +263,20 @@ def test_an_import_is_redacted_as_it_is_stored_and_leaves_maintenance_nothing_to
     assert HF_BODY.lower() not in _all_text(store)
     assert not reredact.is_stale(store.context)
     assert store.maintenance(redact=True)["redacted"] == 0
+
+
+def test_a_secret_only_in_the_callers_source_is_redacted_too(store):
+    # A store written before remember redacted `source` holds a caller's secret there (key and value).
+    with unredacted():
+        mid = store.remember("The deploy hook posts to the relay.", title="deploy hook",
+                             source={"url": f"https://relay.example/hook?key={SENDGRID}", HF: "token as a key"})["id"]
+    assert SENDGRID in store.conn.execute("SELECT source FROM memories").fetchone()[0]
+    dry = store.redact_stored(dry_run=True)
+    assert dry["memories"] == 1 and dry["ids"] == [mid]
+    out = store.redact_stored()
+    assert out["ids"] == [mid] and out["types"].get("sendgrid_key") == 1
+    source = json.loads(store.conn.execute("SELECT source FROM memories").fetchone()[0])
+    assert SENDGRID not in json.dumps(source) and HF_BODY not in json.dumps(source)
+    assert "[REDACTED:sendgrid_key]" in source["url"]
+    assert store.history(mid)["redactions"][0]["fields"] == ["source"]
+    assert store.redact_stored()["memories"] == 0

@@ -1,7 +1,7 @@
 """Re-redact what is already stored: the one sanctioned overwrite of memory text.
 
 A rule added to `redact.py` protects new writes only. Text stored before the rule existed keeps
-the secret in every copy: memory bodies, titles and summaries (old versions and deleted rows
+the secret in every copy: memory bodies, titles, summaries and the caller's `source` (old versions and deleted rows
 too), chunks, the FTS index, the vectors computed from them, the search log and the capture
 state. Keeping a secret is worse than a changed version chain, so `redact_stored` rewrites those
 rows in place, in one write transaction with `secure_delete` on, then VACUUMs the file and
@@ -48,7 +48,7 @@ def _clean_tree(node: Any, counts: dict[str, int]) -> Any:
     if isinstance(node, list):
         return [_clean_tree(v, counts) for v in node]
     if isinstance(node, dict):
-        return {k: _clean_tree(v, counts) for k, v in node.items()}
+        return {(_clean(k, counts) if isinstance(k, str) else k): _clean_tree(v, counts) for k, v in node.items()}
     return node
 
 
@@ -69,6 +69,7 @@ class _Plan:
     rechunk: bool
     fields: list[str]
     types: dict[str, int] = field(default_factory=dict)
+    source: str = "{}"
 
     @property
     def reindex(self) -> bool:
@@ -84,11 +85,11 @@ class _Plan:
 def _plan(store: "StoreContext", memory_id: int) -> _Plan | None:
     """What redaction changes in this memory row, or None when nothing."""
     row = store.conn.execute(
-        "SELECT kind, namespace, tags, title, body, summary, superseded_by IS NULL AND deleted_at IS NULL "
+        "SELECT kind, namespace, tags, title, body, summary, superseded_by IS NULL AND deleted_at IS NULL, source "
         "FROM memories WHERE id = ?", (memory_id,)).fetchone()
     if row is None:
         return None
-    kind, namespace, tags, title, body, summary, live = row
+    kind, namespace, tags, title, body, summary, live, source = row
     chunks = [(cid, text) for cid, text in store.conn.execute(
         "SELECT id, text FROM chunks WHERE memory_id = ? ORDER BY seq", (memory_id,))]
     types: dict[str, int] = {}
@@ -99,6 +100,7 @@ def _plan(store: "StoreContext", memory_id: int) -> _Plan | None:
     else:
         new_title = _clean(title, types)
     new_tags = _clean_tags(tags, types)
+    new_source = _clean_source(source, types)
     others: dict[str, int] = {}
     if new_body != body:
         # the old summary and chunks are cut from the old body (a secret may straddle two chunks)
@@ -110,13 +112,14 @@ def _plan(store: "StoreContext", memory_id: int) -> _Plan | None:
         pieces = [_clean(text, others) for _, text in chunks]
         rechunk = False
     fields = [name for name, old, new in (("title", title, new_title), ("body", body, new_body),
-                                          ("summary", summary, new_summary), ("tags", tags, new_tags)) if old != new]
+                                          ("summary", summary, new_summary), ("tags", tags, new_tags),
+                                          ("source", source, new_source)) if old != new]
     if rechunk or pieces != [text for _, text in chunks]:
         fields.append("chunks")
     if not fields:
         return None
     return _Plan(memory_id, kind, namespace, new_tags, bool(live), new_title, new_body, new_summary, chunks, pieces,
-                 rechunk, fields, types or others)
+                 rechunk, fields, types or others, new_source)
 
 
 def _clean_tags(tags_json: str | None, counts: dict[str, int]) -> str:
@@ -124,6 +127,17 @@ def _clean_tags(tags_json: str | None, counts: dict[str, int]) -> str:
     tags = json.loads(tags_json or "[]")
     clean = [_clean(tag, counts) for tag in tags]
     return tags_json if clean == tags else json.dumps(clean, ensure_ascii=False)
+
+
+def _clean_source(source_json: str | None, counts: dict[str, int]) -> str | None:
+    """The stored `source` (a JSON object a caller passed to remember: it may quote a secret, and stores written
+    before remember redacted it hold it as given) with secrets out of every string, keys included."""
+    try:
+        tree = json.loads(source_json or "{}")
+    except (TypeError, ValueError):
+        return _clean(source_json, counts)
+    clean = _clean_tree(tree, counts)
+    return source_json if clean == tree else json.dumps(clean, ensure_ascii=False)
 
 
 def _embed(store: "StoreContext", plans: list[_Plan]) -> dict[str, Any]:
@@ -144,8 +158,9 @@ def _rewrite(store: "StoreContext", p: _Plan, vectors: dict[str, Any], now: floa
     """Write one plan (inside the transaction): the row, its chunks, FTS, vectors, the record."""
 
     conn = store.conn
-    conn.execute("UPDATE memories SET title = ?, body = ?, summary = ?, tags = ?, content_hash = ? WHERE id = ?",
-                 (p.title, p.body, p.summary, p.tags, content_hash(p.kind, p.title, p.body), p.memory_id))
+    conn.execute("UPDATE memories SET title = ?, body = ?, summary = ?, tags = ?, source = ?, content_hash = ? "
+                 "WHERE id = ?", (p.title, p.body, p.summary, p.tags, p.source, content_hash(p.kind, p.title, p.body),
+                                  p.memory_id))
     vec_index = search_index.vec_index_usable(store)
     old_ids = [cid for cid, _ in p.old_chunks]
     if p.live and p.refts:
@@ -207,9 +222,10 @@ def _add(total: dict[str, int], types: dict[str, int]) -> None:
 def _candidates(store: "StoreContext") -> list[int]:
     """Memory rows with a secret in any stored text (one streaming read, no write lock)."""
     found: set[int] = set()
-    for memory_id, title, body, summary, tags in store.conn.execute(
-            "SELECT id, title, body, summary, tags FROM memories"):
-        if any(_clean(t, {}) != (t or "") for t in (title, body, summary)) or _clean_tags(tags, {}) != tags:
+    for memory_id, title, body, summary, tags, source in store.conn.execute(
+            "SELECT id, title, body, summary, tags, source FROM memories"):
+        if (any(_clean(t, {}) != (t or "") for t in (title, body, summary)) or _clean_tags(tags, {}) != tags
+                or _clean_source(source, {}) != source):
             found.add(memory_id)
     for memory_id, text in store.conn.execute("SELECT memory_id, text FROM chunks"):
         if memory_id not in found and _clean(text, {}) != text:
@@ -284,6 +300,8 @@ def redact_stored(store: "StoreContext", *, dry_run: bool = False) -> dict:
     a redaction in `history`. Idempotent: a second pass finds nothing.
 
     :param dry_run: count what would change, write nothing.
+    The caller's `source` object of each row is redacted as well (every string, keys included).
+
     :returns: counts per table, `types` (secrets by type), `ids` (memory rows rewritten), `rows`.
     Raises:
         StorageError: the database is busy or read-only.
