@@ -1179,9 +1179,9 @@ if len(RULE_KINDS) != len(_RULES) + 1:  # pragma: no cover - a table edit gone w
 #: Every type ``redact`` may report, in the order the rules run.
 REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 
-#: Bump when a rule's keep logic changes in a way the patterns do not show:
-#: stores re-redact themselves once when ``rules_fingerprint()`` changes.
-RULES_VERSION = 4
+#: Bump when a rule's keep logic changes in a way the patterns do not show, or the pass reads more of a row
+#: (5: the caller's `source`): stores re-redact themselves once when ``rules_fingerprint()`` changes.
+RULES_VERSION = 5
 
 
 def rules_fingerprint() -> str:
