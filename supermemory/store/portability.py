@@ -51,8 +51,8 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
 
     :param namespaces: only these namespaces (default, or one of them `*`: all).
     Raises:
-        InvalidInputError: the file cannot be written (a folder, no such folder, no permission, disk full);
-            no partial file is left behind.
+        InvalidInputError: the file cannot be written (a folder, a folder that does not exist: export creates
+            none, no permission, disk full); no partial file is left behind.
         NamespaceError: a named namespace never held a memory (a typo, named with the near ones).
     """
     ns_list = [normalize_namespace(n, allow_all=True) for n in namespaces] if namespaces else None
@@ -66,11 +66,16 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
     target = Path(path)
     if target.is_dir():
         raise InvalidInputError(f"cannot write {target}: it is a folder; give a file name")
+    folder = target.parent
+    if not folder.is_dir():   # export creates no folder: a typo must not leave new folders behind (as root, too)
+        problem = (f"Not a directory: {folder} is a file" if folder.exists() else
+                   f"No such file or directory: the folder {folder} does not exist")
+        raise InvalidInputError(f"cannot write {target}: {problem} (export creates no folders; create it first "
+                                f"or name a file in an existing one)")
     # Written 0600 from the first byte (it holds every memory) and never left behind on failure.
     tmp = target.with_name(target.name + ".part")
     count, created = 0, False
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)   # a stale one from a crash, with whatever mode it had
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
