@@ -51,7 +51,7 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
             # The title is the text cut short (often mid-word): show the text once, from its start.
             title, text, max_chars = "", stem + rest, max_chars + len(stem)
         else:   # a whole title that repeats the text's start: show only the rest
-            text = rest.lstrip(" .:—-")
+            text = rest.lstrip(" \u3000.。:：—–-,，;；、")   # and its separator, full-width ones too
     text = " ".join(text.split())
     if len(text) > max_chars:
         text = text[: max_chars - 1].rstrip() + "…"

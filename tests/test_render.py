@@ -29,6 +29,14 @@ def test_a_title_equal_to_the_text_shows_no_dangling_separator():
     assert line == "- [M3 task/open] Ship the UI"
 
 
+def test_a_title_that_repeats_a_chinese_lead_drops_its_full_width_separator():
+    text = "部署流程：先在预发布环境验证，再用 ansible 发布到生产；缓存使用 Redis 集群"
+    line = memory_line({"id": "M5", "kind": "note", "title": "部署流程", "summary": text})
+    assert line == "- [M5 note] 部署流程 — 先在预发布环境验证，再用 ansible 发布到生产；缓存使用 Redis 集群"
+    line = memory_line({"id": "M6", "kind": "note", "title": "部署", "summary": "部署，先验证再发布。"})
+    assert line == "- [M6 note] 部署 — 先验证再发布。"
+
+
 def test_a_title_that_does_not_start_the_text_keeps_the_whole_text():
     line = memory_line({"id": "M4", "kind": "fact", "title": "Ports", "summary": "The API listens on 8080."})
     assert line == "- [M4 fact] Ports — The API listens on 8080."

@@ -2,7 +2,7 @@
 and stores written before get their summaries recomputed once by maintenance."""
 from __future__ import annotations
 
-from supermemory.render import render_recall
+from supermemory.render import memory_line, render_recall
 from supermemory.store import lifecycle
 
 LABEL = "Celery gotcha. Tasks must be idempotent because the broker redelivers on worker restart."
@@ -56,3 +56,14 @@ def test_a_summary_pass_out_of_time_goes_on_where_it_stopped(store):
     assert lifecycle.refresh_summaries(store.context, deadline=Once(), batch=2) == 2
     assert lifecycle.refresh_summaries(store.context, batch=2) == 3
     assert all("tenant id" in summary for summary in _summaries(store, ids))
+
+
+def test_a_chinese_summary_keeps_the_clause_after_a_full_width_semicolon_and_its_title_shows_once(store):
+    """'；' joins clauses as ';' does: the summary keeps "缓存使用 Redis 集群" (it was cut there), and the list
+    line under the title "部署流程" starts after the lead's '：' instead of with it."""
+    text = "部署流程：先在预发布环境验证，再用 ansible 发布到生产；缓存使用 Redis 集群"
+    memory = store.get([store.remember(text, title="部署流程")["id"]])["memories"][0]
+    assert memory["summary"] == text
+    assert memory_line(memory) == f"- [{memory['id']} note] 部署流程 — " + text.split("：", 1)[1]
+    english = "Deploy flow: verify on staging first, then ansible to prod; the cache uses a Redis cluster"
+    assert store.get([store.remember(english)["id"]])["memories"][0]["summary"] == english
