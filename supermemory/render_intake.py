@@ -41,19 +41,28 @@ def render_backfill(result: dict) -> str:
 
 
 def render_import_rules(result: dict, *, errors: bool = True) -> str:
-    """`supermemory import-rules` as text: per file its namespace and rules created / changed / unchanged / removed.
+    """`supermemory import-rules` as text: per file its namespace and rules created / changed / unchanged / removed;
+    a dry run says so first and words the counts as what a real run would do, so it cannot pass for one.
 
     :param errors: list the files that could not be read (the CLI reports them on stderr instead).
     """
+    dry = result.get("dry_run")
     lines = []
+    if dry and result["files"]:
+        todo = result["created"] + result["changed"] + result["removed"]
+        lines.append(f"dry run: would add {result['created']}, change {result['changed']}, remove {result['removed']} "
+                     f"({result['unchanged']} unchanged); nothing written"
+                     + (". Run it again without --dry-run to import them." if todo else "."))
     for f in result["files"]:
         if f.get("error"):
             if errors:
                 lines.append(f"error: {f['error']}")   # the message names the file
             continue
         long_note = f", {f['long_paragraphs']} long paragraphs left out" if f["long_paragraphs"] else ""
-        lines.append(f"{f['path']} → {f['namespace']}: {f['rules']} rules ({f['created']} new, {f['changed']} changed, "
-                     f"{f['unchanged']} unchanged, {f['removed']} removed{long_note})")
+        counts = (f"would add {f['created']}, change {f['changed']}, remove {f['removed']}; {f['unchanged']} unchanged"
+                  if dry else f"{f['created']} new, {f['changed']} changed, {f['unchanged']} unchanged, "
+                              f"{f['removed']} removed")
+        lines.append(f"{f['path']} → {f['namespace']}: {f['rules']} rules ({counts}{long_note})")
     for m in result.get("missing", []):
         lines.append(f"{m['path']}: {m['reason']}")
     return "\n".join(lines) or ("" if result["files"] else "no CLAUDE.md or AGENTS.md found")

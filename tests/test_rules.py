@@ -131,6 +131,23 @@ def test_a_dry_run_counts_what_a_rerun_would_change_and_writes_nothing(store, pr
     assert json.loads(capsys.readouterr().out)["created"] == 5     # and the dry run stored none
 
 
+def test_a_dry_run_says_so_first_and_words_its_counts_as_what_would_happen(project, monkeypatch, capsys):
+    """The text of `import-rules --dry-run` read like a real run's ("5 new"); it now opens as backfill's does."""
+    from supermemory.cli import main
+
+    path = project / "AGENTS.md"
+    path.write_text(CLAUDE_MD, encoding="utf-8")
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    monkeypatch.chdir(project)
+    assert main(["import-rules", "--dry-run", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("dry run: would add 5, change 0, remove 0 (0 unchanged); nothing written"), lines
+    assert "would add 5" in lines[1] and " new," not in lines[1], lines
+    assert main(["import-rules", str(path)]) == 0
+    real = capsys.readouterr().out
+    assert "dry run" not in real and "would" not in real and "5 new" in real, real
+
+
 def test_user_level_files_go_to_global(store, tmp_path, monkeypatch):
     claude_home = tmp_path / "claude-home"
     claude_home.mkdir()
