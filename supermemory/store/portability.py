@@ -47,7 +47,9 @@ def _export_record(rec: dict) -> dict:
 
 
 def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[str] | None = None) -> dict:
-    """Write JSONL: one memory chain per line (head + history + links), no vectors.
+    """Write JSONL so that an import gives the store back: one line per head (a current or forgotten memory), its
+    `history` every version behind it (its older versions and the memories merged into it, with their state),
+    its `links` every link from any of them; no vectors.
 
     :param namespaces: only these namespaces (default, or one of them `*`: all).
     Raises:
@@ -75,6 +77,7 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
     # Written 0600 from the first byte (it holds every memory) and never left behind on failure.
     tmp = target.with_name(target.name + ".part")
     count, created = 0, False
+    behind = _rows_behind_heads(ctx)
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)   # a stale one from a crash, with whatever mode it had
@@ -84,13 +87,14 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
             for row in heads:
                 rec = record(row)
                 line = _export_record(rec)
-                root = rec["root_id"] or rec["id"]
-                older = ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE (id = ? OR root_id = ?) AND id != ? "
-                              f"ORDER BY valid_from, id", (root, root, rec["id"]))
-                line["history"] = [_export_record(record(r)) for r in older]
-                line["links"] = [{"dst": format_id(d), "relation": r, "weight": w, "created_at": iso(c)}
-                                 for d, r, w, c in ctx.q("SELECT dst, relation, weight, created_at FROM links "
-                                                         "WHERE src = ? ORDER BY dst, relation", (rec["id"],))]
+                older = json.dumps(behind.get(rec["id"], []))
+                line["history"] = [_export_record(record(r)) for r in ctx.q(
+                    f"SELECT {SELECT_COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?)) "
+                    f"ORDER BY valid_from, id", (older,))]
+                line["links"] = [_export_link(rec["id"], *link) for link in ctx.q(
+                    "SELECT src, dst, relation, weight, created_at FROM links WHERE src = ? OR src IN "
+                    "(SELECT value FROM json_each(?)) ORDER BY src != ?, src, dst, relation",
+                    (rec["id"], older, rec["id"]))]
                 handle.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
                 count += 1
         os.replace(tmp, target)
@@ -106,6 +110,46 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
     return {"path": str(target), "memories": count}
 
 
+def _rows_behind_heads(ctx: StoreContext) -> dict[int, list[int]]:
+    """Every superseded row under the head its successors lead to, so that one export line holds every version
+    `history` shows: the head's own older versions and the memories merged into it (another chain, closed into
+    this one: its root is not the head's), with their older versions. A row whose successors end at a row that
+    no longer exists, or go round in a circle, belongs to no head and is left out, as it was before."""
+    successor = dict(ctx.q("SELECT id, superseded_by FROM memories"))
+    head_of: dict[int, int | None] = {}
+    behind: dict[int, list[int]] = {}
+    for start in successor:
+        path, on_path, node = [], set(), start
+        while node not in head_of:
+            if node not in successor or node in on_path:   # a dangling successor, or a circle
+                top = None
+                break
+            if successor[node] is None:
+                top = node
+                break
+            path.append(node)
+            on_path.add(node)
+            node = successor[node]
+        else:
+            top = head_of[node]
+        for node in path:
+            head_of[node] = top
+            if top is not None:
+                behind.setdefault(top, []).append(node)
+        if top is not None:
+            head_of[top] = top
+    return behind
+
+
+def _export_link(head: int, src: int, dst: int, relation: str, weight: float, created_at: float) -> dict:
+    """One link of an export line; `src` is written only when it is not the line's head (an older or merged
+    version of it), so a line's own links read as they always have."""
+    out = {"dst": format_id(dst), "relation": relation, "weight": weight, "created_at": iso(created_at)}
+    if src != head:
+        out["src"] = format_id(src)
+    return out
+
+
 def _same_memory(row: dict | None, v: dict) -> bool:
     """Whether a stored row is this exported version: same namespace and content (a match on less, e.g. the
     creation second, could take another store's memory for this one and drop it)."""
@@ -116,13 +160,16 @@ def _hash(v: dict) -> str:
     return rec_.content_hash(v["kind"], v["title"], v["body"])
 
 
-def _present_elsewhere(ctx: StoreContext, v: dict) -> bool:
-    """Whether an earlier import stored this version under another id (same content, namespace, kind, second)."""
+def _present_elsewhere(ctx: StoreContext, v: dict, line_ids: Sequence[int]) -> bool:
+    """Whether an earlier import stored this version under another id (same content, namespace, kind, second).
+
+    The line's own older versions do not count: a merge or a status change keeps the text and the creation
+    time, so the new head reads like the version before it, which an earlier import stored under its own id."""
     if v["created_at"] is None:
         return False
     return bool(ctx.q("SELECT 1 FROM memories WHERE namespace = ? AND kind = ? AND content_hash = ? "
-                      "AND CAST(created_at AS INTEGER) = ? LIMIT 1",
-                      (v["namespace"], v["kind"], _hash(v), int(v["created_at"]))))
+                      "AND CAST(created_at AS INTEGER) = ? AND id NOT IN (SELECT value FROM json_each(?)) LIMIT 1",
+                      (v["namespace"], v["kind"], _hash(v), int(v["created_at"]), json.dumps(list(line_ids)))))
 
 
 def import_file(ctx: StoreContext, path: str | os.PathLike, *,
@@ -156,11 +203,15 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
                 raise InvalidInputError("history must be a list of versions")
             versions = [_redacted_version(ctx, _checked_version(v, limit)) for v in [*history, line]]
             links = _checked_links(line.get("links"))
+            stray = [src for src, *_ in links if src is not None and src not in {v["id"] for v in versions}]
+            if stray:
+                raise InvalidInputError(f"links: src {format_id(stray[0])} is not a version of this line "
+                                        f"(a link's src is the line's memory or one of its history)")
         except InvalidInputError as exc:
             raise InvalidInputError(f"{path}:{number}: {exc}") from None
         rows = {v["id"]: ctx.fetch(v["id"]) for v in versions}
         head = versions[-1]
-        if _same_memory(rows[head["id"]], head) or _present_elsewhere(ctx, head):
+        if _same_memory(rows[head["id"]], head) or _present_elsewhere(ctx, head, list(rows)):
             skipped += 1
             continue
         taken = [v for v in versions if rows[v["id"]] is not None or v["id"] in claimed]
@@ -214,9 +265,9 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             if ctx.fetch(head)["deleted_at"] is None:
                 search_index.index_live(ctx, head)
         for versions, links in todo:
-            src = renumbered.get(versions[-1]["id"], versions[-1]["id"])
-            for dst, relation, weight, created_at in links:
-                dst = renumbered.get(dst, dst)
+            for src, dst, relation, weight, created_at in links:
+                src = versions[-1]["id"] if src is None else src
+                src, dst = renumbered.get(src, src), renumbered.get(dst, dst)
                 if ctx.fetch(dst) is not None:
                     ctx.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) "
                                      "VALUES (?,?,?,?,?)", (src, dst, relation, weight, created_at or ctx.clock()))
@@ -301,8 +352,9 @@ def _checked_version(v: Any, limit: int) -> dict:
     return out
 
 
-def _checked_links(links: Any) -> list[tuple[int, str, float, float | None]]:
-    """An exported line's links as (dst, relation, weight, created_at), each checked."""
+def _checked_links(links: Any) -> list[tuple[int | None, int, str, float, float | None]]:
+    """An exported line's links as (src, dst, relation, weight, created_at), each checked; src None: the line's
+    head (a link from one of its older or merged versions names its `src`)."""
     if links is None:
         return []
     if not isinstance(links, list):
@@ -315,7 +367,8 @@ def _checked_links(links: Any) -> list[tuple[int, str, float, float | None]]:
             raise InvalidInputError(f"links: relation must be one of {', '.join(RELATIONS)}")
         weight = rec_.number(link.get("weight", 1.0), "links: weight", -1e9, 1e9)
         created_at = _time(link.get("created_at"), "links: created_at")
-        out.append((parse_id(link.get("dst")), link["relation"], weight, created_at))
+        src = parse_id(link["src"]) if link.get("src") is not None else None
+        out.append((src, parse_id(link.get("dst")), link["relation"], weight, created_at))
     return out
 
 
