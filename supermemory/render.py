@@ -326,6 +326,8 @@ def render_history(result: dict) -> str:
         source = version.get("source") or {}
         if by := source.get("by") or (source.get("platform") if not version.get("version_of") else None):
             state += f", by {by}"
+        if version.get("deleted_at") and source.get("forgotten_by"):
+            state += f", forgotten by {source['forgotten_by']}"
         lines.append(f"- {version['id']} {version.get('valid_from')} ({state}) {version['title']}")
         before = None if version.get("merged_into") else previous
         changed = version_changes(before, version) if before is not None else []

@@ -339,6 +339,29 @@ def test_forget_and_restore_round_trip(page, seeded, store):
     assert page.request("POST", "/api/forget", body={"id": "M999"})[0] == 404
 
 
+def test_ui_writes_name_the_ui_as_their_author_in_history(page, seeded, store):
+    """Versions written in the page said no "by" in `supermemory history` (the CLI's say "by cli", MCP's "by
+    mcp"): edit, pin and status now write `by: ui`, and forget / restore note who did them."""
+    from supermemory.render import render_history
+
+    edited = page.post("/api/update", {"id": seeded["fact"], "content": "Staging Postgres listens on 5433."})
+    pinned = page.post("/api/pin", {"id": edited["id"], "pinned": True})
+    done = page.post("/api/status", {"id": seeded["task"], "status": "done"})
+    for memory_id in (edited["id"], pinned["id"], done["id"]):
+        assert store.get(memory_id, namespace="*")["memories"][0]["source"]["by"] == "ui", memory_id
+    text = render_history(store.history(pinned["id"]))
+    assert text.count(", by ui)") == 2, text
+    page.post("/api/forget", {"id": pinned["id"]})
+    text = render_history(store.history(pinned["id"]))
+    assert ", deleted " in text and ", by ui, forgotten by ui)" in text, text
+    page.post("/api/restore", {"id": pinned["id"]})
+    assert store.get(pinned["id"])["memories"][0]["source"].get("restored_by") == "ui"
+    assert "forgotten_by" not in store.get(pinned["id"])["memories"][0]["source"]
+    again = store.update(pinned["id"], pinned=False, source={"by": "cli"})
+    assert {"by": "cli"}.items() <= store.get(again["id"])["memories"][0]["source"].items()
+    assert "restored_by" not in store.get(again["id"])["memories"][0]["source"]   # the restore was the old row's
+
+
 def test_graph_returns_nodes_and_typed_edges(page, seeded):
     graph = page.get("/api/graph")
     assert {n["id"] for n in graph["nodes"]} == {seeded["task"], seeded["fact"], seeded["rule"]}

@@ -138,7 +138,8 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
     if ttl_days is not UNSET:
         new_ttl = rec_.number(ttl_days, "ttl_days", 0, 36500) or None if ttl_days is not None else None
     new_source = dict(json.loads(old["source"] or "{}"))
-    new_source.pop("by", None)   # who wrote a version is that version's own, never carried to the next
+    for key in ("by", "restored_by"):   # who wrote (restored) a version is that version's own, never carried on
+        new_source.pop(key, None)
     if source:
         new_source.update(source)
         if not new_source.get("by") and source.get("platform"):
@@ -198,9 +199,19 @@ def soft_delete(ctx: StoreContext, memory_id: int, now: float, reason: str) -> N
     ctx.conn.execute("UPDATE memories SET deleted_at = ?, delete_reason = ? WHERE id = ?", (now, reason, memory_id))
 
 
+def _mark(ctx: StoreContext, rec: dict, **marks: str | None) -> None:
+    """Who forgot or restored a row, in its source (`history` shows it); a mark of None is taken out."""
+    source = json.loads(rec["source"] or "{}")
+    new = {k: v for k, v in {**source, **marks}.items() if v is not None}
+    if new != source:
+        ctx.conn.execute("UPDATE memories SET source = ? WHERE id = ?",
+                         (rec_.json_text(new, sort_keys=True), rec["id"]))
+
+
 def forget(ctx: StoreContext, ids: Any, *, hard: bool = False, namespace: str | None = None,
-           reason: str = "forget") -> dict:
-    """Soft-delete (default) or hard-delete memories; soft deletes can be restored.
+           reason: str = "forget", by: str | None = None) -> dict:
+    """Soft-delete (default) or hard-delete memories; soft deletes can be restored. `by`: who forgot them
+    (`ui`), kept in the row's source as `forgotten_by`.
 
     Raises:
         NotFoundError: an id does not exist in the namespaces read.
@@ -227,14 +238,16 @@ def forget(ctx: StoreContext, ids: Any, *, hard: bool = False, namespace: str | 
                                         f"{format_id(head(ctx, memory_id))}")
             if rec["deleted_at"] is None:
                 soft_delete(ctx, memory_id, now, reason)
+                _mark(ctx, rec, forgotten_by=by)
             done.append(format_id(memory_id))
     if hard:
         search_index.erase_freed_text(ctx)
     return {"forgotten": done, "hard": hard}
 
 
-def restore(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dict:
-    """Bring soft-deleted or archived memories back, refreshing their access time.
+def restore(ctx: StoreContext, ids: Any, *, namespace: str | None = None, by: str | None = None) -> dict:
+    """Bring soft-deleted or archived memories back, refreshing their access time. `by`: who restored them,
+    kept in the row's source as `restored_by` (its `forgotten_by` goes).
 
     Raises:
         NotFoundError: unknown id, or it was hard-deleted.
@@ -250,6 +263,7 @@ def restore(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dic
                 continue
             ctx.conn.execute("UPDATE memories SET deleted_at = NULL, delete_reason = NULL, "
                              "last_recalled_at = ? WHERE id = ?", (now, memory_id))
+            _mark(ctx, rec, forgotten_by=None, restored_by=by)
             if rec["superseded_by"] is None:
                 search_index.index_live(ctx, memory_id)
             restored.append(format_id(memory_id))

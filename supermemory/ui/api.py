@@ -17,7 +17,7 @@ from supermemory.ui.diff import changes
 Handler = Callable[[Any, dict], dict]
 GET: dict[str, Handler] = {}
 POST: dict[str, Handler] = {}
-
+BY_UI = {"by": UI_ORIGIN}   # a version written here says so in `history` ("by ui"), as the CLI's say "by cli"
 
 
 def _route(table: dict[str, Handler], path: str):
@@ -224,7 +224,7 @@ def update(store, params: dict) -> dict:
         fields["importance"] = importance
     if not fields:
         raise InvalidInputError("nothing to change: give content, title, kind, tags or importance")
-    return store.update(_text(params, "id", required=True), namespace=ALL_NAMESPACES, **fields)
+    return store.update(_text(params, "id", required=True), namespace=ALL_NAMESPACES, source=BY_UI, **fields)
 
 
 @_route(POST, "/api/pin")
@@ -233,23 +233,23 @@ def pin(store, params: dict) -> dict:
     pinned = _flag(params, "pinned")
     if pinned is None:
         raise InvalidInputError("pinned is required (true or false)")
-    return store.update(_text(params, "id", required=True), pinned=pinned, namespace=ALL_NAMESPACES)
+    return store.update(_text(params, "id", required=True), pinned=pinned, namespace=ALL_NAMESPACES, source=BY_UI)
 
 
 @_route(POST, "/api/status")
 def status(store, params: dict) -> dict:
     """Set a task's status (`MemoryStore.update(status=...)`: a new version)."""
     return store.update(_text(params, "id", required=True), status=_text(params, "status", required=True),
-                        namespace=ALL_NAMESPACES)
+                        namespace=ALL_NAMESPACES, source=BY_UI)
 
 
 @_route(POST, "/api/forget")
 def forget(store, params: dict) -> dict:
     """Soft-delete (`MemoryStore.forget`); restore brings it back."""
-    return store.forget(_text(params, "id", required=True), namespace=ALL_NAMESPACES)
+    return store.forget(_text(params, "id", required=True), namespace=ALL_NAMESPACES, by=UI_ORIGIN)
 
 
 @_route(POST, "/api/restore")
 def restore(store, params: dict) -> dict:
     """Bring a forgotten or archived memory back (`MemoryStore.restore`)."""
-    return store.restore(_text(params, "id", required=True), namespace=ALL_NAMESPACES)
+    return store.restore(_text(params, "id", required=True), namespace=ALL_NAMESPACES, by=UI_ORIGIN)

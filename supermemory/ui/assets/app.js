@@ -392,7 +392,7 @@ function timeline(data) {
         h("del", {}, JSON.stringify(c.from)), " → ", h("ins", {}, JSON.stringify(c.to))));
     list.appendChild(h("li", { class: v.id === data.memory.id ? "version asked" : "version" },
       h("div", { class: "vhead" }, memoryLink(v.id), h("span", { class: "muted" }, " " + (v.valid_from || "")),
-        h("span", { class: "vstate" }, state_)),
+        h("span", { class: "vstate" }, state_ + (v.source && v.source.by ? " · by " + v.source.by : ""))),
       changes.length ? changes : h("div", { class: "muted" }, v === data.versions[0] ? "first version" : "no change"),
       h("details", { class: "vtext" }, h("summary", {}, "text of this version"), h("pre", { class: "body" }, v.body ?? data.memory.body))));
   }
