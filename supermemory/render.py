@@ -333,8 +333,11 @@ def render_history(result: dict) -> str:
         changed = version_changes(before, version) if before is not None else []
         body = version.get("body") or ""
         same_text = before is not None and (before.get("title"), before.get("body") or "") == (version["title"], body)
-        if changed or same_text:
-            lines.append("    changed: " + "; ".join(changed) if changed else "    (no change)")
+        merged = version.get("merged_from") or []   # a merge's step says what it took in, never "(no change)"
+        notes = [f"merged in {', '.join(merged)} (its text stays in history, its links moved here)"] if merged else []
+        notes += ["changed: " + "; ".join(changed)] if changed else []
+        if notes or same_text:
+            lines.append("    " + ("; ".join(notes) or "(no change)"))
         if body and not same_text:
             lines.append("    " + body.replace("\n", "\n    "))
         if not version.get("merged_into"):

@@ -29,7 +29,7 @@ def _build(store: MemoryStore) -> None:
     port2 = store.update(port, content="The API listens on port 9000.")["id"]
     dup = store.remember("API port: 9000 (changed from 8080).", kind="fact", tags=["api"])["id"]
     dup2 = store.update(dup, importance=0.9)["id"]
-    merged = store.merge(port2, dup2)["id"]            # OTHER has a history of its own
+    merged = store.merge(dup2, port2)["id"]            # OTHER has a history of its own (and DUP supersedes it)
     again = store.remember("The API port is 9000 in every environment.", kind="fact")["id"]
     merged2 = store.merge(again, merged)["id"]         # a merged memory merged again
     task = store.remember("Move CI to the new runners", kind="task", status="open")["id"]

@@ -328,8 +328,14 @@ def merge(ctx: StoreContext, keep: Any, other: Any, *, content: str | None = Non
     OTHER is superseded by it, so both bodies stay in history. Never automatic, and only within one namespace
     (two projects' memories are kept apart: merging would move one project's memory into the other's).
 
+    Refused when OTHER supersedes KEEP (a `supersedes` link from OTHER leads to KEEP, directly or through other
+    live memories): KEEP is then the stale fact, and a merge would make its text current and OTHER, the
+    correction, history, without a word. The error names the newer memory and both ways on: merge the other
+    way round, or remove the link first when it is wrong.
+
     Raises:
-        InvalidInputError: same id twice, or ids of two namespaces. NotFoundError: unknown ids.
+        InvalidInputError: same id twice, ids of two namespaces, or OTHER supersedes KEEP. NotFoundError:
+            unknown ids.
     """
     namespaces = nsm.for_read(ctx, namespace)
     a = live(ctx, parse_id(keep), namespaces)
@@ -341,6 +347,16 @@ def merge(ctx: StoreContext, keep: Any, other: Any, *, content: str | None = Non
             f"cannot merge {format_id(b['id'])} (namespace {b['namespace']!r}) into {format_id(a['id'])} "
             f"(namespace {a['namespace']!r}): merge joins memories of one namespace; each project keeps its own, "
             f"or `forget` the one that is not needed")
+    newer = _supersedes_path(ctx, b["id"], a["id"])
+    if newer:
+        through = f" (through {', '.join(format_id(m) for m in newer[1:-1])})" if len(newer) > 2 else ""
+        raise InvalidInputError(
+            f"cannot merge {format_id(b['id'])} into {format_id(a['id'])}: {format_id(b['id'])} supersedes "
+            f"{format_id(a['id'])}{through}, so {format_id(b['id'])} holds the newer fact ({b['title']!r}) and "
+            f"keeping {format_id(a['id'])} would make the older one ({a['title']!r}) current again. Merge the "
+            f"other way round (keep {format_id(b['id'])}, other {format_id(a['id'])}; give content to reword it), "
+            f"or, if the supersedes link is wrong, unlink {format_id(newer[-2])} {format_id(a['id'])} "
+            f"(relation supersedes) first")
     tags = json.loads(a["tags"]) + [t for t in json.loads(b["tags"]) if t not in json.loads(a["tags"])]
     result = update(ctx, a["id"], content=content, tags=tags, importance=max(a["importance"], b["importance"]),
                     pinned=bool(a["pinned"] or b["pinned"]), namespace="*", force=True)
@@ -355,10 +371,35 @@ def merge(ctx: StoreContext, keep: Any, other: Any, *, content: str | None = Non
     return {"id": format_id(new_id), "kept": format_id(a["id"]), "merged": format_id(b["id"])}
 
 
+def _supersedes_path(ctx: StoreContext, newer: int, older: int, limit: int = 1000) -> list[int]:
+    """The ids from `newer` to `older` along `supersedes` links between live memories (breadth first, the
+    shortest), or [] when none leads there: whether the memory kept by a merge is one the other corrects."""
+    came_from: dict[int, int | None] = {newer: None}
+    frontier = [newer]
+    while frontier and len(came_from) < limit:
+        marks = ",".join("?" * len(frontier))
+        step = []
+        for src, dst in ctx.q(f"SELECT l.src, l.dst FROM links l JOIN memories m ON m.id = l.dst "
+                              f"WHERE l.relation = 'supersedes' AND l.src IN ({marks}) "
+                              f"AND m.superseded_by IS NULL AND m.deleted_at IS NULL ORDER BY l.dst", frontier):
+            if dst in came_from:
+                continue
+            came_from[dst] = src
+            if dst == older:
+                path = [dst]
+                while came_from[path[-1]] is not None:
+                    path.append(came_from[path[-1]])
+                return path[::-1]
+            step.append(dst)
+        frontier = step
+    return []
+
+
 def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict:
     """Every version of a memory's chain, oldest first, the in-place redactions of any of
     them (`redactions`: id, at, types, fields rewritten) and the links from or to any of them
-    (`links`: a `supersedes` link written by `remember` shows here).
+    (`links`: a `supersedes` link written by `remember` shows here). A memory merged into the chain is listed
+    with `merged_into`, and the version the merge wrote names it under `merged_from`.
 
     Raises:
         NotFoundError: unknown id.
@@ -378,6 +419,13 @@ def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict
         item["merged_into"] = item["superseded_by"]
         versions.append(item)
     versions.sort(key=lambda v: (v["valid_from"] or "", int(v["id"][1:])))
+    closed_into: dict[str, list[str]] = {}
+    for item in versions:
+        if item.get("merged_into"):
+            closed_into.setdefault(item["merged_into"], []).append(item["id"])
+    for item in versions:   # the version a merge wrote names what it took in: a history says what the step did
+        if not item.get("merged_into") and item["id"] in closed_into:
+            item["merged_from"] = closed_into[item["id"]]
     ids = [parse_id(v["id"]) for v in versions]
     redactions = [{"id": format_id(row_id), "at": iso(at), "types": json.loads(types), "fields": json.loads(fields)}
                   for row_id, at, types, fields in ctx.q(

@@ -1,0 +1,87 @@
+"""`merge` never makes a corrected fact current again, and its history step says what it did.
+
+Found by a helper run: M33 ("nginx was replaced by Caddy") superseded M32 ("dev proxy is nginx");
+`merge keep=M32 other=M33` went through without a word: the nginx text was current again (M38), the correction
+was history, and the history step of M38 read "(no change)".
+"""
+from __future__ import annotations
+
+import pytest
+from test_mcp_server import call
+
+from supermemory.errors import InvalidInputError
+from supermemory.render import render_history
+
+
+def _stale_and_correction(store) -> tuple[str, str]:
+    stale = store.remember("The dev proxy is nginx.", kind="fact", tags=["proxy"])["id"]
+    newer = store.remember("nginx was replaced by Caddy as the dev proxy.", kind="fact")["id"]
+    store.link(newer, stale, relation="supersedes")
+    return stale, newer
+
+
+def _rows(store) -> list[tuple]:
+    return list(store.conn.execute("SELECT id, superseded_by, deleted_at FROM memories ORDER BY id"))
+
+
+def test_merging_a_correction_into_the_memory_it_supersedes_is_refused_and_says_how_to_proceed(store):
+    stale, newer = _stale_and_correction(store)
+    before = _rows(store)
+    with pytest.raises(InvalidInputError) as caught:
+        store.merge(stale, newer)
+    message = str(caught.value)
+    assert message.startswith(f"cannot merge {newer} into {stale}: {newer} supersedes {stale}, so {newer} holds the "
+                              f"newer fact ('nginx was replaced by Caddy as the dev proxy.')")
+    assert f"Merge the other way round (keep {newer}, other {stale}" in message
+    assert f"unlink {newer} {stale} (relation supersedes) first" in message
+    assert _rows(store) == before, "nothing written"
+    assert store.history(stale)["links"] == [{"src": newer, "dst": stale, "relation": "supersedes", "weight": 1.0}]
+
+
+def test_the_other_way_round_keeps_the_correction_current_and_its_history_says_what_was_merged(store):
+    stale, newer = _stale_and_correction(store)
+    result = store.merge(newer, stale)
+    current = store.get(result["id"])["memories"][0]
+    assert current["body"] == "nginx was replaced by Caddy as the dev proxy." and current["tags"] == ["proxy"]
+    history = store.history(result["id"])
+    step = next(v for v in history["versions"] if v["id"] == result["id"])
+    assert step["merged_from"] == [stale]
+    text = render_history(history)
+    assert "(no change)" not in text
+    assert f"merged in {stale} (its text stays in history, its links moved here); changed: tags none → proxy" in text
+
+
+def test_a_merge_that_changes_nothing_but_takes_a_memory_in_is_never_shown_as_no_change(store):
+    keep = store.remember("Use pnpm for installs.")["id"]
+    other = store.remember("pnpm is the package manager.")["id"]
+    merged = store.merge(keep, other)["id"]
+    text = render_history(store.history(merged))
+    assert f"merged in {other} (its text stays in history, its links moved here)" in text
+    assert "(no change)" not in text
+
+
+def test_a_correction_through_another_live_memory_is_refused_too(store):
+    first = store.remember("Staging runs on host stage1.")["id"]
+    second = store.remember("Staging moved from stage1 to stage2.")["id"]
+    third = store.remember("Staging moved again, from stage2 to stage3.")["id"]
+    store.link(second, first, relation="supersedes")
+    store.link(third, second, relation="supersedes")
+    with pytest.raises(InvalidInputError, match=rf"{third} supersedes {first} \(through {second}\).*"
+                                                rf"unlink {second} {first} \(relation supersedes\) first"):
+        store.merge(first, third)
+    assert store.merge(third, first)["kept"] == third
+
+
+def test_after_unlinking_a_wrong_supersedes_link_the_merge_goes_through(store):
+    stale, newer = _stale_and_correction(store)
+    store.unlink(newer, stale, relation="supersedes")
+    result = store.merge(stale, newer)
+    assert result["kept"] == stale and result["merged"] == newer
+
+
+def test_memory_merge_over_mcp_answers_the_refusal_as_a_tool_error(store):
+    stale, newer = _stale_and_correction(store)
+    result = call(store, "memory_merge", {"keep": stale, "other": newer})["result"]
+    assert result["isError"] is True
+    assert f"{newer} holds the newer fact" in result["content"][0]["text"]
+    assert store.get(stale)["memories"][0]["superseded_by"] is None
