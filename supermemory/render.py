@@ -40,7 +40,8 @@ CLI_COMMANDS = Commands(update="`supermemory update {id}`", forget="`supermemory
 
 
 def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) -> str:
-    """One memory as `- [M12 decision] Title — summary` (body instead of summary when asked)."""
+    """One memory as `- [M12 decision] Title — summary` (body instead of summary when asked), then
+    `[superseded by M…]` when a newer memory holds the current fact: every view that lists memories says so."""
     label = item["kind"] + (f"/{item['status']}" if item.get("status") and item["kind"] == "task" else "")
     text = item.get("body") if with_body and item.get("body") else item.get("summary", "")
     title = item.get("title") or ""
@@ -55,7 +56,8 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
     text = " ".join(text.split())
     if len(text) > max_chars:
         text = text[: max_chars - 1].rstrip() + "…"
-    return f"- [{item['id']} {label}] " + " — ".join(part for part in (title, text) if part)
+    stale = f"  [superseded by {item['superseded_by']}]" if item.get("superseded_by") else ""
+    return f"- [{item['id']} {label}] " + " — ".join(part for part in (title, text) if part) + stale
 
 
 def render_briefing(sections: dict, *, budget: int, namespace: str,
@@ -130,8 +132,7 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
         relevance = f"relevance {item['relevance']:.2f}, " if isinstance(item.get("relevance"), (int, float)) else ""
         figures = (f"  ({relevance}score {item['score']:.3f}, attention {item['attention']:.3f})"
                    if scored else "")
-        stale = f"  [superseded by {item['superseded_by']}]" if item.get("superseded_by") else ""
-        lines.append(memory_line(item, with_body=full, max_chars=4000 if full else 240) + stale + figures)
+        lines.append(memory_line(item, with_body=full, max_chars=4000 if full else 240) + figures)
         passage = item.get("passage")
         if passage:   # a long memory: where in it the answer is
             lines.append(f"    chunk {passage['chunk']} of {passage['chunks']}: "

@@ -3,7 +3,8 @@
 `retrieval.intent` reads the facets; this module answers with them. A query made only of intent
 words is answered by listing the matching memories newest first (through `store.reads`, so
 namespaces, expiry and the read filters are the same as everywhere), within `limit` and the token
-budget. A query with a topic as well gets the facets as a filter on the normal recall, kept only
+budget; one a newer memory supersedes comes after the current ones, marked (`superseded_by`), as recall
+demotes it. A query with a topic as well gets the facets as a filter on the normal recall, kept only
 when that recall finds something; otherwise the plain recall answers, so it is never worse.
 `pipeline.recall` calls `answer` in one marked place and hands it the plain recall as a function.
 """
@@ -20,6 +21,7 @@ from supermemory.store.records import parse_id, public
 from supermemory.text import estimate_tokens
 
 LISTED_KINDS = tuple(k for k in KINDS if k != "session")   # a "recent changes" question lists work, not transcripts
+MAX_PAGE = 1000   # the longest page `reads.list_memories` reads
 
 
 def enabled(ctx: StoreContext, flag: bool | None) -> bool:
@@ -85,17 +87,35 @@ def _reason(found: intent_.Intent, widened: bool) -> str:
     return "broad query: " + " ".join(parts)
 
 
+def _page(ctx: StoreContext, found: intent_.Intent, kinds: list[str], since: float | None, *,
+          namespace: str | None, limit: int) -> dict:
+    """The first `limit` memories of the facets, current ones first and then those a newer memory supersedes
+    (`superseded_by`; demoted as recall demotes them, never hidden), each group newest first.
+
+    A page holding superseded memories is read again, longer by as many, so that a current memory just past
+    the first `limit` is not left out for an outdated one.
+    """
+    wanted = limit
+    while True:
+        page = reads.list_memories(ctx, namespace=namespace, kinds=kinds, status=found.status, since=since,
+                                   until=found.until, limit=wanted, order="recent")
+        stale = sum(1 for item in page["items"] if item["superseded_by"])
+        if not page["truncated"] or wanted >= min(limit + stale, MAX_PAGE):
+            break
+        wanted = min(limit + stale, MAX_PAGE)
+    page["items"] = sorted(page["items"], key=lambda item: item["superseded_by"] is not None)[:limit]
+    return page
+
+
 def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: str | None,
             namespaces: list[str] | None, limit: int, max_tokens: int | None, explain: bool, touch: bool,
             origin: str, started: float) -> dict:
     """The memories matching the facets, newest first (a soft "recently" window is widened when empty)."""
     kinds = list(found.kinds) or list(LISTED_KINDS)
-    page = reads.list_memories(ctx, namespace=namespace, kinds=kinds, status=found.status, since=found.since,
-                               until=found.until, limit=limit, order="recent")
+    page = _page(ctx, found, kinds, found.since, namespace=namespace, limit=limit)
     widened = False
     if not page["items"] and found.soft_since:
-        page = reads.list_memories(ctx, namespace=namespace, kinds=kinds, status=found.status, since=None,
-                                   until=found.until, limit=limit, order="recent")
+        page = _page(ctx, found, kinds, None, namespace=namespace, limit=limit)
         widened = True
     reason = _reason(found, widened)
     results, used = [], 0
@@ -108,7 +128,7 @@ def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: s
             break
         used += cost
         out = public(rec)
-        out.update(score=None, attention=None, relevance=None)
+        out.update(score=None, attention=None, relevance=None, superseded_by=item["superseded_by"])
         if explain:
             out["reason"] = reason
         results.append(out)
@@ -120,7 +140,8 @@ def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: s
     out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,
            "candidates": page["total"], "latency_ms": round(latency, 2),
            "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"]) for r in results),
-           "note": f"{reason}, newest first" if results else f"{reason}: no memory matches"}
+           "note": (f"{reason}, newest first" + (", superseded ones last" if any(r["superseded_by"] for r in results)
+                                                 else "")) if results else f"{reason}: no memory matches"}
     if explain:
         out["intent"] = {**found.as_dict(), "applied": "listing", "widened": widened}
     return out

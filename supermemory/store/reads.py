@@ -12,6 +12,8 @@ from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, SELECT_M_COLUMNS, format_id, parse_id, parse_ids, public, record
 from supermemory.timeparse import parse_when
 
+SUCCESSOR_SLICE = 500   # ids per successor lookup (SQLite builds before 3.32 allow 999 variables a statement)
+
 
 def get(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dict:
     """Full records by id (superseded versions too, marked, and naming the `current` one); missing ids are listed,
@@ -101,7 +103,8 @@ def list_memories(ctx: StoreContext, *, namespace: str | None = None, kinds: Seq
                   tags: Sequence[str] | None = None, status: str | None = None, since: Any = None,
                   until: Any = None, pinned: bool | None = None, limit: int = 50, offset: int = 0,
                   order: str = "recent", cursor: str | None = None, count: bool = True) -> dict:
-    """A cheap index of live memories: titles and summaries, no bodies.
+    """A cheap index of live memories: titles and summaries, no bodies; one a `supersedes` link targets names
+    its successor under `superseded_by`.
 
     :param pinned: True only pinned memories, False only unpinned ones, None both.
     :param since: updated at or after (`7d`, ISO); `until`: created at or before.
@@ -135,7 +138,7 @@ def list_memories(ctx: StoreContext, *, namespace: str | None = None, kinds: Seq
                  page_params + [limit + 1, offset])
     more = len(rows) > limit
     rows = rows[:limit]
-    items = [public(record(r), body=False) for r in rows]
+    items = mark_superseded(ctx, [public(record(r), body=False) for r in rows])
     last = record(rows[-1]) if rows else None
     return {"items": items, "total": total, "limit": limit, "offset": offset,
             "truncated": more if total is None or cursor is not None else offset + len(items) < total,
@@ -186,13 +189,32 @@ def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent
     return sections
 
 
+def _successors(ctx: StoreContext, memory_ids: Sequence[int]) -> dict[int, int]:
+    """`supersession.successors` of any number of ids, asked in slices that stay under SQLite's variable limit."""
+    from supermemory.store import supersession
+
+    out: dict[int, int] = {}
+    for start in range(0, len(memory_ids), SUCCESSOR_SLICE):
+        out.update(supersession.successors(ctx, memory_ids[start:start + SUCCESSOR_SLICE]))
+    return out
+
+
+def mark_superseded(ctx: StoreContext, items: list[dict]) -> list[dict]:
+    """Name on each listed live memory the live one that supersedes it (`superseded_by`, as recall does), so that
+    no listing presents an outdated fact as current; returns `items`."""
+    successors = _successors(ctx, [parse_id(item["id"]) for item in items if not item.get("superseded_by")])
+    for item in items:
+        newer = successors.get(parse_id(item["id"]))
+        if newer is not None:
+            item["superseded_by"] = format_id(newer)
+    return items
+
+
 def _fold_superseded(ctx: StoreContext, sections: dict[str, list]) -> None:
     """Leave out of the standing sections every memory a live `supersedes` link targets; its successor,
     when listed, carries its title as `was` (the briefing shows "was: …")."""
-    from supermemory.store import supersession
-
     listed = {parse_id(item["id"]): item for items in sections.values() for item in items}
-    successors = supersession.successors(ctx, list(listed))
+    successors = _successors(ctx, list(listed))
     if not successors:
         return
     for old_id, new_id in successors.items():
@@ -205,13 +227,13 @@ def _fold_superseded(ctx: StoreContext, sections: dict[str, list]) -> None:
 
 def index_items(ctx: StoreContext, namespace: str | None) -> list[dict]:
     """Live, unexpired, non-session memories for a MEMORY.md-style index: pinned, then preferences and
-    gotchas, then by importance and recency (no bodies)."""
+    gotchas, then by importance and recency (no bodies), each superseded one naming its successor."""
     ns_sql, ns_params = nsm.clause(nsm.for_read(ctx, namespace))
     rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE {LIVE} AND {ns_sql} AND "
                  f"(m.expires_at IS NULL OR m.expires_at > ?) AND m.kind != 'session' ORDER BY m.pinned DESC, "
                  f"CASE m.kind WHEN 'preference' THEN 0 WHEN 'gotcha' THEN 0 ELSE 1 END, m.importance DESC, "
                  f"m.updated_at DESC", ns_params + [ctx.clock()])
-    return [public(record(r), body=False) for r in rows]
+    return mark_superseded(ctx, [public(record(r), body=False) for r in rows])
 
 
 def graph(ctx: StoreContext, *, id: Any = None, depth: int = 2, namespace: str | None = None,
