@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import io
 import platform
@@ -81,13 +82,16 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
         if not status["ok"]:
             state = (f"not installed (missing from {status['dir']})" if missing
                      else f"damaged (checksum mismatch in {status['dir']})")
+            if config.model_dir_override is not None:   # the folder is the user's choice: the fix names it
+                state = "not found" if missing else "damaged"
+            fix = _model_fix(config, missing)
             if config.get("embedder.allow_hash_fallback"):
-                message = (f"embedding model {state}: run `supermemory model install`; until then recall is "
+                message = (f"embedding model {state}: {fix}; until then recall is "
                            "lexical-only (a database already pinned to the `hash` fallback keeps using it)")
                 warnings.append(message)
                 report["embedder"]["active"] = "none (lexical-only)"   # a fresh pin never takes the fallback
             else:
-                message = (f"embedding model {state}: run `supermemory model install` (no fallback: "
+                message = (f"embedding model {state}: {fix} (no fallback: "
                            "embedder.allow_hash_fallback is false)")
                 problems.append(message)
             report["embedder"]["message"] = message
@@ -140,6 +144,24 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
     report["warnings"] = warnings
     report["ok"] = not problems
     return report
+
+
+def _model_fix(config: Config, missing: bool) -> str:
+    """What brings the model back: `model install` for the data dir's own model folder, but not for a folder
+    SUPERMEMORY_MODEL_DIR names (install uses that folder as it is and refuses one without the model), so
+    then the variable itself is the cause and the fix names it and the folder that would be used without it."""
+    from supermemory.embed import model_status
+
+    if config.model_dir_override is None:
+        return "run `supermemory model install`"
+    folder = config.model_dir_override
+    default = dataclasses.replace(config, model_dir_override=None).model_dir
+    held = ("does not exist" if not folder.exists() else "holds no model (model.onnx, tokenizer.json)" if missing
+            else "holds a damaged model (checksum mismatch)")
+    instead = ("the model installed there is then used" if model_status(default)["ok"]
+               else "then run `supermemory model install`")
+    return (f"SUPERMEMORY_MODEL_DIR={folder} {held}: unset it to use {default} ({instead}), "
+            "or point it at a folder holding bge-small-en-v1.5's model.onnx and tokenizer.json")
 
 
 def pin_mismatch(config: Config) -> str | None:

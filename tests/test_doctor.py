@@ -207,3 +207,21 @@ def _hash_settings() -> dict:
     settings = copy.deepcopy(DEFAULTS)
     settings["embedder"]["provider"] = "hash"
     return settings
+
+
+def test_a_model_dir_variable_naming_no_model_is_named_as_the_cause_not_model_install(home, tmp_path):
+    """With SUPERMEMORY_MODEL_DIR=/nonexistent doctor said "run `supermemory model install`", which refuses that
+    folder; the fix now names the variable (unset it or point it at a model) and what unsetting it gives."""
+    from supermemory.embed import get_provider
+    from supermemory.errors import EmbeddingUnavailableError
+
+    for folder, held in ((tmp_path / "nonexistent", "does not exist"), (tmp_path, "holds no model (model.onnx, tokenizer.json)")):
+        config = Config(home=home, model_dir_override=folder)
+        report = doctor.run_checks(config)
+        [line] = [line for line in doctor.render(report).splitlines() if "SUPERMEMORY_MODEL_DIR" in line]
+        assert f"SUPERMEMORY_MODEL_DIR={folder} {held}: unset it to use {config.home / 'models'}" in line, line
+        assert "or point it at a folder holding" in line and "then run `supermemory model install`" in line, line
+        assert line.count("model install") == 1 and report["embedder"]["status"] == "missing"
+        with pytest.raises(EmbeddingUnavailableError, match=f"SUPERMEMORY_MODEL_DIR={folder} holds no embedding"):
+            get_provider(config)
+    assert "run `supermemory model install`;" in doctor.render(doctor.run_checks(Config(home=home)))

@@ -15,9 +15,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _onnx(config: "Config", settings: dict) -> EmbeddingProvider:
-    return OnnxProvider(config.model_dir, threads=settings["threads"],
-                        query_instruction=settings["query_instruction"],
-                        query_blend=bool(settings["query_blend"]))
+    try:
+        return OnnxProvider(config.model_dir, threads=settings["threads"],
+                            query_instruction=settings["query_instruction"],
+                            query_blend=bool(settings["query_blend"]))
+    except EmbeddingUnavailableError as exc:   # `model install` does not fill a folder the variable names
+        if config.model_dir_override is None:
+            raise
+        raise EmbeddingUnavailableError(
+            f"SUPERMEMORY_MODEL_DIR={config.model_dir_override} holds no embedding model (model.onnx, "
+            "tokenizer.json): unset it, or point it at a folder that holds them") from exc
 
 
 def _hash(config: "Config", settings: dict) -> EmbeddingProvider:
