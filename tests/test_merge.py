@@ -85,3 +85,23 @@ def test_memory_merge_over_mcp_answers_the_refusal_as_a_tool_error(store):
     assert result["isError"] is True
     assert f"{newer} holds the newer fact" in result["content"][0]["text"]
     assert store.get(stale)["memories"][0]["superseded_by"] is None
+
+
+def test_a_hard_delete_of_a_merged_memory_erases_the_memories_merged_into_it_too(store, db_path):
+    # Found while fixing the export of merged memories: `forget --hard` erased the kept chain only, so the memory
+    # merged into it (and its older version) stayed in the database, pointing at a version that no longer existed.
+    from helpers.common import check_consistency
+    from supermemory.errors import NotFoundError
+
+    keep = store.remember("Deploy keys live in the vault.")["id"]
+    other = store.remember("The deploy key is kept in 1Password.")["id"]
+    other2 = store.update(other, content="The deploy key is kept in the vault now.")["id"]
+    bystander = store.remember("Unrelated: the office closes at six.")["id"]
+    merged = store.merge(keep, other2)["id"]
+    assert store.forget(merged, hard=True) == {"forgotten": [merged], "hard": True}
+    assert [f"M{r[0]}" for r in store.conn.execute("SELECT id FROM memories")] == [bystander]
+    for gone in (keep, other, other2, merged):
+        with pytest.raises(NotFoundError):
+            store.history(gone)
+    assert "1password" not in " ".join(r[0] for r in store.conn.execute("SELECT tokens FROM fts")).lower()
+    check_consistency(db_path)

@@ -228,9 +228,7 @@ def forget(ctx: StoreContext, ids: Any, *, hard: bool = False, namespace: str | 
         for memory_id in id_list:
             rec = visible(ctx, memory_id, namespaces)
             if hard:
-                root = rec["root_id"] or memory_id
-                delete_rows(ctx, [r[0] for r in ctx.conn.execute(
-                    "SELECT id FROM memories WHERE id = ? OR root_id = ? OR id = ?", (root, root, memory_id))])
+                delete_rows(ctx, _whole_history(ctx, rec))
                 done.append(format_id(memory_id))
                 continue
             if rec["superseded_by"] is not None:
@@ -243,6 +241,22 @@ def forget(ctx: StoreContext, ids: Any, *, hard: bool = False, namespace: str | 
     if hard:
         search_index.erase_freed_text(ctx)
     return {"forgotten": done, "hard": hard}
+
+
+def _whole_history(ctx: StoreContext, rec: dict) -> list[int]:
+    """Every row a hard delete of `rec` erases: its chain and the memories merged into it, with their older
+    versions (rows whose successors lead into the chain); left behind, their text outlived the delete, pointing
+    at a row that no longer exists."""
+    root = rec["root_id"] or rec["id"]
+    found = {r[0] for r in ctx.conn.execute("SELECT id FROM memories WHERE id = ? OR root_id = ? OR id = ?",
+                                            (root, root, rec["id"]))}
+    frontier = list(found)
+    while frontier:
+        frontier = [r[0] for r in ctx.conn.execute(
+            "SELECT id FROM memories WHERE superseded_by IN (SELECT value FROM json_each(?))",
+            (json.dumps(frontier),)) if r[0] not in found]
+        found.update(frontier)
+    return sorted(found)
 
 
 def restore(ctx: StoreContext, ids: Any, *, namespace: str | None = None, by: str | None = None) -> dict:
