@@ -96,7 +96,13 @@ def render_briefing(sections: dict, *, budget: int, namespace: str,
                 for was in item.get("was") or []:   # what it superseded (left out of the briefing)
                     line += "\n  was: " + (was if len(was) <= 120 else was[:119] + "…")
                 cost = estimate_tokens(line) + 1
-                if used + cost + (cost_heading if first else 0) > limit:
+                room = limit - used - (cost_heading if first else 0)
+                if cost > room and not shown and not omitted:   # the most important one: cut to fit, never none
+                    line = line.split("\n")[0]
+                    while len(line) > 24 and estimate_tokens(line + "…") + 1 > room:
+                        line = line[:-1]
+                    line, cost = line.rstrip() + "…", estimate_tokens(line.rstrip() + "…") + 1
+                if cost > room:
                     omitted += 1
                     continue
                 if first:

@@ -229,3 +229,24 @@ def test_history_names_what_changed_besides_the_text_and_shows_an_unchanged_body
                                  "- M2 T2 (until T3, by cli) Ship it", "    changed: status open → done",
                                  "- M3 T3 (current) Ship it", "    changed: pinned no → yes; tags none → release",
                                  "    Ship it today"]
+
+
+def test_the_smallest_briefing_budget_still_shows_the_most_important_memory_shortened(store):
+    """`memory_briefing {"query": "CI", "max_tokens": 50}` (the least allowed) showed the header and "(…7 more not
+    shown)" only: no line fitted whole. The first memory in the briefing's order is now cut to fit instead."""
+    from supermemory.render import briefing_view
+
+    rule = store.remember("CI runs the full pytest suite on every push and blocks the merge when any test fails, "
+                          "including the slow browser tests that need chromium installed", kind="preference",
+                          pinned=True)["id"]
+    for i in range(6):
+        store.remember(f"CI gotcha number {i}: the cache key of job {i} must include the lockfile hash or the "
+                       "runner restores stale wheels from an older branch", kind="gotcha")
+    for budget in (50, 60, 80):
+        brief = briefing_view(store.briefing(query="CI", max_tokens=budget))
+        lines = brief["text"].splitlines()
+        shown = [line for line in lines if line.startswith("- [")]
+        assert shown and shown[0].startswith(f"- [{rule} preference] CI runs the full pytest"), brief["text"]
+        assert brief["tokens"] <= budget and estimate_tokens(brief["text"]) <= brief["tokens"], brief
+        assert brief["items"]["pinned"] == [rule] and lines[-1].startswith("(…"), brief["text"]
+    assert shown[0].endswith("…") or budget > 50

@@ -221,7 +221,8 @@ TOOLS: list[Tool] = [
                      "Cheap (never loads the embedding model); pass `query` to add memories relevant to it."),
         input_schema=_obj({"query": {"type": "string", "maxLength": 10_000, "description": "optional topic to add"},
                            "max_tokens": {"type": "integer", "minimum": 50, "maximum": 100_000,
-                                          "description": "token budget (default: setting briefing.max_tokens)"},
+                                          "description": "token budget (default: setting briefing.max_tokens); "
+                                                         "the most important memory is always shown, cut to fit"},
                            "namespace": _NS}),
         output_schema=_out({"text": _STR, "tokens": _INT, "sections": {"type": "object"},
                             "not_shown": {"type": "object"}, "namespaces": _STR_LIST,
