@@ -4,7 +4,8 @@
 words is answered by listing the matching memories newest first (through `store.reads`, so
 namespaces, expiry and the read filters are the same as everywhere), within `limit` and the token
 budget; one a newer memory supersedes comes after the current ones, marked (`superseded_by`), as recall
-demotes it. A query with a topic as well gets the facets as a filter on the normal recall, kept only
+demotes it, and a question of time alone ("what did I work on last month") lists the session digests of the
+period after the other kinds. A query with a topic as well gets the facets as a filter on the normal recall, kept only
 when that recall finds something; otherwise the plain recall answers, so it is never worse.
 `pipeline.recall` calls `answer` in one marked place and hands it the plain recall as a function.
 """
@@ -19,8 +20,9 @@ from supermemory.store import reads, search_log
 from supermemory.store.context import StoreContext
 from supermemory.store.records import parse_id, public
 from supermemory.text import estimate_tokens
+from supermemory.transcripts.digest import headline
 
-LISTED_KINDS = tuple(k for k in KINDS if k != "session")   # a "recent changes" question lists work, not transcripts
+LISTED_KINDS = tuple(k for k in KINDS if k != "session")   # listed first; session digests after them (`_page`)
 MAX_PAGE = 1000   # the longest page `reads.list_memories` reads
 
 
@@ -75,7 +77,8 @@ def _reason(found: intent_.Intent, widened: bool) -> str:
     """What the listing applied, e.g. "broad query: kind=task status=open"."""
     from supermemory.timeparse import iso
 
-    parts = ["kind=" + ",".join(found.kinds) if found.kinds else "all kinds"]
+    parts = ["kind=" + ",".join(found.kinds) if found.kinds else "all kinds" + (" (sessions last)" if _with_sessions(found)
+                                                                             else "")]
     if found.status:
         parts.append("status=" + found.status)
     if widened:
@@ -87,14 +90,23 @@ def _reason(found: intent_.Intent, widened: bool) -> str:
     return "broad query: " + " ".join(parts)
 
 
-def _page(ctx: StoreContext, found: intent_.Intent, kinds: list[str], since: float | None, *,
-          namespace: str | None, limit: int) -> dict:
+def _with_sessions(found: intent_.Intent) -> bool:
+    """Whether session digests belong in the listing: a question of time alone ("what did I work on last month",
+    "what changed recently") asks what was done, and the digests are the record of that; one naming a kind or a
+    task status asks for those memories only."""
+    return not found.kinds and not found.status
+
+
+def _page(ctx: StoreContext, found: intent_.Intent, since: float | None, *, namespace: str | None,
+          limit: int) -> dict:
     """The first `limit` memories of the facets, current ones first and then those a newer memory supersedes
-    (`superseded_by`; demoted as recall demotes them, never hidden), each group newest first.
+    (`superseded_by`; demoted as recall demotes them, never hidden), each group newest first; for a question of
+    time alone, the session digests of the period after them, newest first.
 
     A page holding superseded memories is read again, longer by as many, so that a current memory just past
     the first `limit` is not left out for an outdated one.
     """
+    kinds = list(found.kinds) or list(LISTED_KINDS)
     wanted = limit
     while True:
         page = reads.list_memories(ctx, namespace=namespace, kinds=kinds, status=found.status, since=since,
@@ -103,19 +115,25 @@ def _page(ctx: StoreContext, found: intent_.Intent, kinds: list[str], since: flo
         if not page["truncated"] or wanted >= min(limit + stale, MAX_PAGE):
             break
         wanted = min(limit + stale, MAX_PAGE)
-    page["items"] = sorted(page["items"], key=lambda item: item["superseded_by"] is not None)[:limit]
-    return page
+    items = sorted(page["items"], key=lambda item: item["superseded_by"] is not None)[:limit]
+    total = page["total"]
+    if _with_sessions(found) and len(items) < limit:
+        sessions = reads.list_memories(ctx, namespace=namespace, kinds=["session"], since=since, until=found.until,
+                                       limit=limit - len(items), order="recent")
+        items += sessions["items"]
+        total += sessions["total"]
+    return {"items": items, "total": total}
 
 
 def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: str | None,
             namespaces: list[str] | None, limit: int, max_tokens: int | None, explain: bool, touch: bool,
             origin: str, started: float) -> dict:
-    """The memories matching the facets, newest first (a soft "recently" window is widened when empty)."""
-    kinds = list(found.kinds) or list(LISTED_KINDS)
-    page = _page(ctx, found, kinds, found.since, namespace=namespace, limit=limit)
+    """The memories matching the facets, newest first (a soft "recently" window is widened when empty), sessions
+    last for a question of time alone."""
+    page = _page(ctx, found, found.since, namespace=namespace, limit=limit)
     widened = False
     if not page["items"] and found.soft_since:
-        page = _page(ctx, found, kinds, None, namespace=namespace, limit=limit)
+        page = _page(ctx, found, None, namespace=namespace, limit=limit)
         widened = True
     reason = _reason(found, widened)
     results, used = [], 0
@@ -123,12 +141,14 @@ def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: s
         rec = ctx.fetch(parse_id(item["id"]))
         if rec is None:
             continue
-        cost = estimate_tokens(rec["title"]) + estimate_tokens(rec["summary"]) + 12
+        out = public(rec)
+        out.update(score=None, attention=None, relevance=None, superseded_by=item["superseded_by"])
+        if rec["kind"] == "session":   # what it left open (else asked), as the briefing shows a session
+            out["summary"] = headline(rec["body"] or "") or out["summary"]
+        cost = estimate_tokens(out["title"]) + estimate_tokens(out["summary"]) + 12
         if max_tokens and results and used + cost > max_tokens:
             break
         used += cost
-        out = public(rec)
-        out.update(score=None, attention=None, relevance=None, superseded_by=item["superseded_by"])
         if explain:
             out["reason"] = reason
         results.append(out)
