@@ -10,7 +10,7 @@ from supermemory.errors import SupermemoryError, did_you_mean
 from supermemory.mcp.fitting import fit_any
 from supermemory.mcp.protocol import (INVALID_PARAMS, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
                                       TOOL_ARGUMENT_ERRORS_SINCE, JsonRpcError, valid_id)
-from supermemory.mcp.tools import TOOLS, TOOLS_BY_NAME
+from supermemory.mcp.tools import TOOLS, TOOLS_BY_NAME, check_ids
 from supermemory.mcp.validation import validate
 from supermemory.render import fit_bytes
 from supermemory.runtime import import_numpy
@@ -154,6 +154,7 @@ def _tools_call(session, params: dict) -> dict:
                 store.rebuild_search_index()
             except SupermemoryError as exc:   # e.g. locked by another writer: old tokens still work
                 logger.warning("search index rebuild deferred: %s", exc)
+        check_ids(arguments)   # a malformed id fails the call, naming its argument (tools.py: the id rule)
         result = tool.call(session, store, arguments)
     except JsonRpcError:
         raise

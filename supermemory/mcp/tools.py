@@ -11,6 +11,7 @@ from supermemory.settings import DEFAULTS
 from supermemory.errors import InvalidInputError, SupermemoryError
 from supermemory.guide import usage_guide
 from supermemory.mcp.fitting import fit_bodies, fit_list, fit_recall
+from supermemory.store.records import parse_id
 from supermemory.render import (MCP_COMMANDS, briefing_view, render_export, render_forget, render_get,
                                 render_history, render_link, render_list, render_unlink, render_merge, render_recall,
                                 render_remember, render_restore, render_stats, render_update)
@@ -52,6 +53,16 @@ _HIT = _out({**_MEMORY["properties"], "score": _NUM, "attention": _NUM, "feature
              "reason": _STR}, ("id", "kind", "title", "score", "attention"))
 _RECALL_LIMIT = DEFAULTS["recall"]["max_limit"]
 
+# The one rule of the id-taking tools, in their descriptions. A malformed id (not like M12) fails the call
+# (`check_ids`, naming the argument). An id that names no memory here (unknown, another namespace's, forgotten):
+# memory_get, a read of several, answers with the memories found and lists it under `missing`; every other
+# tool acts on the memories it names, so it fails the call and changes nothing.
+_IDS_READ = (" Ids: a malformed one (not like M12) fails the call; one not found here (unknown, in another namespace, "
+             "forgotten) is listed under `missing` beside the memories found, not an error.")
+_IDS_FAIL = " Ids: a malformed or unknown one fails the call (isError)"
+_IDS_WRITE = _IDS_FAIL + " and nothing is changed."
+ID_ARGUMENTS = ("id", "ids", "src", "dst", "keep", "other")
+
 
 def _annotations(read_only: bool, destructive: bool, idempotent: bool) -> dict:
     return {"readOnlyHint": read_only, "destructiveHint": destructive, "idempotentHint": idempotent,
@@ -79,6 +90,24 @@ class Tool:
         return {"name": self.name, "title": self.title, "description": self.description,
                 "inputSchema": self.input_schema, "outputSchema": self.output_schema,
                 "annotations": {"title": self.title, **self.annotations}}
+
+
+def check_ids(arguments: dict) -> None:
+    """Refuse a call whose id arguments hold a malformed id before the store reads anything, naming the argument.
+
+    Raises:
+        InvalidInputError: e.g. "arguments.ids[2]: not a memory id: 'bogus' (expected something like M12)".
+    """
+    for name in ID_ARGUMENTS:
+        value = arguments.get(name)
+        values = value if isinstance(value, list) else [] if value is None else [value]
+        for index, item in enumerate(values):
+            try:
+                parse_id(item)
+            except InvalidInputError:
+                where = f"{name}[{index}]" if isinstance(value, list) else name
+                raise InvalidInputError(f"arguments.{where}: not a memory id: {item!r} (expected something like "
+                                        f"M12)") from None
 
 
 def _kw(args: dict, *names: str) -> dict:
@@ -301,7 +330,7 @@ TOOLS: list[Tool] = [
         title="Get memories",
         description=("Use when a recall or list line is not enough and you need the full text, tags, links and "
                      "version state of specific memories by id. A body too long for one response comes in parts: "
-                     "the note names the call for the next part (one id with `offset`)."),
+                     "the note names the call for the next part (one id with `offset`)." + _IDS_READ),
         input_schema=_obj({"ids": _IDS, "offset": {
             "type": "integer", "minimum": 0,
             "description": "with one id: return its body from this character on (a cut body's note names the "
@@ -340,7 +369,7 @@ TOOLS: list[Tool] = [
         title="Update a memory",
         description=("Use when a stored fact changed or was incomplete: writes a new version that supersedes the "
                      "old one (history kept). Prefer this over storing a contradicting duplicate. Also closes "
-                     "tasks (status done/dropped) and pins or unpins."),
+                     "tasks (status done/dropped) and pins or unpins." + _IDS_WRITE),
         input_schema=_obj({
             "id": _ID,
             "content": {"type": "string", "minLength": 1, "maxLength": DEFAULTS["store"]["max_content_chars"]},
@@ -360,7 +389,7 @@ TOOLS: list[Tool] = [
         title="Version history",
         description=("Use to see how a memory evolved: every version of its chain, oldest first, with the time "
                      "each one was current, who wrote it, what changed (e.g. a task's status open → done), and any "
-                     "secret redacted from a version in place."),
+                     "secret redacted from a version in place." + _IDS_FAIL + "."),
         input_schema=_obj({"id": _ID, "namespace": _NS}, ("id",)),
         output_schema=_out({"id": _STR, "current": _STR, "versions": {"type": "array", "items": _MEMORY},
                             "redactions": {"type": "array", "items": {"type": "object"}},
@@ -374,7 +403,7 @@ TOOLS: list[Tool] = [
         summary="soft-delete wrong or obsolete memories (`hard`: permanent)",
         title="Forget memories",
         description=("Use when a memory is wrong, obsolete or was stored by mistake. Soft delete by default "
-                     "(memory_restore undoes it); hard=true deletes permanently with its history."),
+                     "(memory_restore undoes it); hard=true deletes permanently with its history." + _IDS_WRITE),
         input_schema=_obj({"ids": _IDS, "hard": {"type": "boolean", "default": False,
                                                  "description": "permanent, with history"}, "namespace": _NS},
                           ("ids",)),
@@ -386,7 +415,7 @@ TOOLS: list[Tool] = [
         name="memory_restore",
         summary="undo a forget or an archive sweep",
         title="Restore memories",
-        description="Use to undo memory_forget (soft deletes) or an archive sweep.",
+        description="Use to undo memory_forget (soft deletes) or an archive sweep." + _IDS_WRITE,
         input_schema=_obj({"ids": _IDS, "namespace": _NS}, ("ids",)),
         output_schema=_out({"restored": _STR_LIST}, ("restored",)),
         annotations=_annotations(False, False, True),
@@ -397,7 +426,7 @@ TOOLS: list[Tool] = [
         summary="relate two memories: " + ", ".join(RELATIONS),
         title="Link memories",
         description=("Use when two memories are related in a way worth keeping: one refines, contradicts, "
-                     "depends on or supersedes the other; `remove: true` takes a wrong link back."),
+                     "depends on or supersedes the other; `remove: true` takes a wrong link back." + _IDS_WRITE),
         input_schema=_obj({"src": _ID, "dst": _ID,
                            "relation": {"type": "string", "enum": list(RELATIONS), "default": "related"},
                            "weight": {"type": "number", "minimum": 0, "maximum": 100, "default": 1},
@@ -415,7 +444,8 @@ TOOLS: list[Tool] = [
         title="Merge two memories",
         description=("Use when two memories say the same thing (e.g. a near-duplicate hint from memory_remember): "
                      "closes OTHER into KEEP as a new version of KEEP — tags unioned, links moved, both texts kept "
-                     "in history. Never merge memories that disagree; link them as contradicts instead."),
+                     "in history. Never merge memories that disagree; link them as contradicts instead."
+                     + _IDS_WRITE),
         input_schema=_obj({"keep": _ID, "other": _ID,
                            "content": {"type": "string", "minLength": 1,
                                        "maxLength": DEFAULTS["store"]["max_content_chars"],

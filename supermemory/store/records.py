@@ -43,7 +43,7 @@ def parse_id(value: Any) -> int:
         text = value.strip()
         if text[:1] in ("M", "m"):
             text = text[1:]
-        if text.isdigit() and 0 < len(text) <= 18:
+        if text.isdigit() and 0 < len(text) <= 18 and int(text) > 0:   # ids start at 1: "M0" names none
             return int(text)
     raise InvalidInputError(f"not a memory id: {value!r} (expected something like M12)")
 
