@@ -24,12 +24,27 @@
   TWILIO_AUTH_TOKEN=<hex>`` loses the hex.
 * The last rules, ``password_in_prose`` and ``secret_in_prose``, take a secret
   named in a sentence: a credential word (password, passphrase, secret, token,
-  API key, credential), up to five words, "is" / "was" / ":" / "=" or nothing,
-  then one random-looking run ("the admin password for staging is <v>", "use
-  the password <v> to log in").  The run needs letters, a digit, mixed case or
-  a special character and frequent switches between upper, lower and digits:
-  "the token is stored in Redis", "token is None", "hashed with argon2id",
-  ``token_count``, paths, URLs and placeholders stay.
+  API / access / secret key, credential; 密码, 口令, 令牌, 密钥), up to five
+  words, "is" / "was" / "to" / ":" / "=" (是, 为, 改为, ：) or nothing, then
+  one run ("the admin password for staging is <v>", "set the password to <v>",
+  "数据库密码是<v>").  Named directly (right after the word or a phrase naming
+  it: "for staging", "we use"), the run needs letters with a digit or an inner
+  symbol, and the symbol or three switches between upper, lower and digits
+  ("hunter2Secret!", "Passw0rd", "p@ssword"); otherwise it must look random.
+
+The rule, in every form (YAML, env, JSON, code, prose, Chinese): a value named
+by a credential word goes when it looks like a credential -- any literal after
+``password:`` / ``password=``, mixed letters and digits or symbols after
+"password is / was / to", a long random-looking string under any key-like
+name.  It stays when it is an ordinary word followed by more prose ("password:
+see vault", "the secret: never commit .env files"), a word with a number in
+prose ("the password is hunter2", "Summer2024", "argon2id", "gpt-4o-mini"), a
+placeholder (``<your-password>``, ``****``, ``changeme``: the usual default of
+sample configs), a reference to where the secret lives (``${TOKEN}``,
+``$PGPASSWORD``, ``env:DB_PASSWORD``, ``op://vault/item``, "keychain",
+"1Password") or code: calls, dotted names, annotations (``token:
+Optional[str] = None``; CamelCase ending in a type's word or naming a
+credential, ``token: AccessToken``, not ``password: CorrectHorseBattery9``).
 
 The rules are heuristics tuned to miss few real secrets while leaving ordinary
 prose and code alone: hashes, UUIDs, lockfile checksums, data URIs, words such
@@ -206,6 +221,7 @@ _NOT_A_SECRET = frozenset(
     input prompt ask getpass env environ getenv os var let const
     redacted masked hidden omitted sensitive removed n/a na tbd todo fixme
     sample example dummy placeholder
+    keychain keyring vault 1password lastpass bitwarden keepass keepassxc sops ssm kms doppler infisical
     password passwd pass pwd passphrase passcode secret token key apikey
     api_key api-key secret_key access_token auth_token
     """.split()
@@ -245,6 +261,11 @@ _IDENT_ASSIGN = re.compile(r"[A-Za-z_$][\w.$]*=")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]{0,40}(?:\.[A-Za-z_$][\w$]{0,40})+")
 _CALL = re.compile(r"[A-Za-z_$][\w.$:]*[(\[]")
 _ENV_VAR = re.compile(r"[A-Z_][A-Z0-9_]*")
+# where a secret lives, not the secret: env:DB_PASSWORD, op://Private/db/password, vault:secret/data/db#pw
+_SECRET_REF = re.compile(
+    r"(?i:env|environ|vault|op|ssm|keychain|keyring|file|secrets?|sops|doppler|infisical|gcpsm|awssm)"
+    r"(?::[A-Z_][A-Z0-9_]*|:(?:/{1,2}[\w.@-]+(?:/[\w.@-]+)*|[\w.@-]+(?:/[\w.@-]+)+)(?:#[\w.-]+)?)"
+)
 _PERCENT = re.compile(r"%(?:\([\w.]+\))?[sdr]|%[A-Za-z_]\w*%")
 _SQL_PARAM = re.compile(r"[:@][A-Za-z_]\w*|\?")
 _TEMPLATE = re.compile(r"\{\{|\$\{|\{[A-Za-z_][\w.]*\}")
@@ -278,6 +299,32 @@ def _is_camel_words(v: str) -> bool:
     if sum(1 for w in words if w[0].isupper()) < 2:
         return False
     return sum(len(w) for w in words) * 10 >= len(v) * 6
+
+
+# The last word of a type name: "AccessToken", "PrivateKeyTypes", "SecretStr", "HTTP2ServerConfig".
+_TYPE_WORDS = frozenset(
+    """type types str string bytes int bool dict list set map tuple array option optional result union literal any
+    token tokens key keys secret secrets password passwords passphrase credential credentials cred creds auth
+    config settings options model class info data value values field fields id name kind spec schema provider
+    manager handler client service store base interface protocol object ref response request payload params args
+    input output struct enum pair bundle source factory builder context state entry record hash digest header
+    headers session account identity principal claims scope material handle wrapper alias error callback
+    generator reader writer loader parser validator verifier signer cipher app middleware grant bearer flow scheme
+    adapter backend strategy policy plugin module component view form serializer resource entity event message
+    command query task job worker""".split()
+)
+# a credential's word inside CamelCase: a name such as "OAuth2PasswordBearer" or "CsrfTokenMiddleware"
+_CREDENTIAL_WORDS = frozenset("token password passwd secret key auth oauth credential credentials bearer".split())
+
+
+def _reads_as_type(v: str) -> bool:
+    """CamelCase words ending in a type's word or naming a credential, as an annotation's value does ("token:
+    AccessToken", "key: PrivateKeyTypes", "token: OAuth2PasswordBearer"); "CorrectHorseBattery9" or
+    "CorrectHorseBatteryStaple" after "password:" is a password."""
+    if not _is_camel_words(v):
+        return False
+    words = [w.lower() for w in _VALUE_WORDS.findall(v) if len(w) > 1 and not w.isdigit()]  # past "V3"
+    return bool(words) and (words[-1] in _TYPE_WORDS or not _CREDENTIAL_WORDS.isdisjoint(words))
 
 
 def _is_dotted_name(v: str) -> bool:
@@ -381,6 +428,8 @@ def _keep_value(value: str, *, quoted: bool, family: str) -> bool:
         return True
     if low.startswith("arn:"):  # an AWS resource name, not a credential
         return True
+    if _SECRET_REF.fullmatch(v) and not _has_random_run(v):  # env:DB_PASSWORD, op://Private/db/password
+        return True
     if first == "$":  # ${VAR}, $(cmd), $DB_PASSWORD, $password
         rest = v[1:]
         if not rest or rest[0] in "{(" or _ENV_VAR.fullmatch(rest) or _KEYWORD_IN_VALUE.search(rest):
@@ -427,7 +476,7 @@ def _keep_value(value: str, *, quoted: bool, family: str) -> bool:
         if _SPACE.search(v) and low.split(None, 1)[0] not in ("bearer", "basic", "token"):
             return True
         if _is_wordy(v) and (
-            len(v) < 8 or ("_" in v and not has_keyword) or _is_camel_words(v) or _CAMEL_IDENT.fullmatch(v)
+            len(v) < 8 or ("_" in v and not has_keyword) or _reads_as_type(v) or _CAMEL_IDENT.fullmatch(v)
         ):
             return True
     return False
@@ -472,7 +521,7 @@ def _keep_assignment(m: "re.Match[str]", value: str) -> bool:
         if not sep.strip() and v.lower() in _CLI_WORDS:
             return True
     if colon_only:
-        if rest[:1] == "|" or _is_camel_words(v):  # annotations: "key: PrivateKeyTypes | None"
+        if rest[:1] == "|" or _reads_as_type(v):  # annotations: "key: PrivateKeyTypes | None"
             return True
         if sep == ":" and _FORMAT_SPEC.fullmatch(v):  # f"{token:056d}"
             return True
@@ -564,12 +613,13 @@ _VALUE_GROUPS = ("dq", "sq", "bq", "uq")
 # "api_key" are look-behinds), so candidates are found with str.find.
 _KW_STEMS = ("pass", "pwd", "secret", "token", "key")
 _PASSWORD_KW = r"passw(?:or)?d|passphrase|passcode|pwd|pass(?<![a-z]pass)"
+# "api key: <v>" and "access key: <v>" are written with a space too (in prose and YAML alike)
 _KEY_KW = "key(?:%s)" % "|".join(
     "(?<=%s%skey)" % (prefix, re.escape(joint))
-    for prefix in ("api", "private", "encryption", "signing", "master")
-    for joint in ("", "_", ".", "-")
+    for prefix in ("api", "access", "private", "encryption", "signing", "master")
+    for joint in ("", "_", ".", "-") + ((" ",) if prefix in ("api", "access") else ())
 )
-_TOKEN_KW = r"secret(?:[_.-]?access)?(?:[_.-]?key(?:[_.-]?base)?)?|token|" + _KEY_KW
+_TOKEN_KW = r"secret(?:[ _.-]?access)?(?:[ _.-]?key(?:[_.-]?base)?)?|token|" + _KEY_KW
 _KW = rf"(?P<kw>{_PASSWORD_KW}|{_TOKEN_KW})"
 # a quoted key may close a subscript: env["DB_PASSWORD"] = ...; a bare
 # [token] is a variable used as an index.  "==" and "!=" are comparisons.
@@ -725,15 +775,17 @@ def _keep_generic(m: "re.Match[str]", value: str) -> bool:
 # ---- a credential named in prose: "the admin password for staging is <value>", "use the password <value>" ----
 
 # the credential word, not part of a longer name (token_count, password_reset, passwords_match)
-_PROSE_PASSWORD_KW = r"(?<![a-z0-9])(?:passw(?:or)?d|passphrase|passcode)(?![a-z0-9_-])"
-_PROSE_SECRET_KW = (r"(?<![a-z0-9])(?:secret|token|credential|key(?<=api key)|key(?<=api-key)|key(?<=api_key)"
-                    r"|key(?<=apikey))(?![a-z0-9_-])")
+_PROSE_PASSWORD_KW = r"(?<![a-z0-9])(?P<kw>passw(?:or)?d|passphrase|passcode)(?![a-z0-9_-])"
+_PROSE_SECRET_KW = (r"(?<![a-z0-9])(?P<kw>secret(?:[ _-](?:access[ _-])?key)?|token|credential"
+                    r"|key(?<=api key)|key(?<=api-key)|key(?<=api_key)|key(?<=apikey)"
+                    r"|key(?<=access key)|key(?<=access-key)|key(?<=access_key))(?![a-z0-9_-])")
 # Between word and value: nothing ("use the password <v>"), or up to five words of the same sentence and
-# line ("for staging", "of the ci user") then "is" / "was" / "=" / ":" ("is now", "was changed to").
+# line ("for staging", "of the ci user") then the link ``lk``: "is" / "was" / "to" / "=" / ":" ("is now",
+# "was changed to", "set the password to").
 _PROSE_LINK = (
     # a word taken whole (the look-ahead and back-reference make it atomic: no shorter tries)
     r"(?:(?:[ \t]+(?=(?P<w>[\w'@/-]{1,30}(?:\.[\w'@/-]{1,30}){0,3}))(?P=w)){0,5}?"
-    r"(?:[ \t]+(?:is|was|are|were|equals|becomes|became)"
+    r"(?P<lk>[ \t]+(?:is|was|are|were|equals|becomes|became|to)"
     r"(?:[ \t]+(?:now|still|currently|just|simply|(?:set|changed|reset|rotated)[ \t]+to))?[ \t]*:?"
     r"|[ \t]*(?:=>|->|:=|=|:)))?"
     r"[ \t]+"
@@ -743,36 +795,85 @@ _PROSE_LINK = (
 _PROSE_VALUE = (
     r"[\"'`]?(?P<s>[^\s\"'`<>()\[\]{},;]{7,199}[^\s\"'`<>()\[\]{},;.:?])(?=[.,;:?)\]}\"'`>]*(?:\s|$))"
 )
+# The same in Chinese, where no space need stand around the value: 密码：<v>, 数据库密码是<v>, 口令已改为 <v>.
+_ZH_PASSWORD_KW = r"(?P<kw>密码|密碼|口令)"
+_ZH_SECRET_KW = r"(?P<kw>令牌|密钥|密鑰|秘钥|凭证|凭据|憑證)"
+_ZH_LINK = (r"[ \t]*(?P<lk>[:：=]|(?:现在|目前|已经?|仍然?|还|都|统一)?"
+            r"(?:是|为|為|改为|改為|改成|设为|设置为|设成|换成|換成|更新为)[ \t]*[:：]?)[ \t]*")
+# an ASCII run (a CJK character or full-width punctuation ends it), 4 to 200 characters
+_ZH_VALUE = (r"[\"'`“‘「]?(?P<s>[!#-&*+\-./0-9:=?@A-Z\\^_a-z|~]{3,199}[!#-&*+\-/0-9=@A-Z\\^_a-z|~])"
+             r"(?=[.,;:?)\]}\"'`>”’」]*(?![!-~]))")
 _SPECIAL = re.compile(r"[!#$%^&*+=?~@]")
 # words before the credential word that say the value is not a secret: a public key, a page cursor
 _NOT_SECRET_BEFORE = re.compile(
     r"public|publishable|pagination|continuation|(?<![a-z])(?:next|page|starting|cursor)(?![a-z])", re.IGNORECASE
 )
 _EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+# the first word between credential word and link that still names the credential itself: "the password
+# for staging is", "the token we use is", "the password changed to"
+_DIRECT_LEAD = frozenset(
+    "for of on in at from to we i you they that which used needed set changed reset rotated updated".split()
+)
+
+
+def _named_directly(m: "re.Match[str]") -> bool:
+    """Whether the value follows the credential word and a link ("is", "was", "to", ":", "=") directly or after
+    a phrase that names the credential ("the password for staging is"), not after a noun that names something
+    else about it ("the password hash is", "the token format is")."""
+    if m.group("lk") is None:
+        return False
+    between = m.string[m.end("kw") : m.start("lk")].split()
+    return not between or between[0] in _DIRECT_LEAD
 
 
 def _keep_prose(m: "re.Match[str]", value: str) -> bool:
-    """Keep what a credential word is followed by in prose unless it reads as a random token: letters and a
-    digit, mixed case or a special character, a run that switches between upper, lower and digits five times
-    or more ("Xk9mQ2pLz7Rw!", "here_8Fk2LmQ9xZ"); not a word or version ("argon2id", "v1.2.3-rc4",
-    "Summer2024"), a name (``token_count``, ``OAuth2Token``), code, a path, URL, e-mail address or
-    placeholder.  Reads ``value`` (the original text): the rule matched a lower-cased copy."""
+    """Keep what a credential word is followed by in prose unless it reads as a secret.
+
+    Named directly ("the DB password is <v>", "set the password to <v>", "password for staging: <v>"), a value
+    goes when it has letters and a digit or a symbol inside it, and either the symbol or three switches between
+    upper, lower and digits ("hunter2Secret!", "Passw0rd", "p@ssword", "CorrectHorseBattery9").  Otherwise it
+    must read as a random token: letters and a digit, mixed case or a special character, and five switches or
+    more ("Xk9mQ2pLz7Rw!", "here_8Fk2LmQ9xZ").  Either way a word, version or name with a number ("argon2id",
+    "v1.2.3-rc4", "Summer2024", "hunter2", ``token_count``, ``OAuth2Token``), code, a path, URL, e-mail address
+    or placeholder stays.  Reads ``value`` (the original text): the rule matched a lower-cased copy."""
     v = value
-    if _DIGIT.search(v) is None or re.search(r"[A-Za-z]", v) is None:
-        return True
-    if not ((_UPPER.search(v) and _LOWER.search(v)) or _SPECIAL.search(v)):
-        return True
-    if sum(_class_changes(seg) for seg in _SEGMENTS.findall(v)) < 5:
-        return True
+    direct = _named_directly(m)
+    if re.search(r"[A-Za-z]", v) is None or (not direct and (m.group("lk") or "").strip() == "to"):
+        return True  # "the token is passed to verifyJwt2Token": "to" links only a value named directly
+    if direct:
+        inner = _SPECIAL.search(v.rstrip("!"), 1)  # not "#channel" or "required!"
+        if not (_DIGIT.search(v) or inner):
+            return True
+        if not inner and sum(_class_changes(seg) for seg in _SEGMENTS.findall(v)) < 3:
+            return True
+    else:
+        if _DIGIT.search(v) is None or not ((_UPPER.search(v) and _LOWER.search(v)) or _SPECIAL.search(v)):
+            return True
+        if sum(_class_changes(seg) for seg in _SEGMENTS.findall(v)) < 5:
+            return True
     if "://" in v or v[0] in "/~." or _EMAIL.fullmatch(v) or _DIGEST_LABEL.match(v):
         return True
     # public by design (a Mapbox "pk." or Stripe "pk_" token, one the sentence calls public) or a page cursor
     # ("--next-token <v>", "the next page token is <v>"); ``m.string`` is lower case
     if v.startswith(("pk.", "pk_")) or _NOT_SECRET_BEFORE.search(m.string[max(0, m.start() - 40) : m.start()]):
         return True
-    if _is_camel_words(v) or (_IDENT.fullmatch(v) and all(_wordlike(seg) for seg in v.split("_") if seg)):
+    if _reads_as_type(v) if direct else _is_camel_words(v):
         return True
+    if _IDENT.fullmatch(v) and (not direct or v.lower() == v or v.upper() == v):  # token_count, MAX_TOKENS2
+        if all(_wordlike(seg) for seg in v.split("_") if seg):
+            return True
     return _keep_value(v, quoted=False, family="token")
+
+
+def _keep_zh(m: "re.Match[str]", value: str) -> bool:
+    """密码：<v> and 密码=<v> read as an assignment (``password: <v>``: a literal value goes, words followed by more
+    words, placeholders and references stay); 密码是 <v> as prose (``_keep_prose``)."""
+    if m.group("lk") not in (":", "：", "="):
+        return _keep_prose(m, value)
+    rest = m.string[m.end() : m.end() + 80].lstrip(" \t")
+    if _WORDY.fullmatch(value) and rest and rest[0] != "#":  # 密码: see vault
+        return True
+    return _keep_value(value, quoted=False, family="password" if m.group("kw") in ("密码", "密碼", "口令") else "token")
 
 
 def _token(name: str, kind: str, prefix: str, body: str, *, keep: Optional[Check] = None,
@@ -1166,6 +1267,26 @@ _RULES: tuple[_Rule, ...] = (
         groups=("s",),
         keep=_keep_prose,
     ),
+    _Rule(
+        "password_in_prose",
+        # "数据库密码是 hunter2Secret!", "密码：Xk9mQ2pLz7Rw", "口令已改为Tr0ub4dor&3"
+        _ZH_PASSWORD_KW + _ZH_LINK + _ZH_VALUE,
+        name="password_in_prose_zh",
+        stems=("密码", "密碼", "口令"),
+        lowered=True,
+        groups=("s",),
+        keep=_keep_zh,
+    ),
+    _Rule(
+        "secret_in_prose",
+        # "令牌：<value>", "API 密钥是 <value>"
+        _ZH_SECRET_KW + _ZH_LINK + _ZH_VALUE,
+        name="secret_in_prose_zh",
+        stems=("令牌", "密钥", "密鑰", "秘钥", "凭证", "凭据", "憑證"),
+        lowered=True,
+        groups=("s",),
+        keep=_keep_zh,
+    ),
 )
 
 _UNSHAPED = tuple(rule for rule in _RULES if not rule.shaped)
@@ -1180,8 +1301,10 @@ if len(RULE_KINDS) != len(_RULES) + 1:  # pragma: no cover - a table edit gone w
 REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 
 #: Bump when a rule's keep logic changes in a way the patterns do not show, or the pass reads more of a row
-#: (5: the caller's `source`): stores re-redact themselves once when ``rules_fingerprint()`` changes.
-RULES_VERSION = 5
+#: (5: the caller's `source`; 6: a CamelCase value is an annotation only when it reads as a type, a value named
+#: directly in prose needs no random look, references to where a secret lives stay): stores re-redact
+#: themselves once when ``rules_fingerprint()`` changes.
+RULES_VERSION = 6
 
 
 def rules_fingerprint() -> str:
