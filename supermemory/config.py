@@ -88,6 +88,18 @@ class Config:
             return normalize_namespace(self.explicit_namespace, allow_all=True)
         return namespace_for_dir(self.project_dir or Path.cwd(), home=self.home, record=record)
 
+    def claim_namespace(self, current: str) -> str:
+        """The default namespace a write goes to, its claim recorded: a name is claimed by the first write under
+        it, so the next project with the same folder name gets a hashed name of its own.
+
+        :param current: the default namespace a look gave earlier (when the store opened). Another root may have
+            claimed that name since: then this project's own hashed name is the answer, never the other's. A
+            `current` this project does not derive (a namespace the caller named) is kept, and nothing claimed.
+        """
+        if self.explicit_namespace:
+            return current
+        return claim_for_write(self.project_dir or Path.cwd(), current, home=self.home)
+
 
 def read_config_file(path: Path) -> dict:
     """The settings tree the user wrote in `path` (empty when there is no file), not yet validated.
@@ -476,9 +488,40 @@ def namespace_for_dir(directory: str | os.PathLike, *, home: Path | None = None,
         holds no database (there is no store yet).
     :param record: False: claim nothing, only say which name this root would get (doctor, dry runs).
     """
-    root = project_root(Path(directory))
-    live = root.is_dir()
-    if live:
-        root = main_worktree(root)
+    root, live = _project(directory)
     name, alone = _folder_name(root)
     return name if alone else _claimed(name, root, home, live, record)
+
+
+def _project(directory: str | os.PathLike) -> tuple[Path, bool]:
+    """A directory's project root (a worktree's main repository) and whether that folder exists."""
+    root = project_root(Path(directory))
+    live = root.is_dir()
+    return (main_worktree(root) if live else root), live
+
+
+def _derives(name: str, namespace: str) -> bool:
+    """Whether `namespace` is a name a root whose folder suggests `name` can be given: the name itself (never
+    the shared `global`) or one of its hashed forms."""
+    stem = name[:_NS_MAX_CHARS - 11].rstrip("-.") + "-"
+    hashed = (len(namespace) == len(stem) + 10 and namespace.startswith(stem)
+              and all(c in "0123456789abcdef" for c in namespace[len(stem):]))
+    return hashed or (namespace == name and name not in (GLOBAL_NAMESPACE, ALL_NAMESPACES))
+
+
+def claim_for_write(directory: str | os.PathLike, current: str, *, home: Path | None = None) -> str:
+    """The namespace a write to the default namespace `current` of a project directory goes to, claimed.
+
+    A look (`namespace_for_dir(record=False)`, or any before the database exists) records nothing, so the name
+    is claimed here, by the first write: of two roots with one folder name, the one whose write comes first keeps the name (the claim is an atomic link;
+    the other gets its hashed name). `current` is what a look gave when the store opened: when another root
+    claimed that name since, the answer is this root's own name, so the write never lands in the other
+    project's namespace. A `current` this root would never be given (a namespace the caller chose) is kept.
+
+    :param directory: a folder of the project. :param home: the data dir holding the records.
+    """
+    root, live = _project(directory)
+    name, alone = _folder_name(root)
+    if alone or not _derives(name, current):
+        return current
+    return _claimed(name, root, home, live, record=True)

@@ -1,6 +1,7 @@
 """One client connection: its state (version, client, roots, namespace, store, warm-up) and frame dispatch."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -10,9 +11,10 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, Callable
 
-from supermemory.config import Config, namespace_for_dir
+from supermemory.config import Config
 from supermemory.errors import SupermemoryError
 from supermemory.mcp.methods import HANDLERS
+from supermemory.mcp.tools import TOOLS_BY_NAME
 from supermemory.mcp.protocol import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
                                       JsonRpcError, error_response, loads, valid_id)
 
@@ -73,7 +75,6 @@ class Session:
         self.platform = "mcp"
         self.initialized = False
         self.roots_dir: str | None = None
-        self.roots_namespace: str | None = None
         self._pending: dict[Any, str] = {}
         self._request_seq = 0
         self._roots_deadline: float | None = None   # monotonic time until which tool calls wait for roots
@@ -88,12 +89,28 @@ class Session:
     # namespace and store
 
     def default_namespace(self) -> str:
-        """SUPERMEMORY_NAMESPACE, then the client's first root, then the project dir / cwd."""
-        if self.config.explicit_namespace:
-            return self.config.default_namespace()
-        if self.roots_namespace:
-            return self.roots_namespace
-        return self.config.default_namespace()
+        """SUPERMEMORY_NAMESPACE, then the project's: the client's first root (`apply_root` makes it the config's
+        project dir), then the project dir / cwd. Only looked up: a read never claims a name, the first write
+        does (`settle_namespace`)."""
+        return self.config.default_namespace(record=False)
+
+    def settle_namespace(self, tool_name: Any) -> None:
+        """Before a tool call, the store's default namespace looked up again, and claimed when the tool writes.
+
+        Looked up again: another root with the same folder name may have claimed the name since this session
+        started, and a read must then not show that project's memories as this one's. Claimed at a write: the
+        server resolves its namespace before the database may exist, so only the write can record that this
+        project holds the name (else the next project of that folder name would take it, memories and all).
+        A store the caller opened (`store_factory`) keeps its namespace until a workspace root names one.
+        """
+        tool = TOOLS_BY_NAME.get(tool_name) if isinstance(tool_name, str) else None
+        if (tool is None or not tool.needs_store or self._store is None or self.config.explicit_namespace
+                or (self._custom_factory and self.roots_dir is None)):
+            return
+        namespace = self.default_namespace()
+        if tool.annotations.get("readOnlyHint") is False and not self._custom_factory:
+            namespace = self.config.claim_namespace(namespace)
+        self._store.namespace = namespace
 
     @property
     def cwd(self) -> str:
@@ -177,9 +194,12 @@ class Session:
     def apply_root(self, path: str) -> None:
         """Use a workspace root as the project (unless SUPERMEMORY_NAMESPACE pins one)."""
         self.roots_dir = path
-        self.roots_namespace = namespace_for_dir(path, home=self.config.home)
+        # The root is the project: the store's own claim at a write (`store.namespaces.claim_default`) reads it here.
+        self.config = dataclasses.replace(self.config, project_dir=Path(path))
+        if self._store is not None and not self._custom_factory:
+            self._store.context.config = self.config
         if self._store is not None and not self.config.explicit_namespace:
-            self._store.namespace = self.roots_namespace
+            self._store.namespace = self.default_namespace()
         logger.info("workspace root %s → namespace %s", path, self.default_namespace())
 
     def start_warmup(self) -> None:
@@ -384,6 +404,8 @@ class Session:
             return error_response(request_id, METHOD_NOT_FOUND, "Method not found", method)
         self._look_again = self._look_again or method == "tools/call"
         try:
+            if method == "tools/call":
+                self.settle_namespace(params.get("name"))
             result = handler(self, params)
         except JsonRpcError as exc:
             return None if notification else error_response(request_id, exc.code, exc.message, exc.data)

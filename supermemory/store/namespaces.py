@@ -1,5 +1,9 @@
-"""Which namespaces a read covers and a write may target (project + global; '*' = all)."""
+"""Which namespaces a read covers and a write may target, and the project's name claimed at its first write.
+
+A read covers the project plus global ('*' = all)."""
 from __future__ import annotations
+
+import os
 
 from supermemory.config import ALL_NAMESPACES, GLOBAL_NAMESPACE, normalize_namespace
 from supermemory.errors import InvalidInputError, NamespaceError, did_you_mean
@@ -30,10 +34,9 @@ def for_write(ctx: StoreContext, namespace: str | None, create: bool) -> str:
         NamespaceError: unknown namespace without consent. InvalidInputError: default is '*'.
     """
     if namespace is None:
-        ns = ctx.namespace
-        if ns == ALL_NAMESPACES:
+        if ctx.namespace == ALL_NAMESPACES:
             raise InvalidInputError("the default namespace is '*'; give an explicit namespace to write to")
-        return ns
+        return claim_default(ctx)
     ns = normalize_namespace(namespace)
     if ns in (ctx.namespace, GLOBAL_NAMESPACE) or create:
         return ns
@@ -42,6 +45,20 @@ def for_write(ctx: StoreContext, namespace: str | None, create: bool) -> str:
             f"namespace {ns!r} does not exist yet (current project is {ctx.namespace!r}){near(ctx, ns)}; "
             "pass create_namespace=true (CLI: --create-namespace) to start it")
     return ns
+
+
+def claim_default(ctx: StoreContext) -> str:
+    """The store's default namespace, claimed for its project before a write: opening a store only looks the
+    name up (a read never claims), so without this the first project to write under a folder name would not
+    hold it, and the next one with that folder name would take the name and the memories with it.
+
+    Only the store the data dir's records describe (`config.db_path`) claims; a read-only one writes nothing.
+    When another root claimed the name since the store opened, the default becomes this project's own name.
+    """
+    if ctx.readonly or os.path.abspath(ctx.path) != os.path.abspath(ctx.config.db_path):
+        return ctx.namespace
+    ctx.namespace = ctx.config.claim_namespace(ctx.namespace)
+    return ctx.namespace
 
 
 def for_read(ctx: StoreContext, namespace: str | None, *, must_exist: bool = False) -> list[str] | None:
