@@ -23,8 +23,9 @@ logger = logging.getLogger(__name__)
 
 
 def stats(ctx: StoreContext, *, namespace: str | None = None) -> dict:
-    """Counts by kind and namespace, DB size, embedder, search-log figures."""
-    namespaces = nsm.for_read(ctx, namespace)
+    """Counts by kind and namespace, DB size, embedder, search-log figures; a named namespace that holds no
+    memory is refused as recall and list refuse it (a typo, not an empty project)."""
+    namespaces = nsm.for_read(ctx, namespace, must_exist=True)
     ns_sql, ns_params = nsm.clause(namespaces)
     by_kind = dict(ctx.q(f"SELECT m.kind, count(*) FROM memories m WHERE {LIVE} AND {ns_sql} GROUP BY m.kind",
                          ns_params))
