@@ -29,11 +29,17 @@ def _config(args):
     return load_config()
 
 
-def _store(args, *, namespace: str | None = None):
+def _store(args, *, namespace: str | None = None, claim: bool = False):
+    """The store at the data dir, its default namespace the project's, looked up only: a read (stats, list,
+    recall, …) never claims a name. `claim`: a command that rewrites memories of the project (update, merge)
+    claims it first, as `remember` does at its write."""
     from supermemory.core import MemoryStore
 
     config = _config(args)
-    return MemoryStore(config.db_path, config=config, namespace=namespace)
+    store = MemoryStore(config.db_path, config=config, namespace=namespace)
+    if claim and namespace is None:
+        store.namespace = config.claim_namespace(store.namespace)
+    return store
 
 
 def _ns(args):
@@ -115,7 +121,7 @@ def cmd_history(args) -> int:
 def cmd_update(args) -> int:
     from supermemory.render import text_notes
 
-    with _store(args) as store:
+    with _store(args, claim=True) as store:
         result = store.update(args.id, content=_text(args.content, "content"), title=_text(args.title, "title"),
                               kind=args.kind, tags=args.tag,
                               importance=args.importance, pinned=args.pin, status=args.status,
@@ -333,7 +339,7 @@ def cmd_graph(args) -> int:
 def cmd_merge(args) -> int:
     from supermemory.render import render_merge
 
-    with _store(args) as store:
+    with _store(args, claim=True) as store:
         result = store.merge(args.keep, args.other, content=args.content, namespace=_ns(args))
     _print_json(result) if args.json else say(render_merge(result))
     return 0

@@ -81,9 +81,10 @@ class Config:
         """A copy of one settings section, every key present (defaults from DEFAULTS)."""
         return deep_merge(DEFAULTS.get(name, {}), self.settings.get(name, {}))
 
-    def default_namespace(self, *, record: bool = True) -> str:
-        """Namespace for writes and reads when the caller gives none (`record` False: claim no name, as
-        doctor reports it)."""
+    def default_namespace(self, *, record: bool = False) -> str:
+        """The namespace used when the caller gives none, only looked up: reading must never claim a name, or
+        a `stats` in /tmp would take `tmp` from the project that writes there first (`record` True claims it,
+        as `claim_namespace` does at a write)."""
         if self.explicit_namespace:
             return normalize_namespace(self.explicit_namespace, allow_all=True)
         return namespace_for_dir(self.project_dir or Path.cwd(), home=self.home, record=record)
@@ -370,9 +371,10 @@ def _with_hash(name: str, root: Path) -> str:
 
 
 def _owner(record: Path) -> bytes | None:
+    """The path recorded as holding a name (None: no record, or one that cannot be read)."""
     try:
         return record.read_bytes()
-    except FileNotFoundError:
+    except (OSError, ValueError):
         return None
 
 
@@ -430,11 +432,11 @@ def _claimed(name: str, root: Path, home: Path | None, live: bool, record: bool 
 
     A root whose owner folder is gone takes the name over (a moved project keeps its memories), unless it
     holds a hashed name of its own already: that root is another project, and taking the name would show it
-    the moved project's memories and hide its own. With `record` False nothing is written (doctor, dry runs):
-    the answer is the name a claim would give now."""
+    the moved project's memories and hide its own. With `record` False nothing is written (every read, doctor,
+    dry runs): the answer is the name a claim would give now."""
     home = data_dir() if home is None else Path(home)
     shared = name in (GLOBAL_NAMESPACE, ALL_NAMESPACES)
-    if not (home / DB_FILE).exists():   # no store yet: nothing was read or written under any name
+    if record and not (home / DB_FILE).exists():   # no store to write to: no write claims a name
         return _with_hash(name, root) if shared else name
     records = home / "namespaces"
     mine = os.fsencode(str(root))
@@ -459,10 +461,11 @@ def _claimed(name: str, root: Path, home: Path | None, live: bool, record: bool 
     except (OSError, ValueError):   # a data dir that cannot be read: the name as derived
         if not shared:
             return name
-    if record and live and _owner(records / distinct) is None:
-        moved = _moved_hashed_name(records, name)
+    if live and _owner(records / distinct) is None:
+        moved = _moved_hashed_name(records, name) if records.is_dir() else None
         if moved is not None:   # a project with a hashed name, moved here: its name (and memories) come along
-            _write_record(records / moved, mine, replace=True)
+            if record:
+                _write_record(records / moved, mine, replace=True)
             return moved
     if record and _write_record(records / distinct, mine) and live:   # told once, when first recorded
         why = ("'global' is shared by every project" if shared else f"{name!r} belongs to {os.fsdecode(owner)}")
@@ -477,16 +480,18 @@ def namespace_for_dir(directory: str | os.PathLike, *, home: Path | None = None,
 
     The root is the nearest folder holding `.git`, or for a git worktree its main repository's
     (`main_worktree`). Two roots whose folders share a name (`~/a/backend`, `~/b/backend`) never share a
-    namespace: the first root to use the name keeps it and the other gets `backend-` plus a short hash of
-    its resolved path (`<data dir>/namespaces/<name>` records which root holds a name; a warning says so
-    once). A folder named `global` (the namespace every project reads) gets `global-<hash>`, one with no
-    letter or digit of any script `project-<hash>`; the filesystem root is `root`.
+    namespace: the first root to write under the name keeps it and the other gets `backend-` plus a short hash
+    of its resolved path (`<data dir>/namespaces/<name>` records which root holds a name; a warning says so
+    once). A read only looks (`record` False): it claims nothing and still answers this root's name. A folder
+    named `global` (the namespace every project reads) gets `global-<hash>`, one with no letter or digit of any
+    script `project-<hash>`; the filesystem root is `root`.
 
     :param directory: a folder of the project (need not exist: a past session's folder may be gone, and
         then it never takes over a name, nor is told).
-    :param home: the data dir holding the record (default `data_dir()`); nothing is recorded while it
-        holds no database (there is no store yet).
-    :param record: False: claim nothing, only say which name this root would get (doctor, dry runs).
+    :param home: the data dir holding the record (default `data_dir()`); nothing is claimed while it
+        holds no database (no write has happened).
+    :param record: claim the name (a write: remember, capture, backfill, import-rules); False: claim nothing,
+        only say which name this root has or would get (every read, doctor, dry runs).
     """
     root, live = _project(directory)
     name, alone = _folder_name(root)
@@ -512,8 +517,8 @@ def _derives(name: str, namespace: str) -> bool:
 def claim_for_write(directory: str | os.PathLike, current: str, *, home: Path | None = None) -> str:
     """The namespace a write to the default namespace `current` of a project directory goes to, claimed.
 
-    A look (`namespace_for_dir(record=False)`, or any before the database exists) records nothing, so the name
-    is claimed here, by the first write: of two roots with one folder name, the one whose write comes first keeps the name (the claim is an atomic link;
+    Reads only look (`namespace_for_dir(record=False)`), so the name is claimed here, by the first write: of two
+    roots with one folder name, the one whose write comes first keeps the name (the claim is an atomic link;
     the other gets its hashed name). `current` is what a look gave when the store opened: when another root
     claimed that name since, the answer is this root's own name, so the write never lands in the other
     project's namespace. A `current` this root would never be given (a namespace the caller chose) is kept.

@@ -1,7 +1,9 @@
-"""When a project's derived namespace is claimed: at its first write (CLI, MCP server, hooks).
+"""When a project's derived namespace is claimed: at its first write (CLI, MCP server, hooks), never at a read.
 
-A fresh-user report drives these tests: on a fresh store the MCP server never recorded its claim, so a second
-project with the same folder name took the name, and the first project's memories with it.
+Two fresh-user reports drive these tests. (1) On a fresh store the MCP server never recorded its claim: a
+second project with the same folder name took the name, and the first project's memories with it. (2) Read-only
+commands claimed names: `supermemory stats` in /tmp recorded `namespaces/tmp`. A read still resolves to the name
+its project would get, so it never shows another project's memories as its own.
 """
 from __future__ import annotations
 
@@ -12,7 +14,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers.common import McpClient, subprocess_env
+from supermemory import cli
+from supermemory.config import load_config
+from supermemory.core import MemoryStore
+from supermemory.embed import HashProvider
 
 HASHED = r"-[0-9a-f]{10}"
 CONTENT = "payment gateway timeouts: retry twice, then fail the order"
@@ -154,3 +162,96 @@ def test_an_open_mcp_session_never_reads_or_writes_the_name_another_project_clai
         _end(a)
     assert re.fullmatch("backend" + HASHED, mine["namespace"])
     assert _listed(home, second) == [(written["id"], "backend")]
+
+
+# --- 13. reading never claims a name ---------------------------------------------------------------------
+
+READS = [("stats",), ("list",), ("recall", "deploy steps"), ("get", "M1"), ("history", "M1"), ("graph",),
+         ("briefing",), ("health",), ("index",), ("doctor",)]
+
+
+@pytest.fixture
+def in_folder(tmp_path, isolated_home, monkeypatch):
+    """A store holding one memory written elsewhere, and a plain folder named `tmp` as the current directory."""
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    with MemoryStore(config=load_config(), embedder=HashProvider(), namespace="global") as store:
+        store.remember("deploy steps live in the runbook")
+    folder = tmp_path / "scratch" / "tmp"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def test_read_only_commands_claim_no_namespace(in_folder, isolated_home, capsys):
+    for args in [*READS, ("export", str(in_folder.parent / "out.jsonl"))]:
+        assert cli.main([*args, "--json"]) == 0, args
+        assert not (isolated_home / "namespaces" / "tmp").exists(), f"`supermemory {args[0]}` claimed 'tmp'"
+    capsys.readouterr()
+    assert cli.main(["remember", "a note written in the scratch folder", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["namespace"] == "tmp"
+    assert (isolated_home / "namespaces" / "tmp").read_bytes() == os.fsencode(str(in_folder))
+
+
+def test_a_read_in_a_project_before_its_first_write_is_its_own_name_never_the_owners(tmp_path, isolated_home,
+                                                                                       monkeypatch, capsys):
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    first, second = _git_project(tmp_path, "a", "backend"), _git_project(tmp_path, "b", "backend")
+    monkeypatch.chdir(first)
+    assert cli.main(["remember", CONTENT, "--json"]) == 0
+    monkeypatch.chdir(second)
+    capsys.readouterr()
+    assert cli.main(["list", "--json"]) == 0 and json.loads(capsys.readouterr().out)["items"] == []
+    assert cli.main(["stats", "--json"]) == 0
+    assert re.fullmatch("backend" + HASHED, json.loads(capsys.readouterr().out)["namespace"][0])
+    assert sorted(p.name for p in (isolated_home / "namespaces").iterdir()) == ["backend"]   # looked, not claimed
+
+
+def test_an_open_store_that_only_looked_writes_to_its_own_name_when_another_root_claimed_it_since(home_store):
+    reader, writer = home_store
+    with _store(reader) as r:
+        assert r.namespace == "api"                            # opened: a look, no claim
+        with _store(writer) as w:
+            assert w.remember("written by the other api")["namespace"] == "api"
+        written = r.remember("the reader's first write")
+        assert re.fullmatch("api" + HASHED, written["namespace"]) and r.namespace == written["namespace"]
+        assert [m["title"] for m in r.list()["items"]] == ["the reader's first write"]
+
+
+def test_an_update_claims_the_name_of_an_older_store_s_namespace(tmp_path, isolated_home, monkeypatch, capsys):
+    # A store written before names were recorded: its first root to write (here: an update) keeps the name.
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    isolated_home.mkdir()
+    project = _git_project(tmp_path, "work", "backend")
+    with MemoryStore(config=load_config(), embedder=HashProvider(), namespace="backend") as old:
+        old.remember("The backend listens on port 8443", create_namespace=True)
+    monkeypatch.chdir(project)
+    assert cli.main(["recall", "backend port", "--json"]) == 0
+    assert not (isolated_home / "namespaces" / "backend").exists()
+    assert cli.main(["update", "M1", "--content", "The backend listens on port 9443", "--json"]) == 0
+    assert (isolated_home / "namespaces" / "backend").read_bytes() == os.fsencode(str(project))
+
+
+@pytest.fixture
+def home_store(tmp_path, isolated_home):
+    isolated_home.mkdir()
+    MemoryStore(config=load_config(), embedder=HashProvider()).close()
+    return _git_project(tmp_path, "r", "api"), _git_project(tmp_path, "w", "api")
+
+
+def _store(project: Path) -> MemoryStore:
+    return MemoryStore(config=load_config(cwd=project), embedder=HashProvider())
+
+
+def test_a_moved_project_with_a_hashed_name_reads_under_that_name_before_it_writes(home_store, tmp_path,
+                                                                                   isolated_home):
+    from supermemory.config import namespace_for_dir
+
+    first, second = _git_project(tmp_path, "a", "backend"), _git_project(tmp_path, "b", "backend")
+    assert namespace_for_dir(first) == "backend"
+    hashed = namespace_for_dir(second)
+    moved = tmp_path / "c" / "backend"
+    moved.parent.mkdir()
+    second.rename(moved)
+    assert namespace_for_dir(moved, record=False) == hashed          # a read finds its memories at once
+    assert (isolated_home / "namespaces" / hashed).read_bytes() == os.fsencode(str(second))
+    assert namespace_for_dir(moved) == hashed                        # and its first write takes the name along

@@ -93,16 +93,20 @@ def test_an_existing_store_keeps_its_namespace_for_the_first_root_that_uses_it(t
         assert [m["summary"] for m in store.list()["items"]] == ["The backend listens on port 8443"]
 
 
-def test_a_project_that_only_read_keeps_its_name_when_another_root_writes_first(home, tmp_path):
+def test_a_project_that_only_read_claims_nothing_and_the_first_write_takes_the_name(home, tmp_path):
+    # Reading claims no name (a `stats` in /tmp took `tmp`); the first root to write keeps it, and the one that
+    # only read sees none of its memories afterwards: its reads and its first write are its own hashed name.
     reader, writer = _git_project(tmp_path, "r", "api"), _git_project(tmp_path, "w", "api")
     with _store(home, reader) as r:                                   # SessionStart / recall: no write yet
-        read_as = r.namespace
+        assert r.namespace == "api"
         r.briefing()
+    assert not (home / "namespaces" / "api").exists()
     with _store(home, writer) as w:
-        w.remember("written by the other api")
-        assert w.namespace != read_as
+        assert w.remember("written by the other api")["namespace"] == w.namespace == "api"
     with _store(home, reader) as r:
-        assert r.remember("the reader's first write")["namespace"] == read_as == "api"
+        assert re.fullmatch("api" + HASHED, r.namespace) and r.list()["items"] == []
+        assert r.remember("the reader's first write")["namespace"] == r.namespace
+    assert (home / "namespaces" / "api").read_bytes() == os.fsencode(str(writer))
 
 
 def test_an_explicit_namespace_always_wins(home, tmp_path):
