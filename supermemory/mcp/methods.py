@@ -14,6 +14,7 @@ from supermemory.mcp.tools import TOOLS, TOOLS_BY_NAME, check_ids
 from supermemory.mcp.validation import validate
 from supermemory.render import fit_bytes
 from supermemory.runtime import import_numpy
+from supermemory.store.records import replacements
 
 logger = logging.getLogger(__name__)
 
@@ -155,18 +156,31 @@ def _tools_call(session, params: dict) -> dict:
             except SupermemoryError as exc:   # e.g. locked by another writer: old tokens still work
                 logger.warning("search index rebuild deferred: %s", exc)
         check_ids(arguments)   # a malformed id fails the call, naming its argument (tools.py: the id rule)
-        result = tool.call(session, store, arguments)
+        with replacements() as replaced:
+            result = tool.call(session, store, arguments)
     except JsonRpcError:
         raise
     except SupermemoryError as exc:
         return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
     cap = int(session.config.get("mcp.max_response_bytes"))
+    warnings = replacement_warnings(replaced)
+    if warnings:
+        result["warnings"] = warnings
     if tool.fit is not None:
         result = tool.fit(result, arguments, cap)
     result = fit_any(result, cap)
-    text = fit_bytes(tool.render(result, arguments), cap,
-                     pointer="memory_get with specific ids returns full records")
+    notes = "".join(f"\n({warning})" for warning in warnings)   # kept whole: the text is cut before them
+    text = fit_bytes(tool.render(result, arguments), cap - len(notes.encode("utf-8")),
+                     pointer="memory_get with specific ids returns full records") + notes
     return {"content": [{"type": "text", "text": text}], "structuredContent": result, "isError": False}
+
+
+def replacement_warnings(replaced: dict[str, int]) -> list[str]:
+    """What the agent is told of the characters its arguments held that no UTF-8 text can (lone surrogates, e.g.
+    half an emoji cut by a JavaScript string slice), which the store replaced: only the server's stderr heard of
+    them before, so an agent never knew its text was stored changed."""
+    return [f"{field} held {count} invalid character(s) (lone surrogates), replaced with U+FFFD"
+            for field, count in replaced.items()]
 
 
 def _argument_errors_are_tool_results(session) -> bool:

@@ -86,9 +86,11 @@ class Tool:
     summary: str = ""
 
     def describe(self) -> dict:
-        """The `tools/list` entry."""
+        """The `tools/list` entry; every output may carry `warnings` (methods.py: text a call's arguments held that
+        was stored changed)."""
+        output = {**self.output_schema, "properties": {**self.output_schema["properties"], "warnings": _STR_LIST}}
         return {"name": self.name, "title": self.title, "description": self.description,
-                "inputSchema": self.input_schema, "outputSchema": self.output_schema,
+                "inputSchema": self.input_schema, "outputSchema": output,
                 "annotations": {"title": self.title, **self.annotations}}
 
 

@@ -1,12 +1,14 @@
 """Memory rows: ids, argument validation, the column list, row ↔ record ↔ public dict, vector BLOBs."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import logging
 import math
 import unicodedata
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from supermemory.config import KINDS, TASK_STATUSES
 from supermemory.errors import InvalidInputError
@@ -14,6 +16,9 @@ from supermemory.text import index_text
 from supermemory.timeparse import iso
 
 logger = logging.getLogger(__name__)
+
+# {field: characters replaced} of the texts `clean_text` validated inside `replacements()` (None outside one)
+_REPLACED: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar("replaced_characters", default=None)
 
 LIVE = "m.superseded_by IS NULL AND m.deleted_at IS NULL"
 COLUMNS = ("id", "namespace", "kind", "title", "body", "summary", "tags", "source", "platform", "importance",
@@ -69,8 +74,21 @@ def without_surrogates(text: str) -> str:
     return text
 
 
+@contextlib.contextmanager
+def replacements() -> Iterator[dict[str, int]]:
+    """Collect, per field, the characters `clean_text` replaced with U+FFFD within the block, so that the shell
+    that called the store can tell its caller (stderr reaches no agent); the dict is filled as the block runs."""
+    found: dict[str, int] = {}
+    token = _REPLACED.set(found)
+    try:
+        yield found
+    finally:
+        _REPLACED.reset(token)
+
+
 def clean_text(value: Any, field: str, *, max_chars: int, allow_empty: bool = False) -> str:
-    """Validate user text: a str, no NUL bytes, valid UTF-8 (lone surrogates replaced), bounded.
+    """Validate user text: a str, no NUL bytes, valid UTF-8 (lone surrogates replaced, counted for `replacements`),
+    bounded.
 
     Raises:
         InvalidInputError: wrong type, empty, or too long.
@@ -86,6 +104,9 @@ def clean_text(value: Any, field: str, *, max_chars: int, allow_empty: bool = Fa
     if fixed is not text:
         bad = sum(1 for old, new in zip(text, fixed) if old != new)
         logger.warning("%s held %d character(s) that are not valid UTF-8; stored as U+FFFD", field, bad)
+        collected = _REPLACED.get()
+        if collected is not None:   # the same text validated twice (a recall retried) counts once
+            collected[field] = max(collected.get(field, 0), bad)
         text = fixed
     if not text.strip() and not allow_empty:
         raise InvalidInputError(f"{field} must not be empty")
