@@ -119,14 +119,18 @@ def cmd_history(args) -> int:
 
 
 def cmd_update(args) -> int:
-    from supermemory.render import text_notes
+    from supermemory.render import render_update, text_notes
 
+    if all(v is None for v in (args.content, args.title, args.kind, args.tag, args.importance, args.pin, args.status)):
+        raise SupermemoryError("nothing to update: give --content, --title, --kind, --tag, --importance, "
+                               "--pin/--unpin or --status")
     with _store(args, claim=True) as store:
         result = store.update(args.id, content=_text(args.content, "content"), title=_text(args.title, "title"),
                               kind=args.kind, tags=args.tag,
                               importance=args.importance, pinned=args.pin, status=args.status,
                               namespace=_ns(args), source={"by": "cli"})
-    _print_written(args, result, text_notes(result))
+    unchanged = [render_update(result)] if result["status"] == "unchanged" else []   # else only the id said so
+    _print_written(args, result, unchanged + text_notes(result))
     return 0
 
 
