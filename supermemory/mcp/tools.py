@@ -171,9 +171,15 @@ def _call_merge(session, store, args: dict) -> dict:
     return store.merge(args["keep"], args["other"], **_kw(args, "content", "namespace"))
 
 
+_UPDATE_FIELDS = ("content", "title", "kind", "tags", "importance", "pinned", "status")
+
+
 def _call_update(session, store, args: dict) -> dict:
+    if not any(name in args for name in _UPDATE_FIELDS):   # else the answer would read "unchanged", as if compared
+        raise InvalidInputError("nothing to update: give " + ", ".join(_UPDATE_FIELDS[:-1]) + " or "
+                                + _UPDATE_FIELDS[-1])
     return store.update(args["id"], source={"by": session.platform},
-                        **_kw(args, "content", "title", "kind", "tags", "importance", "pinned", "status", "namespace"))
+                        **_kw(args, *_UPDATE_FIELDS, "namespace"))
 
 
 def _call_history(session, store, args: dict) -> dict:
