@@ -122,3 +122,14 @@ def test_health_pairs_memories_only_within_one_namespace_and_merge_refuses_two(s
             store.merge(keep, other, namespace="*")
     assert store.get(theirs, namespace="*")["memories"][0]["superseded_by"] is None
     assert store.merge(again, mine)["merged"] == mine
+
+
+def test_health_offers_to_keep_the_memory_that_supersedes_the_other(store):
+    # Found by a merge-defect fix: merge refuses to keep a memory the other supersedes, yet health chose the memory
+    # to keep by importance alone and printed that refused command for a corrected pair.
+    old = store.remember(f"The dev proxy is nginx{TAIL}", importance=0.9)["id"]
+    new = store.remember(f"The dev proxy is nginx, replaced{TAIL}", importance=0.2)["id"]
+    store.link(new, old, relation="supersedes")
+    pairs = store.health()["near_duplicates"]
+    assert [(p["canonical"], p["merge"]) for p in pairs] == [(new, f"supermemory merge {new} {old}")]
+    assert store.merge(new, old)["merged"] == old

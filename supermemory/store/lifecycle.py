@@ -345,6 +345,8 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
         for a, b, similarity in zip(first[:max_pairs], second[:max_pairs], cosines[:max_pairs]):
             ra, rb = rows[int(a)], rows[int(b)]
             keep, other = (ra, rb) if (ra[2], ra[3], ra[4]) >= (rb[2], rb[3], rb[4]) else (rb, ra)
+            if versions.supersedes_path(ctx, other[0], keep[0]):   # OTHER holds the newer fact: merge keeps it
+                keep, other = other, keep
             pairs.append({"a": format_id(ra[0]), "b": format_id(rb[0]), "similarity": round(float(similarity), 4),
                           "canonical": format_id(keep[0]), "merge": f"supermemory merge {format_id(keep[0])} "
                                                                     f"{format_id(other[0])}",

@@ -361,7 +361,7 @@ def merge(ctx: StoreContext, keep: Any, other: Any, *, content: str | None = Non
             f"cannot merge {format_id(b['id'])} (namespace {b['namespace']!r}) into {format_id(a['id'])} "
             f"(namespace {a['namespace']!r}): merge joins memories of one namespace; each project keeps its own, "
             f"or `forget` the one that is not needed")
-    newer = _supersedes_path(ctx, b["id"], a["id"])
+    newer = supersedes_path(ctx, b["id"], a["id"])
     if newer:
         through = f" (through {', '.join(format_id(m) for m in newer[1:-1])})" if len(newer) > 2 else ""
         raise InvalidInputError(
@@ -385,7 +385,7 @@ def merge(ctx: StoreContext, keep: Any, other: Any, *, content: str | None = Non
     return {"id": format_id(new_id), "kept": format_id(a["id"]), "merged": format_id(b["id"])}
 
 
-def _supersedes_path(ctx: StoreContext, newer: int, older: int, limit: int = 1000) -> list[int]:
+def supersedes_path(ctx: StoreContext, newer: int, older: int, limit: int = 1000) -> list[int]:
     """The ids from `newer` to `older` along `supersedes` links between live memories (breadth first, the
     shortest), or [] when none leads there: whether the memory kept by a merge is one the other corrects."""
     came_from: dict[int, int | None] = {newer: None}
