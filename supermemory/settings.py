@@ -15,7 +15,7 @@ DEFAULTS: dict[str, Any] = {
     "embedder": {
         "provider": "onnx",          # onnx | hash | openai
         "model": "bge-small-en-v1.5",
-        "allow_hash_fallback": True,  # model missing → hash vectors, with a loud warning
+        "allow_hash_fallback": True,  # model missing: a store already pinned to `hash` keeps using it (warned); any other stays lexical-only
         "threads": 2,
         "openai_base_url": "http://127.0.0.1:8080/v1",
         "openai_model": "text-embedding-3-small",
