@@ -37,7 +37,7 @@ def _store(args, *, namespace: str | None = None, claim: bool = False):
 
     config = _config(args)
     store = MemoryStore(config.db_path, config=config, namespace=namespace)
-    if claim and namespace is None:
+    if claim and namespace is None and not store.context.readonly:   # read-only: the write fails, nothing to claim
         store.namespace = config.claim_namespace(store.namespace)
     return store
 

@@ -439,7 +439,10 @@ def _claimed(name: str, root: Path, home: Path | None, live: bool, record: bool 
     if record and not (home / DB_FILE).exists():   # no store to write to: no write claims a name
         return _with_hash(name, root) if shared else name
     records = home / "namespaces"
-    mine = os.fsencode(str(root))
+    try:
+        mine = os.fsencode(str(root))
+    except UnicodeError:   # a lone surrogate (a roots URI no folder has): nothing to look up or record
+        return _with_hash(name, root) if shared else name
     distinct = _with_hash(name, root)
     owner = None
     try:
