@@ -163,9 +163,12 @@ def _targets(paths: Sequence[str] | None) -> tuple[list[str], list[dict]]:
     return unique, missing
 
 
-def _namespace(path: str) -> str:
+def _namespace(path: str, *, home, record: bool) -> str:
+    """The namespace a rules file's memories go to: the user's own files are global, a project's file names its
+    project as a write there would (claimed only when `record`: a dry run looks without claiming), in the store's
+    own data dir."""
     users = {os.path.realpath(p) for p in user_files()}
-    return GLOBAL_NAMESPACE if path in users else namespace_for_dir(os.path.dirname(path))
+    return GLOBAL_NAMESPACE if path in users else namespace_for_dir(os.path.dirname(path), home=home, record=record)
 
 
 def _title(label: str, rule: Rule) -> str:
@@ -180,7 +183,7 @@ def _source(path: str, rule: Rule) -> dict:
 
 def _import_file(ctx: StoreContext, path: str, dry_run: bool = False) -> dict:
     label = os.path.basename(path)
-    ns = _namespace(path)
+    ns = _namespace(path, home=ctx.config.home, record=not dry_run)
     key = KEY_PREFIX + path
     out = {"path": path, "namespace": ns, "file": label, "rules": 0, "created": 0, "changed": 0, "unchanged": 0,
            "removed": 0, "long_paragraphs": 0}

@@ -1056,3 +1056,19 @@ def test_maintenance_captures_a_session_a_hook_left_owed(tmp_path, home, hash_en
         assert store.maintenance()["sessions_captured"] == 1
         assert store.maintenance()["sessions_captured"] == 0
     assert owed_notes(home) == [] and [row["namespace"] for row in session_rows(home)] == ["shop"]
+
+
+def test_an_owed_capture_claims_its_projects_name_before_another_folder_of_that_name_writes(tmp_path, home, hash_env):
+    # Found by the namespace-claim fix: the owed note only looked the name up, so a second folder named `shop` that
+    # wrote before the retry took the name, and the retried session went into that other project's namespace.
+    from supermemory.core import MemoryStore
+
+    MemoryStore(home / "memory.db", config=load_config(cwd=str(tmp_path))).close()   # an existing store
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = project(tmp_path / "a")
+    hooks._note_owed(load_config(cwd=str(first)), str(claude_copy(tmp_path)), session_id=CLAUDE_SESSION,
+                     platform="claude-code", payload={"cwd": str(first)})
+    assert (home / "namespaces" / "shop").read_text().strip() == str(first.resolve())
+    other = load_config(cwd=str(project(tmp_path / "b")))
+    assert other.default_namespace(record=True).startswith("shop-")

@@ -226,3 +226,20 @@ def test_a_briefing_with_only_the_agents_own_rules_says_so(store, project):
     assert "no memories yet" not in text
     assert "beyond the 2 rule(s) imported from CLAUDE.md, which you load already" in text
     assert "Run ruff" in briefing_view(store.briefing(namespace="shop", platform="codex"))["text"]
+
+
+def test_a_dry_run_claims_no_project_name_and_the_import_claims_it_in_its_own_data_dir(tmp_path, project):
+    # Found by the namespace-claim fix: the dry run claimed the project's name (a look must not), and in the
+    # default data dir instead of the store's own.
+    from conftest import FakeEmbedder
+    from supermemory.config import Config
+    from supermemory.core import MemoryStore
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (project / "AGENTS.md").write_text(CLAUDE_MD, encoding="utf-8")
+    with MemoryStore(home / "memory.db", config=Config(home=home), embedder=FakeEmbedder(), namespace="proj") as s:
+        assert s.import_rules([str(project / "AGENTS.md")], dry_run=True)["created"] == 5
+        assert not (home / "namespaces" / "shop").exists()
+        s.import_rules([str(project / "AGENTS.md")])
+    assert (home / "namespaces" / "shop").read_text().strip() == str(project.resolve())
