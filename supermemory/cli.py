@@ -145,7 +145,7 @@ def cmd_forget(args) -> int:
             return 0
         if not args.ids:
             raise SupermemoryError("give memory ids to forget, or --sweep")
-        result = store.forget(args.ids, hard=args.hard, namespace=_ns(args))
+        result = store.forget(args.ids, hard=args.hard, namespace=_ns(args), by="cli")
     _print_json(result) if args.json else say(render_forget(result, commands=CLI_COMMANDS))
     return 0
 
@@ -154,7 +154,7 @@ def cmd_restore(args) -> int:
     from supermemory.render import render_restore
 
     with _store(args) as store:
-        result = store.restore(args.ids, namespace=_ns(args))
+        result = store.restore(args.ids, namespace=_ns(args), by="cli")
     _print_json(result) if args.json else say(render_restore(result))
     return 0
 

@@ -220,7 +220,9 @@ def test_forget_restore_list_get_link_stats(env):
     assert listed["total"] == 2 and "body" not in listed["items"][0]
     run(["forget", a], env)
     assert json.loads(run(["list", "--json"], env).stdout)["total"] == 1
+    assert "forgotten by cli" in run(["history", a], env).stdout     # who forgot it, as the UI's are
     run(["restore", a], env)
+    assert json.loads(run(["get", a, "--json"], env).stdout)["memories"][0]["source"]["restored_by"] == "cli"
     stats = json.loads(run(["stats", "--json"], env).stdout)
     assert stats["memories"] == 2 and stats["by_kind"]["decision"] == 1
 

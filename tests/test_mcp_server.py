@@ -670,12 +670,16 @@ def test_memory_update_refuses_a_status_on_a_memory_that_is_not_a_task(store):
 
 
 def test_memory_forget_and_restore(store):
+    from supermemory.render import render_history
+
     memory_id = store.remember("Temporary belief", kind="note")["id"]
     forgotten = ok(store, "memory_forget", {"ids": [memory_id]})
     assert forgotten["structuredContent"] == {"forgotten": [memory_id], "hard": False}
     assert store.get([memory_id])["missing"] == [memory_id]
+    assert "forgotten by claude-code" in render_history(store.history(memory_id))   # the client, as update records it
     restored = ok(store, "memory_restore", {"ids": [memory_id]})
     assert restored["structuredContent"]["restored"] == [memory_id]
+    assert store.get(memory_id)["memories"][0]["source"]["restored_by"] == "claude-code"
     hard = ok(store, "memory_forget", {"ids": [memory_id], "hard": True})
     assert hard["structuredContent"]["hard"] is True
     assert "Hard-deleted" in hard["content"][0]["text"]

@@ -187,11 +187,11 @@ def _call_history(session, store, args: dict) -> dict:
 
 
 def _call_forget(session, store, args: dict) -> dict:
-    return store.forget(args["ids"], **_kw(args, "hard", "namespace"))
+    return store.forget(args["ids"], by=session.platform, **_kw(args, "hard", "namespace"))
 
 
 def _call_restore(session, store, args: dict) -> dict:
-    return store.restore(args["ids"], **_kw(args, "namespace"))
+    return store.restore(args["ids"], by=session.platform, **_kw(args, "namespace"))
 
 
 def _call_link(session, store, args: dict) -> dict:
