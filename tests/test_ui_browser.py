@@ -214,3 +214,10 @@ def _walk_through(b: Browser, server: UIServer, store: MemoryStore, ids: dict) -
     b.wait_for("document.getElementById('sweep').textContent.includes('Dry run')")
     b.screenshot(ARTEFACTS / "health.png")
     b.screenshot(ARTEFACTS / "health-full.png", full=True)
+
+    # A merge's step in the timeline names what it took in (it said "no change").
+    merged = store.merge(ids["Deploys go out on Tuesdays"], ids["Production deploys are on Tuesdays"])
+    b.js(f"location.hash = '#/memory/{merged['id']}'")
+    b.wait_for(f"location.hash === '#/memory/{merged['id']}' && document.querySelectorAll('#history li').length")
+    step = b.js("document.querySelector('#history li').textContent")
+    assert "merged in" in step and merged["merged"] in step and "no change" not in step, step

@@ -393,7 +393,12 @@ function timeline(data) {
     list.appendChild(h("li", { class: v.id === data.memory.id ? "version asked" : "version" },
       h("div", { class: "vhead" }, memoryLink(v.id), h("span", { class: "muted" }, " " + (v.valid_from || "")),
         h("span", { class: "vstate" }, state_ + (v.source && v.source.by ? " · by " + v.source.by : ""))),
-      changes.length ? changes : h("div", { class: "muted" }, v === data.versions[0] ? "first version" : "no change"),
+      v.merged_from && v.merged_from.length   // a merge's step says what it took in, never "no change"
+        ? h("div", { class: "change" }, h("span", { class: "field" }, "merged in"), " ",
+          ...v.merged_from.map((id) => memoryLink(id)))
+        : null,
+      changes.length ? changes : v.merged_from && v.merged_from.length ? null
+        : h("div", { class: "muted" }, v === data.versions[0] ? "first version" : "no change"),
       h("details", { class: "vtext" }, h("summary", {}, "text of this version"), h("pre", { class: "body" }, v.body ?? data.memory.body))));
   }
   return list;
