@@ -46,8 +46,10 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
     text = item.get("body") if with_body and item.get("body") else item.get("summary", "")
     title = item.get("title") or ""
     stem = title.strip().rstrip("…").rstrip()
-    if text and stem and text.strip().startswith(stem):
-        rest = text.strip()[len(stem):]
+    rest = text.strip()[len(stem):] if text and stem and text.strip().startswith(stem) else None
+    if rest and not title.strip().endswith("…") and stem[-1].isascii() and stem[-1].isalnum() and rest[0].isalnum():
+        rest = None   # "Deploy" over "Deployment …": the title is a word's start, not the text's lead
+    if rest is not None:
         if title.strip().endswith("…") and rest.strip():
             # The title is the text cut short (often mid-word): show the text once, from its start.
             title, text, max_chars = "", stem + rest, max_chars + len(stem)

@@ -37,6 +37,16 @@ def test_a_title_that_repeats_a_chinese_lead_drops_its_full_width_separator():
     assert line == "- [M6 note] 部署 — 先验证再发布。"
 
 
+def test_a_title_that_is_a_words_start_keeps_the_whole_text():
+    # Found by a fresh-user run: title "Deploy" over "Deployment …" showed "Deploy — ment …".
+    line = memory_line({"id": "M7", "kind": "note", "title": "Deploy", "summary": "Deployment runs from CI nightly."})
+    assert line == "- [M7 note] Deploy — Deployment runs from CI nightly."
+    line = memory_line({"id": "M8", "kind": "note", "title": "Deploy", "summary": "Deploy: CI runs it nightly."})
+    assert line == "- [M8 note] Deploy — CI runs it nightly."
+    cut = memory_line({"id": "M9", "kind": "note", "title": "Deploym…", "summary": "Deployment runs nightly."})
+    assert cut == "- [M9 note] Deployment runs nightly."
+
+
 def test_a_title_that_does_not_start_the_text_keeps_the_whole_text():
     line = memory_line({"id": "M4", "kind": "fact", "title": "Ports", "summary": "The API listens on 8080."})
     assert line == "- [M4 fact] Ports — The API listens on 8080."
