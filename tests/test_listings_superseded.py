@@ -107,3 +107,14 @@ def test_the_cli_list_and_index_mark_a_superseded_memory(tmp_path):
     listed = json.loads(run("list", "--json"))["memories"]
     assert {m["id"]: m["superseded_by"] for m in listed} == {old: new, new: None}
     assert f"[superseded by {new}]" in run("recall", "decisions")
+
+
+def test_get_names_the_memory_that_supersedes_a_live_one(ci):
+    # Found by the listings fix: `get` of a live memory a link supersedes showed its successor only among its links.
+    from supermemory.render import render_get
+
+    s, ids = ci
+    got = s.get(ids["jenkins"])["memories"][0]
+    assert got["superseded_by"] == ids["current"] and "current" not in got
+    assert f"superseded by {ids['current']}" in render_get(s.get(ids["jenkins"]), commands=CLI_COMMANDS)
+    assert s.get(ids["current"])["memories"][0]["superseded_by"] is None
