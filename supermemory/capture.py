@@ -412,6 +412,20 @@ def _text_or_none(record: dict, key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _owed_namespace(ctx: StoreContext, record: dict) -> str | None:
+    """Where an owed session goes: its project's name, claimed now, by this write (the hook that noted it only looked
+    the name up: a hook that ends up storing nothing must claim nothing), so a folder of the same name that wrote
+    in between keeps its name and this session goes to its own project's; the noted name when the note has no
+    folder."""
+    cwd = _text_or_none(record, "cwd")
+    if cwd:
+        try:
+            return namespace_for_dir(cwd, home=ctx.config.home)
+        except OSError:
+            pass
+    return _text_or_none(record, "namespace")
+
+
 def retry_pending(ctx: StoreContext, home, *, min_age: float, deadline: float | None = None,
                   wait_ms: int = 200, step_bytes: int | None = None, limit: int | None = None) -> list[dict]:
     """Capture the sessions whose hooks left a note (`note_pending`), oldest first, each session once.
@@ -442,7 +456,7 @@ def retry_pending(ctx: StoreContext, home, *, min_age: float, deadline: float | 
             result = capture_session(
                 ctx, record["transcript_path"], session_id=_text_or_none(record, "session_id"),
                 platform=_text_or_none(record, "platform"), model=_text_or_none(record, "model"),
-                cwd=_text_or_none(record, "cwd"), namespace=_text_or_none(record, "namespace"), deadline=deadline,
+                cwd=_text_or_none(record, "cwd"), namespace=_owed_namespace(ctx, record), deadline=deadline,
                 step_bytes=step_bytes)
         except (SupermemoryError, OSError, ctx.driver.Error) as exc:
             _failed(note, record, exc)

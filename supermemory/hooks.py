@@ -426,7 +426,7 @@ def _note_owed(config, path, *, session_id, platform, payload) -> Path | None:
         return None
     try:
         return note_pending(config.home, path, session_id=session_id, platform=platform, model=_text(payload, "model"),
-                            cwd=_project_dir(payload), namespace=config.default_namespace(record=True))   # a write
+                            cwd=_project_dir(payload), namespace=config.default_namespace())   # a look: the retry claims
     except OSError as exc:
         logger.debug("cannot note the capture as owed: %s", exc)
         return None

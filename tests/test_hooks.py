@@ -1058,17 +1058,23 @@ def test_maintenance_captures_a_session_a_hook_left_owed(tmp_path, home, hash_en
     assert owed_notes(home) == [] and [row["namespace"] for row in session_rows(home)] == ["shop"]
 
 
-def test_an_owed_capture_claims_its_projects_name_before_another_folder_of_that_name_writes(tmp_path, home, hash_env):
-    # Found by the namespace-claim fix: the owed note only looked the name up, so a second folder named `shop` that
-    # wrote before the retry took the name, and the retried session went into that other project's namespace.
+def test_an_owed_capture_claims_its_projects_name_when_it_writes_not_when_noted(tmp_path, home, hash_env):
+    # A hook that notes a session as owed and then stores nothing must claim no name (a fresh-user run: an empty
+    # transcript's SessionEnd took `backend` from the project that wrote first); the retry claims as it writes, so
+    # when another folder of that name wrote in between, the session goes to its own project's name, not that one.
     from supermemory.core import MemoryStore
 
     MemoryStore(home / "memory.db", config=load_config(cwd=str(tmp_path))).close()   # an existing store
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    first = project(tmp_path / "a")
+    first, second = project(tmp_path / "a"), project(tmp_path / "b")
     hooks._note_owed(load_config(cwd=str(first)), str(claude_copy(tmp_path)), session_id=CLAUDE_SESSION,
                      platform="claude-code", payload={"cwd": str(first)})
-    assert (home / "namespaces" / "shop").read_text().strip() == str(first.resolve())
-    other = load_config(cwd=str(project(tmp_path / "b")))
-    assert other.default_namespace(record=True).startswith("shop-")
+    assert not (home / "namespaces" / "shop").exists()
+    assert load_config(cwd=str(second)).default_namespace(record=True) == "shop"    # b writes first: b's name
+    age_notes(home)
+    assert hooks.run_hook("session-start", stdin=io.StringIO(json.dumps({"cwd": str(tmp_path)})), stdout=io.StringIO(),
+                          budget=120) == 0
+    [row] = session_rows(home)
+    assert row["namespace"].startswith("shop-") and owed_notes(home) == []
+    assert (home / "namespaces" / row["namespace"]).read_text().strip() == str(first.resolve())
