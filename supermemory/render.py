@@ -56,6 +56,8 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
         else:   # a whole title that repeats the text's start: show only the rest
             text = rest.lstrip(" \u3000.。:：—–-,，;；、")   # and its separator, full-width ones too
     text = " ".join(text.split())
+    if text and text in " ".join(title.split()):   # the title holds the whole text ("CLAUDE.md › Style: <rule>")
+        text = ""
     if len(text) > max_chars:
         text = text[: max_chars - 1].rstrip() + "…"
     stale = f"  [superseded by {item['superseded_by']}]" if item.get("superseded_by") else ""

@@ -47,6 +47,15 @@ def test_a_title_that_is_a_words_start_keeps_the_whole_text():
     assert cut == "- [M9 note] Deployment runs nightly."
 
 
+def test_a_title_that_holds_the_whole_text_shows_it_once():
+    # Found by a fresh-user run: an imported rule read "CLAUDE.md › Style: Use ruff format. — Use ruff format." in
+    # list and in every briefing.
+    rule = "Use ruff format (not black) for formatting."
+    line = memory_line({"id": "M1", "kind": "preference", "title": f"CLAUDE.md › Shop rules › Style: {rule}",
+                        "summary": rule})
+    assert line == f"- [M1 preference] CLAUDE.md › Shop rules › Style: {rule}"
+
+
 def test_a_title_that_does_not_start_the_text_keeps_the_whole_text():
     line = memory_line({"id": "M4", "kind": "fact", "title": "Ports", "summary": "The API listens on 8080."})
     assert line == "- [M4 fact] Ports — The API listens on 8080."
