@@ -474,6 +474,16 @@ def test_briefing_json_lists_only_the_memories_its_text_shows(env):
     assert brief["not_shown"]["decisions"] == 6 - len(in_text) and f"…{6 - len(in_text)} more not shown" in brief["text"]
 
 
+def test_index_of_an_empty_store_says_no_memories_as_list_does(env, tmp_path):
+    """`index` on an empty store printed one blank line while `list` said "No memories."; both say it now, and
+    `index --out` still writes a file (that one line), so a MEMORY.md kept up to date by it stays valid."""
+    assert run(["list"], env).stdout == "No memories.\n"
+    assert run(["index"], env).stdout == "No memories.\n"
+    out = tmp_path / "MEMORY.md"
+    assert run(["index", "--out", str(out)], env).stdout.startswith("wrote 0 lines")
+    assert out.read_text(encoding="utf-8") == "No memories.\n"
+
+
 @pytest.mark.parametrize("max_lines", [1, 2, 5, 6])
 def test_index_max_lines_counts_the_and_more_line(env, tmp_path, max_lines):
     """At most `max_lines` lines, the "…and K more" line included; at least one memory: `--max-lines 1` showed only
