@@ -35,6 +35,19 @@ def test_both_readmes_say_how_to_remember_a_long_text_from_stdin():
         assert "supermemory remember - < " in (ROOT / name).read_text(encoding="utf-8"), name
 
 
+def test_both_readmes_state_the_length_limit_of_one_memory():
+    # README said "a megabyte of text is stored in seconds" while remember refuses content over 1,000,000 characters
+    # ("content is too long (1115356 characters; limit 1000000)"): the limit is now stated where long text is.
+    from supermemory.settings import DEFAULTS
+
+    limit = f"{DEFAULTS['store']['max_content_chars']:,}"
+    for name in ("README.md", "README.zh-CN.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        at = text.find("store.max_content_chars")
+        assert at > 0 and limit in text[at - 80:at], name
+        assert "store.write_embed_chunks" in text[at:at + 400], name   # in the paragraph about long text
+
+
 def test_every_mcp_tool_has_a_description_and_is_in_the_readme():
     from supermemory.mcp.tools import TOOLS
 
