@@ -5,8 +5,11 @@ import contextlib
 import dataclasses
 import importlib
 import io
+import os
 import platform
 import sys
+import tempfile
+from pathlib import Path
 
 from supermemory.store import db as dbm
 from supermemory.config import Config
@@ -88,7 +91,9 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
             if config.get("embedder.allow_hash_fallback"):
                 message = (f"embedding model {state}: {fix}; until then recall is "
                            "lexical-only (a database already pinned to the `hash` fallback keeps using it)")
-                warnings.append(message)
+                # Not installed yet (`install.py --no-model`) is a step still to take: a warning. A folder
+                # SUPERMEMORY_MODEL_DIR names without the model, or a damaged model, is broken: not ok.
+                (warnings if missing and config.model_dir_override is None else problems).append(message)
                 report["embedder"]["active"] = "none (lexical-only)"   # a fresh pin never takes the fallback
             else:
                 message = (f"embedding model {state}: {fix} (no fallback: "
@@ -106,6 +111,10 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
         warnings.append("the `hash` embedder is configured: recall quality is much lower than bge-small")
         report["embedder"]["active"] = "hash"
     report["db_exists"] = config.db_path.exists()
+    cannot_store = None if report["db_exists"] else data_dir_problem(config.home)
+    report["data_dir_ok"] = cannot_store is None
+    if cannot_store:
+        problems.append(cannot_store)
     if report["db_exists"] and "driver" in report:
         try:
             from supermemory.core import MemoryStore
@@ -146,6 +155,36 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
     return report
 
 
+def data_dir_problem(home) -> str | None:
+    """Why no database could be created in this data dir, found by trying (a temporary file or folder made and
+    removed at once: doctor leaves nothing behind), or None when it can: a data dir that is a file, or a folder
+    this user cannot write (or cannot create), made doctor say ok while every write failed.
+    """
+    home = Path(home)
+    fix = "or point SUPERMEMORY_HOME at a folder you can write"
+    target = home
+    while not target.exists() and target.parent != target:
+        target = target.parent
+    if not target.is_dir():
+        where = "is a file" if target == home else f"cannot be created: {target} is a file"
+        return f"the data dir {home} {where}, not a folder: nothing can be stored; fix: move {target} aside {fix}"
+    try:
+        if target == home:
+            fd, probe = tempfile.mkstemp(prefix=".doctor-probe-", dir=home)
+            os.close(fd)
+            os.unlink(probe)
+        else:
+            os.rmdir(tempfile.mkdtemp(prefix=".supermemory-doctor-probe-", dir=target))
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        if target == home:
+            return (f"the data dir {home} is not writable ({reason}): nothing can be stored; fix: "
+                    f"`chmod u+w {home}` {fix}")
+        return (f"the data dir {home} cannot be created in {target} ({reason}): nothing can be stored; fix: "
+                f"make {target} writable {fix}")
+    return None
+
+
 def _model_fix(config: Config, missing: bool) -> str:
     """What brings the model back: `model install` for the data dir's own model folder, but not for a folder
     SUPERMEMORY_MODEL_DIR names (install uses that folder as it is and refuses one without the model), so
@@ -181,6 +220,8 @@ def pin_mismatch(config: Config) -> str | None:
 
 def _database_line(report: dict) -> str:
     if not report.get("db_exists"):
+        if report.get("data_dir_ok") is False:
+            return f"database      {report['db_path']} (no database yet, and it cannot be created: see PROBLEM below)"
         return f"database      {report['db_path']} (schema: no database yet, created on first write)"
     if report.get("schema_version") is None:
         return f"database      {report['db_path']} (cannot be opened: see PROBLEM below)"

@@ -225,3 +225,67 @@ def test_a_model_dir_variable_naming_no_model_is_named_as_the_cause_not_model_in
         with pytest.raises(EmbeddingUnavailableError, match=f"SUPERMEMORY_MODEL_DIR={folder} holds no embedding"):
             get_provider(config)
     assert "run `supermemory model install`;" in doctor.render(doctor.run_checks(Config(home=home)))
+
+
+# --- whether anything can be stored at all ----------------------------------------------------------------
+
+def test_a_data_dir_that_is_a_file_is_not_ok_and_exits_one(tmp_path):
+    """`SUPERMEMORY_HOME=<a file> doctor` said "created on first write … ok" (exit 0) while every write failed
+    with "cannot create the database … File exists"; it now names the file and the fix, NOT OK, exit 1."""
+    home = tmp_path / "notadir"
+    home.write_text("")
+    proc = doctor_proc(home, tmp_path)
+    assert proc.returncode == 1, proc.stdout
+    assert f"PROBLEM: the data dir {home} is a file, not a folder: nothing can be stored" in proc.stdout
+    assert "(no database yet, and it cannot be created: see PROBLEM below)" in proc.stdout
+    assert "created on first write" not in proc.stdout and proc.stdout.rstrip().endswith("NOT OK")
+    nested = doctor.run_checks(Config(home=home / "sub", settings=_hash_settings()))
+    assert nested["ok"] is False and nested["data_dir_ok"] is False
+    assert f"the data dir {home / 'sub'} cannot be created: {home} is a file" in nested["problems"][0]
+
+
+def test_a_data_dir_this_user_cannot_write_is_not_ok(home, tmp_path, monkeypatch):
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    report = doctor.run_checks(Config(home=home, settings=_hash_settings()))
+    assert report["ok"] is False and report["problems"] == [
+        f"the data dir {home} is not writable (Permission denied): nothing can be stored; fix: `chmod u+w {home}` "
+        "or point SUPERMEMORY_HOME at a folder you can write"]
+    missing = tmp_path / "not-yet" / "data"
+    [problem] = doctor.run_checks(Config(home=missing, settings=_hash_settings()))["problems"]
+    assert problem.startswith(f"the data dir {missing} cannot be created in {tmp_path} (Permission denied)")
+
+
+def test_doctor_checks_a_data_dir_to_come_without_creating_anything(tmp_path):
+    before = sorted(tmp_path.iterdir())
+    for home in (tmp_path / "later" / "data", tmp_path):   # one to be created, one that exists
+        report = doctor.run_checks(Config(home=home, settings=_hash_settings()))
+        assert report["ok"] is True and report["data_dir_ok"] is True, report["problems"]
+        assert "(schema: no database yet, created on first write)" in doctor.render(report)
+    assert sorted(tmp_path.iterdir()) == before   # the probes are gone, no data dir was made
+
+
+def test_a_model_dir_variable_naming_no_model_is_not_ok_and_exits_one(home, tmp_path):
+    """With SUPERMEMORY_MODEL_DIR=/nonexistent doctor printed the problem and its fix, then `ok` (exit 0): a
+    variable the user must unset or correct is not ok; a model simply not installed yet stays a warning."""
+    proc = doctor_proc(home, tmp_path, SUPERMEMORY_EMBED_PROVIDER="onnx",
+                       SUPERMEMORY_MODEL_DIR=str(tmp_path / "nonexistent"))
+    assert proc.returncode == 1 and proc.stdout.rstrip().endswith("NOT OK"), proc.stdout
+    assert proc.stdout.count("SUPERMEMORY_MODEL_DIR=") == 1
+    fresh = doctor_proc(home, tmp_path, SUPERMEMORY_EMBED_PROVIDER="onnx")
+    assert fresh.returncode == 0 and "embedding model not installed" in fresh.stdout, fresh.stdout
+
+
+def test_a_damaged_model_is_not_ok(home):
+    model_dir = home / "models" / "bge-small-en-v1.5"
+    model_dir.mkdir(parents=True)
+    for name in ("model.onnx", "tokenizer.json"):
+        (model_dir / name).write_bytes(b"not the model")
+    report = doctor.run_checks(Config(home=home))
+    assert report["embedder"]["status"] == "damaged" and report["ok"] is False
+    assert any("supermemory model install" in p for p in report["problems"])
