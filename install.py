@@ -96,6 +96,7 @@ INITIALIZE_REQUEST = (
 LAUNCHER_MARKER = "# supermemory-launcher:"
 LAUNCHER_KIND = "launcher"
 
+MCP_KINDS = ("claude_mcp", "codex_config")   # the files whose supermemory entry a user may write by hand (README)
 KINDS = ("claude_mcp", "claude_hooks", "claude_instructions", "codex_config", "codex_hooks", "codex_instructions")
 
 
@@ -679,6 +680,8 @@ class McpJsonEditor(JsonEditor):
         entry = copy.deepcopy(self.entry)
         old = servers.get(SERVER_NAME)
         entry["env"] = with_their_env(old.get("env") if isinstance(old, dict) else None, entry.get("env", {}))
+        if not entry["env"] and not (isinstance(old, dict) and "env" in old):
+            del entry["env"]  # as README's manual entry and our TOML table: no empty env a user's entry lacks
         servers[SERVER_NAME] = entry
 
     def strip_obj(self, obj):
@@ -1144,7 +1147,10 @@ def install_file(sess: Session, kind: str, path: Path, editor: Editor) -> bool:
         say("!!", f"{path}: {exc}; left untouched. Fix it and re-run install.py.")
         return False
     if old_bytes == new_bytes:
-        say("--", f"unchanged {path}")
+        if not sess.dry_run and adopt_users_entry(sess, kind, path, editor, old_bytes, old_text):
+            say("--", f"unchanged {path} (its supermemory entry, the same as ours, is yours: --uninstall keeps it)")
+        else:
+            say("--", f"unchanged {path}")
         return True
     if old_bytes is not None and read_only(path):
         sess.errors += 1
@@ -1188,6 +1194,28 @@ def install_file(sess: Session, kind: str, path: Path, editor: Editor) -> bool:
 
 # ---------------------------------------------------------------------------
 # launcher: ~/.local/bin/supermemory
+
+
+def adopt_users_entry(sess: Session, kind: str, path: Path, editor: Editor, old_bytes: bytes, old_text: str) -> bool:
+    """Record an MCP entry that was already exactly ours before install as the user's, so --uninstall keeps it.
+
+    Such a file is left unchanged, so without a record uninstall would take the entry for one of our own (a
+    README "Manual registration" written by hand). Backs the file up and records it as install_file records a
+    file it changes, plus users_entry; False when there is nothing to record (or the backup failed).
+    """
+    rec = sess.state.files.get(str(path))
+    if kind not in MCP_KINDS or (rec is not None and rec.get("kind") == kind) or not editor.has_ours(old_text):
+        return False
+    try:
+        backup = sess.backup(path)
+        sess.state.files[str(path)] = {"kind": kind, "created": False, "original_sha256": sha256(old_bytes),
+                                       "backup": str(backup), "original_has_ours": True, "users_entry": True}
+        sess.state.save()
+    except OSError as exc:
+        sess.state.files.pop(str(path), None)
+        say("!!", f"{path}: cannot record it ({exc}); --uninstall would take its supermemory entry for ours.")
+        return False
+    return True
 
 
 def render_launcher(python: str, env: dict[str, str]) -> str:
@@ -1893,18 +1921,22 @@ def do_install(args, paths: Paths) -> int:
 # uninstall
 
 
-def hand_written_entry(sess: Session, kind: str, text: str) -> bool:
-    """Does text register a supermemory MCP server whose command is not this install's Python?"""
+def registered_entry(kind: str, text: str):
+    """The supermemory MCP entry text registers, parsed (None when there is none or it cannot be read)."""
     try:
         if kind == "claude_mcp":
-            entry = json.loads(text)["mcpServers"][SERVER_NAME]
-        elif kind == "codex_config" and _tomllib is not None:
-            entry = _tomllib.loads(text)["mcp_servers"][SERVER_NAME]
-        else:
-            return False
-        command = entry["command"]
+            return json.loads(text)["mcpServers"][SERVER_NAME]
+        if kind == "codex_config" and _tomllib is not None:
+            return _tomllib.loads(text)["mcp_servers"][SERVER_NAME]
     except (ValueError, KeyError, TypeError):
-        return False
+        pass
+    return None
+
+
+def hand_written_entry(sess: Session, kind: str, text: str) -> bool:
+    """Does text register a supermemory MCP server whose command is not this install's Python?"""
+    entry = registered_entry(kind, text)
+    command = entry.get("command") if isinstance(entry, dict) else None
     ours = [p for p in (sess.state.data.get("python"), str(sess.paths.venv_python())) if p]
     return isinstance(command, str) and not any(_same_path(command, p) for p in ours)
 
@@ -1937,9 +1969,13 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
                     orig_text = orig.decode("utf-8")
                     # an entry the user had written by hand (a pipx install's `supermemory mcp`) comes back with
                     # the rest of the file; one an earlier run of this install wrote does not
-                    theirs = not rec.get("original_has_ours") or hand_written_entry(sess, kind, orig_text)
+                    theirs = (not rec.get("original_has_ours") or rec.get("users_entry")
+                              or hand_written_entry(sess, kind, orig_text))
                     if theirs and editor.same(stripped, editor.strip(orig_text)):
                         new_bytes, how = orig, "restored the pre-install bytes of"
+                    elif rec.get("users_entry") and (entry := registered_entry(kind, orig_text)) is not None \
+                            and registered_entry(kind, old_text) == entry:
+                        new_bytes = old_bytes   # the rest changed since; the entry is still the user's own
                 except (ConfigError, UnicodeDecodeError):
                     pass
     except (ConfigError, ValueError) as exc:
@@ -1947,7 +1983,10 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
         say("!!", f"{path}: {exc}; left untouched. Remove the supermemory entries by hand.")
         return
     if not delete and new_bytes == old_bytes:
-        say("--", f"nothing of ours in {path}")
+        if rec and rec.get("users_entry") and editor.has_ours(old_text):
+            say("--", f"kept {path} as it is: its supermemory entry was there before install (yours)")
+        else:
+            say("--", f"nothing of ours in {path}")
         if rec is not None and not sess.dry_run:
             del sess.state.files[key]
         return

@@ -294,3 +294,49 @@ def test_uninstall_still_removes_an_entry_an_earlier_run_of_this_install_had_wri
     assert run_install(home, data, "--claude-only", "--no-hooks", "--no-instructions").returncode == 0
     assert run_install(home, data, "--uninstall").returncode == 0
     assert json.loads((home / ".claude.json").read_text(encoding="utf-8")) == {"theme": "dark"}
+
+
+def _readme_manual_registration(python: str) -> tuple[bytes, bytes]:
+    """README's "Manual registration" blocks (config.toml, ~/.claude.json) with `python` as the venv's Python."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("Manual registration", 1)[1]
+    toml_block, json_block = re.findall(r"```(?:toml|json)\n(.*?)```", readme, re.S)[:2]
+    venv = "/home/you/.supermemory/venv/bin/python"
+    assert venv in toml_block and venv in json_block
+    return (toml_block.replace(venv, python).encode("utf-8"), json_block.replace(venv, python).encode("utf-8"))
+
+
+def test_uninstall_keeps_a_hand_written_entry_identical_to_ours(tmp_path):
+    """Found by a fresh-user run: README's "Manual registration" blocks, written by hand with the real venv path
+    (exactly what install writes), were taken for ours: --uninstall left `{}` and a config.toml of one comment."""
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    toml_bytes, json_bytes = _readme_manual_registration(sys.executable)
+    (home / ".codex" / "config.toml").write_bytes(toml_bytes)
+    (home / ".claude.json").write_bytes(json_bytes)
+    env = dict(os.environ, HOME=str(home), USERPROFILE=str(home), PYTHONPATH=str(ROOT))
+    for name in ("CODEX_HOME", "SUPERMEMORY_HOME"):   # the default data dir: no env in our entries
+        env.pop(name, None)
+
+    def run(*args):
+        res = subprocess.run([sys.executable, str(INSTALL), "--home", str(home), *FAST, *args], env=env,
+                             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        assert res.returncode == 0, res.stdout + res.stderr
+        return res.stdout
+
+    first = run()
+    assert "--uninstall keeps it" in first and "updated" not in first   # nothing of the user's rewritten
+    state = (home / ".supermemory" / "install-state.json").read_bytes()
+    again = run()
+    assert "updated" not in again and (home / ".supermemory" / "install-state.json").read_bytes() == state
+    assert (home / ".codex" / "config.toml").read_bytes() == toml_bytes
+    assert (home / ".claude.json").read_bytes() == json_bytes
+    out = run("--uninstall")
+    assert (home / ".codex" / "config.toml").read_bytes() == toml_bytes, out
+    assert (home / ".claude.json").read_bytes() == json_bytes, out
+    assert sorted(p.name for p in home.iterdir()) == [".claude.json", ".codex", ".supermemory"]
+    run()   # the user edits the file elsewhere after install: their entry still stays
+    (home / ".codex" / "config.toml").write_bytes(toml_bytes + b'\n[mcp_servers.other]\ncommand = "x"\n')
+    assert "its supermemory entry was there before install" in run("--uninstall")
+    assert (home / ".codex" / "config.toml").read_bytes() == toml_bytes + b'\n[mcp_servers.other]\ncommand = "x"\n'
