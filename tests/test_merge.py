@@ -84,7 +84,8 @@ def test_memory_merge_over_mcp_answers_the_refusal_as_a_tool_error(store):
     result = call(store, "memory_merge", {"keep": stale, "other": newer})["result"]
     assert result["isError"] is True
     assert f"{newer} holds the newer fact" in result["content"][0]["text"]
-    assert store.get(stale)["memories"][0]["superseded_by"] is None
+    assert store.conn.execute("SELECT superseded_by FROM memories WHERE id = ?",
+                              (int(stale[1:]),)).fetchone()[0] is None   # not merged (get names the link's successor)
 
 
 def test_a_hard_delete_of_a_merged_memory_erases_the_memories_merged_into_it_too(store, db_path):
@@ -105,3 +106,19 @@ def test_a_hard_delete_of_a_merged_memory_erases_the_memories_merged_into_it_too
             store.history(gone)
     assert "1password" not in " ".join(r[0] for r in store.conn.execute("SELECT tokens FROM fts")).lower()
     check_consistency(db_path)
+
+
+def test_the_history_of_a_merged_away_memory_is_the_history_it_was_merged_into(store):
+    # Found by a fresh-user run: `history M4` after `merge M3 M4` listed only M4 ("current version M6") with no
+    # "merged into" and no M6 line, while `history M3` showed both.
+    keep = store.remember("Use pnpm for installs.")["id"]
+    other = store.remember("pnpm is the package manager.")["id"]
+    older_other = other
+    other = store.update(other, content="pnpm 9 is the package manager.")["id"]
+    merged = store.merge(keep, other)["id"]
+    away, kept = store.history(other), store.history(keep)
+    assert away["current"] == merged and [v["id"] for v in away["versions"]] == [v["id"] for v in kept["versions"]]
+    assert {v["id"] for v in away["versions"]} == {keep, older_other, other, merged}
+    assert next(v for v in away["versions"] if v["id"] == other)["merged_into"] == merged
+    assert "merged_into" not in next(v for v in away["versions"] if v["id"] == older_other)
+    assert f"merged into {merged}" in render_history(away)

@@ -419,19 +419,26 @@ def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict
         NotFoundError: unknown id.
     """
     memory_id = parse_id(id)
-    rec = visible(ctx, memory_id, nsm.for_read(ctx, namespace))
-    root = rec["root_id"] or rec["id"]
+    visible(ctx, memory_id, nsm.for_read(ctx, namespace))
+    current = head(ctx, memory_id)   # a memory merged away lives on in the chain it was merged into: show that one
+    top = ctx.fetch(current)
+    root = top["root_id"] or top["id"]
     rows = ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE id = ? OR root_id = ? ORDER BY valid_from, id",
                  (root, root))
     chain = [r[0] for r in rows]
-    marks = ",".join("?" * len(chain))
-    merged = ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE superseded_by IN ({marks}) AND id NOT IN "
-                   f"({marks}) ORDER BY valid_from, id", chain + chain)
     versions = [public(record(r)) for r in rows]
-    for row in merged:
-        item = public(record(row))
-        item["merged_into"] = item["superseded_by"]
-        versions.append(item)
+    seen, frontier = set(chain), chain
+    while frontier:   # the memories merged in, and their own older versions (their successors lead into the chain)
+        marks = ",".join("?" * len(frontier))
+        found = [r for r in ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE superseded_by IN ({marks}) "
+                                  f"ORDER BY valid_from, id", frontier) if r[0] not in seen]
+        for row in found:
+            item = public(record(row))
+            if row[0] not in chain and parse_id(item["superseded_by"]) in chain:
+                item["merged_into"] = item["superseded_by"]
+            versions.append(item)
+        seen.update(r[0] for r in found)
+        frontier = [r[0] for r in found]
     versions.sort(key=lambda v: (v["valid_from"] or "", int(v["id"][1:])))
     closed_into: dict[str, list[str]] = {}
     for item in versions:
@@ -449,5 +456,5 @@ def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict
     links = [{"src": format_id(s), "dst": format_id(d), "relation": r, "weight": w} for s, d, r, w in ctx.q(
         f"SELECT src, dst, relation, weight FROM links WHERE src IN ({marks}) OR dst IN ({marks}) "
         f"ORDER BY created_at, src, dst", ids + ids)]
-    return {"id": format_id(memory_id), "current": format_id(head(ctx, root)), "versions": versions,
+    return {"id": format_id(memory_id), "current": format_id(current), "versions": versions,
             "redactions": redactions, "links": links}
