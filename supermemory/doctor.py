@@ -156,9 +156,10 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
 
 
 def data_dir_problem(home) -> str | None:
-    """Why no database could be created in this data dir, found by trying (a temporary file or folder made and
-    removed at once: doctor leaves nothing behind), or None when it can: a data dir that is a file, or a folder
-    this user cannot write (or cannot create), made doctor say ok while every write failed.
+    """Why no database could be created in this data dir, so doctor is not ok when every write would fail.
+
+    Found by trying (a temporary file or folder made and removed at once: doctor leaves nothing behind); None
+    when it can. A data dir that is a file, or one this user cannot write or create, made doctor say ok.
     """
     home = Path(home)
     fix = "or point SUPERMEMORY_HOME at a folder you can write"
