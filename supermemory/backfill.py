@@ -1,6 +1,7 @@
 """Backfill: the Claude Code transcripts and Codex rollouts already on disk, found, grouped by session and project, and captured once each.
 
-Discovery reads only the first lines of each file (session id, working directory, first time);
+Discovery reads only the first lines of each file (session id, working directory, first time) and its
+last ones (the session's last activity, which `--since` and `--limit` compare);
 capture goes through `capture.capture_session`, the hooks' path (redaction, digest, version
 chain), with the session's own time and every file of one session (a resumed session's later
 file, subagent transcripts) folded into one memory. Returns plain data; `render.py` shows it.
@@ -21,11 +22,13 @@ from supermemory.store import reads, versions, writes
 from supermemory.store.records import clean_text, content_hash, parse_id
 from supermemory.text import summarize
 from supermemory.store.context import StoreContext
-from supermemory.timeparse import iso, parse_when
+from supermemory.timeparse import from_iso, iso, parse_when
 
 SNIFF_LINES = 40                 # lines read per file to find its session id, folder and time
 SNIFF_BYTES = 512 * 1024         # and at most this much
 STEP_BYTES = 4 * 1024 * 1024     # capture reads a transcript in chunks of this size (bounded memory)
+TAIL_BYTES = 64 * 1024           # the end of a file read for its last timestamp, grown while no line there has one
+TAIL_MAX_BYTES = 4 * 1024 * 1024  # up to this much (a huge last tool output); past it, the first lines' time
 PLATFORMS = ("claude-code", "codex")
 _UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _READ_ERRORS = (SupermemoryError, OSError, ValueError, UnicodeError, RecursionError, MemoryError)
@@ -39,8 +42,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--claude", metavar="DIR", help="Claude Code projects folder (default ~/.claude/projects)")
     parser.add_argument("--codex", metavar="DIR", help="Codex sessions folder (default ~/.codex/sessions)")
     parser.add_argument("--project", metavar="PATH", help="only the sessions of this project")
-    parser.add_argument("--since", help="only sessions active since (30d, ISO date)")
-    parser.add_argument("--limit", type=int, help="at most this many sessions (the newest)")
+    parser.add_argument("--since", help="only sessions active since (30d, ISO date): the last timestamp in their "
+                        "transcripts, or the file's modification time when a transcript has none")
+    parser.add_argument("--limit", type=int, help="at most this many sessions (the most recently active, as --since "
+                        "compares)")
     parser.add_argument("--dry-run", action="store_true", help="show what would be captured; write nothing")
 
 
@@ -60,7 +65,7 @@ class Session:
 
     platform: str
     session_id: str
-    files: list = field(default_factory=list)       # [(path, size, mtime, first time, role)]
+    files: list = field(default_factory=list)       # [(path, size, mtime, first time, role, last activity)]
     cwd: str | None = None
     namespace: str = "root"
     folder_missing: bool = False
@@ -72,6 +77,20 @@ class Session:
     @property
     def mtime(self) -> float:
         return max(f[2] for f in self.files)
+
+    @property
+    def stamped(self) -> bool:
+        """Whether a file of it carries a timestamp, so a plan can say where its activity time comes from."""
+        return any(f[5] is not None for f in self.files)
+
+    @property
+    def active(self) -> float:
+        """When the session was last active (what `--since` and `--limit` compare): a copied file has a new mtime.
+
+        The newest timestamp in its transcripts; the newest modification time only when none carries one.
+        """
+        stamps = [f[5] for f in self.files if f[5] is not None]
+        return max(stamps) if stamps else self.mtime
 
     def ordered_paths(self) -> list[str]:
         """The main transcript first, then the others (resumed parts, subagents) by their first time."""
@@ -98,6 +117,43 @@ def _sniff(path: str) -> list[dict]:
             if budget <= 0:
                 break
     return out
+
+
+def _stamp(obj) -> float | None:
+    """A transcript line's time, so a session is dated by what it did: `timestamp` as epoch seconds, or None."""
+    value = obj.get("timestamp") if isinstance(obj, dict) else None
+    try:
+        return from_iso(value.strip()) if isinstance(value, str) and value.strip() else None
+    except (ValueError, OverflowError):
+        return None
+
+
+def _last_activity(path: str, size: int, head: list[dict]) -> float | None:
+    """When this file's session was last active, read from its end so a huge transcript is never parsed whole.
+
+    The newest timestamp of its complete last lines (the end read backwards, `TAIL_BYTES` growing to
+    `TAIL_MAX_BYTES` while no line there has one) or of its first lines (`head`, already read; an older Codex
+    rollout stamps only its header); None when neither has one. Only lines naming `"timestamp"` are parsed.
+    """
+    found = [t for t in map(_stamp, head) if t is not None]
+    window = TAIL_BYTES
+    with open(path, "rb") as fh:
+        while True:
+            start = max(0, size - window)
+            fh.seek(start)
+            lines = fh.read(size - start).split(b"\n")
+            tail = []
+            for raw in lines[1:] if start else lines:   # the first line of a window that starts mid-file is cut
+                if b'"timestamp"' in raw:
+                    try:
+                        tail.append(_stamp(json.loads(raw.decode("utf-8", errors="replace"))))
+                    except (ValueError, RecursionError):
+                        continue
+            tail = [t for t in tail if t is not None]
+            if tail or start == 0 or window >= TAIL_MAX_BYTES:
+                break
+            window *= 4
+    return max(found + tail) if found or tail else None
 
 
 def _first(objs: list[dict], *getters) -> str | None:
@@ -191,8 +247,9 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
 
     :param claude: Claude Code projects folder (default `default_dirs()`); `codex` likewise.
     :param project: only sessions filed under this project's namespace or folder.
-    :param since: only sessions with a file changed at or after this (`30d`, ISO).
-    :param limit: at most this many (the newest).
+    :param since: only sessions active at or after this (`30d`, ISO): `Session.active`, the last timestamp in
+        their transcripts (the file's modification time for one without any).
+    :param limit: at most this many (the most recently active).
     :param home: the data dir whose namespace records name the projects (`config.namespace_for_dir`); `record`
         False: claim no name (a dry run only looks).
     Raises:
@@ -225,13 +282,14 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
             try:
                 st = os.stat(path)
                 objs = _sniff(path)
+                last = _last_activity(path, st.st_size, objs)
             except OSError as exc:
                 unreadable.append({"path": path, "reason": f"unreadable: {exc.strerror or exc}"})
                 continue
             sid, cwd, when, role = _describe(path, platform, objs)
             slug = os.path.relpath(path, root).split(os.sep)[0] if platform == "claude-code" else ""
             item = sessions.setdefault((platform, sid), Session(platform, sid))
-            item.files.append((os.path.abspath(path), st.st_size, st.st_mtime, when, role))
+            item.files.append((os.path.abspath(path), st.st_size, st.st_mtime, when, role, last))
             if item.cwd is None and cwd:
                 item.cwd = cwd
             item.namespace, item.folder_missing = _namespace(item.cwd, slug, cache, claims)
@@ -241,8 +299,8 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
         wanted = namespace_for_dir(folder, **claims)
         found = [s for s in found if s.namespace == wanted or (s.cwd and (s.cwd == folder or s.cwd.startswith(folder + os.sep)))]
     if start is not None:
-        found = [s for s in found if s.mtime >= start]
-    found.sort(key=lambda s: (-s.mtime, s.platform, s.session_id))
+        found = [s for s in found if s.active >= start]
+    found.sort(key=lambda s: (-s.active, s.platform, s.session_id))
     return (found[:limit] if limit else found), unreadable
 
 
@@ -384,7 +442,8 @@ def plan(ctx: StoreContext, *, claude: str | None = None, codex: str | None = No
         _tally(row, status)
     out = _result(rows, sessions, unreadable, {}, started, True)
     out["sessions_list"] = [{"platform": s.platform, "session": s.session_id, "namespace": s.namespace,
-                             "cwd": s.cwd, "files": len(s.files), "bytes": s.bytes, "modified": iso(s.mtime)}
+                             "cwd": s.cwd, "files": len(s.files), "bytes": s.bytes, "modified": iso(s.mtime),
+                             "active": iso(s.active), "active_from": "transcript" if s.stamped else "file time"}
                             for s in sessions]
     return out
 

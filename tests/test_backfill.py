@@ -296,6 +296,42 @@ def test_project_since_and_limit_select_sessions(store, dirs):
     assert newest["sessions"] == 1 and sessions(store)[0]["namespace"] == "notes"
 
 
+def test_since_and_limit_compare_each_sessions_last_timestamp_not_its_files_mtime(store, dirs):
+    """`--since 30d` took a session 45 days old whose transcript had been copied (a fresh mtime): --since and --limit
+    compared file modification times. They now compare the session's last timestamp (found at the file's end, read
+    further back past a long last line), and a file's mtime only for a transcript without any timestamp."""
+    import time
+    from datetime import datetime, timezone
+
+    now = time.time()
+
+    def ago(days: float) -> str:
+        return datetime.fromtimestamp(now - days * 86400, tz=timezone.utc).strftime("%Y-%m-%d")
+
+    cwd = str(dirs["shop"])
+    ClaudeSession("copied-old", cwd, ago(45)).user("Old session copied from another machine").raw(
+        {"type": "attachment", "content": "x" * 300_000}).write(claude_path(dirs["claude"], cwd, "copied-old"))
+    CodexRollout("0199bbbb-0000-7000-8000-000000000045", cwd, ago(45)).user("Old rollout copied too").write(dirs["codex"])
+    restored = ClaudeSession("restored", cwd, ago(35))   # begun 35 days ago, its first lines all that old
+    for n in range(45):
+        restored.user(f"Early request number {n}")
+    restored.lines += ClaudeSession("restored", cwd, ago(3)).user("Resumed three days ago").lines
+    restored = restored.raw({"type": "attachment", "content": "y" * 300_000}).write(
+        claude_path(dirs["claude"], cwd, "restored"))
+    os.utime(restored, (now - 60 * 86400,) * 2)
+    for sid, days in (("bare-new", 10), ("bare-old", 40)):   # no timestamp in the file: its mtime is all there is
+        path = ClaudeSession(sid, cwd, ago(days)).user(f"Session {sid} without timestamps")
+        path.lines = [{k: v for k, v in line.items() if k != "timestamp"} for line in path.lines]
+        os.utime(path.write(claude_path(dirs["claude"], cwd, sid)), (now - days * 86400,) * 2)
+    plan = store.backfill_plan(claude=str(dirs["claude"]), codex=str(dirs["codex"]), since="30d")
+    chosen = {s["session"]: s for s in plan["sessions_list"]}
+    assert set(chosen) == {"restored", "bare-new"}, chosen
+    assert chosen["restored"]["active"].startswith(ago(3)) and chosen["restored"]["active_from"] == "transcript"
+    assert chosen["bare-new"]["active_from"] == "file time"
+    newest = store.backfill_plan(claude=str(dirs["claude"]), codex=str(dirs["codex"]), limit=2)
+    assert [s["session"] for s in newest["sessions_list"]] == ["restored", "bare-new"]
+
+
 def test_briefing_and_since_see_backfilled_sessions_by_their_own_time(store, dirs):
     cwd = str(dirs["shop"])
     ClaudeSession("old-a", cwd, "2026-03-01").user("Old session about the search indexer").write(
