@@ -242,8 +242,8 @@ def _namespace(cwd: str | None, slug: str, cache: dict, claims: dict) -> tuple[s
 
 def discover(*, claude: str | None = None, codex: str | None = None, project: str | None = None,
              since=None, limit: int | None = None, now: float | None = None, home=None,
-             record: bool = True) -> tuple[list[Session], list[dict]]:
-    """The sessions on disk, newest first, and the files that could not be read.
+             record: bool = True) -> tuple[list[Session], list[dict], dict]:
+    """The sessions on disk, newest first, the files that could not be read, and what the filters left (`selection`).
 
     :param claude: Claude Code projects folder (default `default_dirs()`); `codex` likewise.
     :param project: only sessions filed under this project's namespace or folder.
@@ -252,9 +252,12 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
     :param limit: at most this many (the most recently active).
     :param home: the data dir whose namespace records name the projects (`config.namespace_for_dir`); `record`
         False: claim no name (a dry run only looks).
+    :returns: `selection` says where it looked, the project asked for (its namespace, whether its folder
+        exists, how many sessions matched it) and how many sessions `since` kept, so an empty answer says why.
     Raises:
-        InvalidInputError: an unreadable `since`, a bad `limit`, or none of the `claude` / `codex` folders
-            given exists (one of two missing is listed under the unreadable).
+        InvalidInputError: an unreadable `since`, a bad `limit`, none of the `claude` / `codex` folders given
+            exists (one of two missing is listed under the unreadable), or `project` names a folder that does
+            not exist and no session on disk ran in it (a typo, most likely; a deleted one with sessions is fine).
     """
     now = time.time() if now is None else now
     start = parse_when(since, now)
@@ -294,14 +297,21 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
                 item.cwd = cwd
             item.namespace, item.folder_missing = _namespace(item.cwd, slug, cache, claims)
     found = list(sessions.values())
+    selection: dict = {"roots": [root for root in roots.values() if os.path.isdir(root)], "on_disk": len(found)}
     if project:
         folder = os.path.abspath(os.path.expanduser(project))
         wanted = namespace_for_dir(folder, **claims)
         found = [s for s in found if s.namespace == wanted or (s.cwd and (s.cwd == folder or s.cwd.startswith(folder + os.sep)))]
+        selection.update(project=folder, project_namespace=wanted, project_exists=os.path.isdir(folder),
+                         project_matched=len(found))
+        if not found and not selection["project_exists"]:
+            raise InvalidInputError(f"no such project folder: {folder}, and no transcript on disk matched it "
+                                    f"(no session ran there, none filed under '{wanted}')")
     if start is not None:
         found = [s for s in found if s.active >= start]
+        selection.update(since=iso(start), since_matched=len(found))
     found.sort(key=lambda s: (-s.active, s.platform, s.session_id))
-    return (found[:limit] if limit else found), unreadable
+    return (found[:limit] if limit else found), unreadable, selection
 
 
 def _outcome(ctx: StoreContext, session: Session, stored: dict) -> str:
@@ -396,7 +406,8 @@ def _skip(row: dict, reason: str) -> None:
     row["reasons"][reason] = row["reasons"].get(reason, 0) + 1
 
 
-def _result(rows: dict, sessions: list[Session], unreadable: list, lines: dict, started: float, dry_run: bool) -> dict:
+def _result(rows: dict, sessions: list[Session], unreadable: list, lines: dict, started: float, dry_run: bool,
+            selection: dict) -> dict:
     projects = sorted(rows.values(), key=lambda r: (-r["found"], r["namespace"]))
     totals = {k: sum(r[k] for r in projects) for k in ("found", "captured", "updated", "unchanged", "skipped")}
     return {"dry_run": dry_run, "sessions": totals["found"], **{k: v for k, v in totals.items() if k != "found"},
@@ -404,7 +415,7 @@ def _result(rows: dict, sessions: list[Session], unreadable: list, lines: dict, 
             "projects": projects, "unreadable": unreadable, "lines": lines,
             "missing_folders": [{"namespace": r["namespace"], "paths": r["missing_folders"]}
                                 for r in projects if r["missing_folders"]],
-            "seconds": round(time.monotonic() - started, 3)}
+            "selection": selection, "seconds": round(time.monotonic() - started, 3)}
 
 
 def _check_enabled(ctx: StoreContext) -> None:
@@ -428,7 +439,7 @@ def plan(ctx: StoreContext, *, claude: str | None = None, codex: str | None = No
     """
     started = time.monotonic()
     _check_enabled(ctx)
-    sessions, unreadable = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
+    sessions, unreadable, selection = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
                                     now=ctx.clock(), home=ctx.config.home, record=False)
     rows: dict = {}
     stored: dict = {}
@@ -440,7 +451,7 @@ def plan(ctx: StoreContext, *, claude: str | None = None, codex: str | None = No
             _skip(row, _error(exc))
             continue
         _tally(row, status)
-    out = _result(rows, sessions, unreadable, {}, started, True)
+    out = _result(rows, sessions, unreadable, {}, started, True, selection)
     out["sessions_list"] = [{"platform": s.platform, "session": s.session_id, "namespace": s.namespace,
                              "cwd": s.cwd, "files": len(s.files), "bytes": s.bytes, "modified": iso(s.mtime),
                              "active": iso(s.active), "active_from": "transcript" if s.stamped else "file time"}
@@ -466,7 +477,7 @@ def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None 
     """
     started = time.monotonic()
     _check_enabled(ctx)
-    sessions, unreadable = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
+    sessions, unreadable, selection = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
                                     now=ctx.clock(), home=ctx.config.home)
     rows: dict = {}
     lines: dict = {}
@@ -491,4 +502,4 @@ def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None 
         done_bytes += session.bytes
         if progress:
             progress(index + 1, len(sessions), done_bytes, total_bytes)
-    return _result(rows, sessions, unreadable, lines, started, False)
+    return _result(rows, sessions, unreadable, lines, started, False, selection)

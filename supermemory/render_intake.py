@@ -15,7 +15,8 @@ def render_backfill(result: dict) -> str:
                       str(r["skipped"]), f"{r['bytes'] / 1e6:.1f}") for r in result["projects"]]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-             for row in rows]
+             for row in rows] if result["projects"] else []   # no header over an empty table
+    lines += _selection_notes(result.get("selection") or {}, result["projects"])
     for r in result["projects"]:
         for reason, n in sorted(r["reasons"].items()):
             lines.append(f"  {r['namespace']}: {n} skipped: {reason}")
@@ -38,6 +39,26 @@ def render_backfill(result: dict) -> str:
         lines.append(f"{total}: {result['captured']} captured, {result['updated']} updated, "
                      f"{result['unchanged']} unchanged, {result['skipped']} skipped in {result['seconds']:.1f} s")
     return "\n".join(lines)
+
+
+def _selection_notes(sel: dict, projects: list) -> list[str]:
+    """Why a backfill found what it found, so an empty table never stands alone: no transcript matched the project
+    (or its folder does not exist), none was active since the date, or none is on disk where it looked."""
+    notes = []
+    if sel.get("project"):
+        where = f"the project {sel['project']} (namespace '{sel['project_namespace']}')"
+        if not sel.get("project_matched"):
+            notes.append(f"no transcript matched {where}: no Claude Code or Codex session on disk ran in it")
+        elif not sel.get("project_exists"):
+            notes.append(f"note: the folder {sel['project']} does not exist; its {sel['project_matched']} sessions on "
+                         f"disk are still taken, filed under '{sel['project_namespace']}'")
+    elif not sel.get("on_disk", 1) and not projects:
+        looked = " and ".join(sel.get("roots") or []) or "no folder (none of the default ones exists)"
+        notes.append(f"no Claude Code or Codex transcript found (looked in {looked})")
+    if sel.get("since") and not sel.get("since_matched") and (sel.get("project_matched") or sel.get("on_disk")):
+        notes.append(f"no session active since {sel['since']} (its last timestamp, or its file's modification "
+                     "time when it has none)")
+    return notes
 
 
 def render_import_rules(result: dict, *, errors: bool = True) -> str:

@@ -332,6 +332,34 @@ def test_since_and_limit_compare_each_sessions_last_timestamp_not_its_files_mtim
     assert [s["session"] for s in newest["sessions_list"]] == ["restored", "bare-new"]
 
 
+def test_a_project_no_transcript_matched_is_said_not_shown_as_an_empty_table(store, dirs, tmp_path):
+    """`backfill --project /path/that/does/not/exist` printed an empty table and "0 sessions", nothing else. A folder
+    that does not exist with no session is now refused; an existing one with none says no transcript matched it;
+    a deleted folder whose sessions are still on disk is a note, and those sessions are taken."""
+    from supermemory.errors import InvalidInputError
+    from supermemory.render_intake import render_backfill
+
+    cwd = str(dirs["shop"])
+    ClaudeSession("shop-1", cwd, "2026-09-01").user("Add a retry to the payment client").write(
+        claude_path(dirs["claude"], cwd, "shop-1"))
+    CodexRollout("0199cccc-0000-7000-8000-000000000001", dirs["gone"], "2026-09-02").user(
+        "Move the gone-app cron jobs to systemd").write(dirs["codex"])
+    typo = tmp_path / "path" / "that" / "does" / "not" / "exist"
+    for call in (store.backfill_plan, store.backfill):
+        with pytest.raises(InvalidInputError, match=f"no such project folder: {typo}, and no transcript"):
+            call(claude=str(dirs["claude"]), codex=str(dirs["codex"]), project=str(typo))
+    text = render_backfill(store.backfill_plan(claude=str(dirs["claude"]), codex=str(dirs["codex"]),
+                                               project=str(dirs["notes"])))
+    assert text.splitlines()[0] == (f"no transcript matched the project {dirs['notes']} (namespace 'notes'): "
+                                    "no Claude Code or Codex session on disk ran in it")
+    assert not text.startswith("project")   # no empty table
+    gone = run(store, dirs, project=dirs["gone"])
+    assert gone["captured"] == 1 and f"note: the folder {dirs['gone']} does not exist; its 1 sessions" \
+        in render_backfill(gone)
+    late = render_backfill(store.backfill_plan(claude=str(dirs["claude"]), codex=str(dirs["codex"]), since="2027-01-01"))
+    assert "no session active since 20" in late and not late.startswith("project")
+
+
 def test_briefing_and_since_see_backfilled_sessions_by_their_own_time(store, dirs):
     cwd = str(dirs["shop"])
     ClaudeSession("old-a", cwd, "2026-03-01").user("Old session about the search indexer").write(
