@@ -295,8 +295,9 @@ def _parse_header(s: str) -> tuple[list[str], bool]:
     return parts, is_array
 
 
-def _scan_value(s: str, i: int, ml: str | None, depth: int) -> tuple[str | None, int]:
-    """Advance over value text, tracking open multi-line strings and bracket depth."""
+def _scan_value(s: str, i: int, ml: str | None, depth: int) -> tuple[str | None, int, int]:
+    """Advance over value text, tracking open multi-line strings and bracket depth; also where it stopped (a
+    comment's `#`, else the end)."""
     n = len(s)
     while i < n:
         if ml is not None:
@@ -314,7 +315,7 @@ def _scan_value(s: str, i: int, ml: str | None, depth: int) -> tuple[str | None,
                 if j < 0:
                     j = n
             if j >= n:
-                return ml, depth
+                return ml, depth, n
             i = j + 3
             extra = 0
             while i < n and s[i] == ml[0] and extra < 2:  # up to two quotes may end the content
@@ -324,7 +325,7 @@ def _scan_value(s: str, i: int, ml: str | None, depth: int) -> tuple[str | None,
             continue
         c = s[i]
         if c == "#":
-            break
+            return ml, depth, i
         if c == '"':
             if s.startswith('"""', i):
                 ml, i = '"""', i + 3
@@ -342,7 +343,7 @@ def _scan_value(s: str, i: int, ml: str | None, depth: int) -> tuple[str | None,
         elif c in "]}":
             depth = max(0, depth - 1)
         i += 1
-    return ml, depth
+    return ml, depth, n
 
 
 class _Region:
@@ -364,7 +365,7 @@ def toml_regions(text: str) -> tuple[list[str], list[_Region]]:
         body = line.rstrip("\r\n")
         cur = regions[-1]
         if ml is not None or depth > 0:
-            ml, depth = _scan_value(body, 0, ml, depth)
+            ml, depth, _ = _scan_value(body, 0, ml, depth)
             cur.content_end = idx + 1
             cur.spans[-1][1] = idx + 1
             continue
@@ -383,7 +384,7 @@ def toml_regions(text: str) -> tuple[list[str], list[_Region]]:
             raise TomlSyntaxError(f"line {idx + 1}: expected `key = value`")
         cur.keys.append(key)
         cur.spans.append([idx, idx + 1])
-        ml, depth = _scan_value(s, i + 1, None, 0)
+        ml, depth, _ = _scan_value(s, i + 1, None, 0)
         cur.content_end = idx + 1
     if ml is not None:
         raise TomlSyntaxError("unterminated multi-line string")
@@ -393,25 +394,41 @@ def toml_regions(text: str) -> tuple[list[str], list[_Region]]:
     return lines, regions
 
 
-# The keys of [mcp_servers.supermemory] install.py writes (render_codex_table); the rest there is the user's.
+# The keys of [mcp_servers.supermemory] install.py writes (codex_entry); the rest there is the user's.
 OUR_TOML_KEYS = ("command", "args", "env", "startup_timeout_sec")
+OUR_TABLE = ["mcp_servers", SERVER_NAME]
 
 
 def _our_path(path) -> bool:
-    return path is not None and list(path[:2]) == ["mcp_servers", SERVER_NAME]
+    return path is not None and list(path[:2]) == OUR_TABLE
 
 
-def _check_toml_conflicts(regions: list[_Region]) -> None:
-    for r in regions:
-        if r.path is None:
-            if any(k[0] == "mcp_servers" for k in r.keys):
-                raise ConfigError("mcp_servers is defined with dotted/inline keys at the top level; "
-                                  "move it to [mcp_servers.<name>] tables or add the server by hand")
-        elif list(r.path) == ["mcp_servers"]:
-            if r.is_array:
-                raise ConfigError("[[mcp_servers]] is an array of tables; cannot add [mcp_servers.supermemory]")
-            if any(k[0] == SERVER_NAME for k in r.keys):
-                raise ConfigError("[mcp_servers] defines supermemory with dotted keys; remove it and re-run")
+def codex_entry(command: str, args: list[str], env: dict[str, str]) -> dict:
+    """Our [mcp_servers.supermemory] values as data, so the table can be written whole or edited key by key (no env
+    when empty; the order is the table's)."""
+    entry: dict = {"command": command, "args": list(args)}
+    if env:
+        entry["env"] = dict(env)
+    entry["startup_timeout_sec"] = CODEX_STARTUP_TIMEOUT_SEC
+    return entry
+
+
+def toml_value(value) -> str:
+    """Render one of our values (string, integer, list, inline table) as TOML, so one key can be rewritten alone."""
+    if isinstance(value, str):
+        return toml_string(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }" if value else "{}"
+    raise TypeError(f"no TOML form for {type(value).__name__}")
+
+
+def render_codex_table(command: str, args: list[str], env: dict[str, str]) -> str:
+    entry = codex_entry(command, args, env)
+    return "\n".join([f"[mcp_servers.{SERVER_NAME}]"] + [f"{k} = {toml_value(v)}" for k, v in entry.items()]) + "\n"
 
 
 def toml_validate(text: str) -> None:
@@ -425,37 +442,164 @@ def toml_validate(text: str) -> None:
             raise ConfigError(f"not valid TOML ({exc})") from None
 
 
-def toml_upsert_table(text: str, table: str) -> str:
-    """Put our [mcp_servers.supermemory] table into text, touching nothing else."""
+def _unsupported_form(regions: list[_Region]) -> tuple[str, str] | None:
+    """Name a form of mcp_servers install.py will not edit, since rewriting it would restructure what the user wrote.
+
+    Only [mcp_servers.supermemory] tables are edited in place; an inline table, dotted keys or an array of tables
+    is named instead: (why, what to do), or None when the file can be edited.
+    """
+    table = "or move it to a [mcp_servers.supermemory] table"
+    for r in regions:
+        if r.path is None:
+            for k in r.keys:
+                if k[:2] == OUR_TABLE:
+                    return "mcp_servers.supermemory is set with dotted keys at the top level (mcp_servers.supermemory.… = …)", table
+                if k[0] == "mcp_servers":
+                    form = "an inline table" if len(k) == 1 else "dotted keys"
+                    return (f"mcp_servers is {form} at the top level ({'.'.join(k)} = …)",
+                            "or move your servers to [mcp_servers.<name>] tables")
+        elif list(r.path) == ["mcp_servers"]:
+            if r.is_array:
+                return "[[mcp_servers]] is an array of tables, not the [mcp_servers.<name>] tables Codex reads", \
+                    "in a [mcp_servers.supermemory] table"
+            for k in r.keys:
+                if k[0] == SERVER_NAME:
+                    form = "as an inline table (supermemory = { … })" if len(k) == 1 else "with dotted keys (supermemory.… = …)"
+                    return f"[mcp_servers] defines supermemory {form}", table
+        elif _our_path(r.path) and r.is_array:
+            return f"[[{'.'.join(r.path)}]] is an array of tables", "in one [mcp_servers.supermemory] table instead"
+    return None
+
+
+def _parsed_entry(text: str):
+    """Read our server's entry with tomllib, so values are compared by meaning, not spelling (None: none, or no tomllib)."""
+    if _tomllib is None:
+        return None
+    try:
+        entry = _tomllib.loads(text).get("mcp_servers", {}).get(SERVER_NAME)
+    except Exception:  # noqa: BLE001 - tomllib.TOMLDecodeError; toml_validate reports it
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def _says_ours(text: str, entry: dict) -> bool:
+    """Tell whether the entry already holds our values (its env may have more), so a form we cannot edit needs no edit."""
+    have = _parsed_entry(text)
+    if have is None:
+        return False
+    env = have.get("env", {})
+    return all(have.get(k) == v for k, v in entry.items() if k != "env") and \
+        isinstance(env, dict) and all(env.get(k) == v for k, v in entry.get("env", {}).items())
+
+
+def _value_parts(lines: list[str], span) -> tuple[str, str, list[str]]:
+    """Split a key's lines into the text before its value, the value and each line's comment, so none is lost."""
+    a, b = span
+    first = lines[a].rstrip("\r\n")
+    _, i = _parse_key(first, 0)
+    start = _skip_ws(first, i + 1)
+    value, comments, ml, depth = [], [], None, 0
+    for idx in range(a, b):
+        s = lines[idx].rstrip("\r\n")
+        pos = start if idx == a else 0
+        ml, depth, stop = _scan_value(s, pos, ml, depth)
+        cut = pos + len(s[pos:stop].rstrip()) if stop < len(s) else len(s)
+        value.append(s[pos:cut])
+        comments.append(s[cut:])
+    return first[:start], "\n".join(value).strip(), comments
+
+
+def _set_value(lines: list[str], span, value: str, nl: str) -> None:
+    """Replace the value of the key on lines[span] in place, so its spelling, indentation and every comment stay (a
+    comment inside a multi-line value moves above the key)."""
+    a, b = span
+    prefix, _, comments = _value_parts(lines, span)
+    indent = prefix[: len(prefix) - len(prefix.lstrip())]
+    ending = lines[b - 1][len(lines[b - 1].rstrip("\r\n")):]
+    above = [indent + c.strip() + nl for c in comments[1:] if c.strip()]   # comments inside a multi-line value
+    lines[a:b] = [*above, prefix + value + comments[0] + ending]
+
+
+def _set_key(text: str, table: list[str], key: list[str], value, nl: str) -> str:
+    """Set key = value in the table at path `table` by editing (or adding) that one line, so nothing else moves."""
+    lines, regions = toml_regions(text)
+    region = next(r for r in regions if r.path is not None and list(r.path) == table and not r.is_array)
+    have = _parsed_entry(text)
+    if have is not None:
+        for part in table[2:] + key:
+            have = have.get(part, None) if isinstance(have, dict) else None
+        if have == value:
+            return text
+    spans = [span for k, span in zip(region.keys, region.spans) if k == key]
+    if spans:
+        if have is None and _value_parts(lines, spans[0])[1] == toml_value(value):
+            return text
+        if have is None and key == ["env"] and _tomllib is None:
+            raise ConfigError("cannot read the env = { … } of [mcp_servers.supermemory] without tomllib (Python "
+                              f"3.11+), so it is not rewritten; add {toml_value(value)[2:-2]} to it yourself")
+        _set_value(lines, spans[0], toml_value(value), nl)
+        return "".join(lines)
+    # after the last line of ours (of the same dotted env.NAME keys) in that table, else right after its header
+    owned = [span for k, span in zip(region.keys, region.spans)
+             if (k[0] == key[0] if len(key) > 1 else table != OUR_TABLE or k[0] in OUR_TOML_KEYS)]
+    idx = owned[-1][1] if owned else region.start + 1
+    if idx > 0 and not lines[idx - 1].endswith("\n"):
+        lines[idx - 1] += nl
+    lines.insert(idx, ".".join(toml_key(k) for k in key) + " = " + toml_value(value) + nl)
+    return "".join(lines)
+
+
+def _env_edits(text: str, regions: list[_Region], env: dict[str, str]) -> list[tuple[list[str], list[str], object]]:
+    """Plan our env variables in the form the user's env already has, so that form is never restructured.
+
+    A [….env] table, env.NAME keys or one env = { … }; (table, key, value) for each edit.
+    """
+    if not env:
+        return []
+    if any(r.path is not None and list(r.path) == OUR_TABLE + ["env"] for r in regions):
+        return [(OUR_TABLE + ["env"], [k], v) for k, v in env.items()]   # a [mcp_servers.supermemory.env] table
+    main = next(r for r in regions if r.path is not None and list(r.path) == OUR_TABLE)
+    if any(k[0] == "env" and len(k) > 1 for k in main.keys):
+        return [(OUR_TABLE, ["env", k], v) for k, v in env.items()]      # env.NAME = … lines
+    have = _parsed_entry(text) or {}
+    return [(OUR_TABLE, ["env"], with_their_env(have.get("env"), env))]  # env = { … }, or none yet
+
+
+def toml_upsert_table(text: str, entry: dict) -> str:
+    """Put our [mcp_servers.supermemory] values into text, editing only the lines of the keys we own.
+
+    Comments, the user's other keys and subtables, and the form their env has (a [….env] table, an inline
+    table, env.NAME keys) all stay; a form that cannot be edited that way is refused with what to change.
+    """
     nl = newline_of(text)
     try:
         lines, regions = toml_regions(text)
+        unsupported = _unsupported_form(regions)
+        if unsupported:
+            if _says_ours(text, entry):
+                return text
+            why, instead = unsupported
+            ours = ", ".join(f"{k} = {toml_value(v)}" for k, v in entry.items())
+            raise ConfigError(f"{why}, which install.py does not rewrite (it edits only a [mcp_servers.supermemory] "
+                              f"table, never restructures yours); give supermemory these values there yourself: "
+                              f"{ours} ({instead})")
+        ours = [r for r in regions if _our_path(r.path)]
+        if not ours:   # a new table after the last mcp_servers one (or at the end), our values in it
+            return _append_table(lines, regions, render_codex_table(entry["command"], entry["args"], entry.get("env", {})), nl)
+        if not any(list(r.path) == OUR_TABLE for r in ours):   # only subtables of ours: our header before them
+            text = "".join(_insert_block(lines, ours[0].start, [f"[mcp_servers.{SERVER_NAME}]" + nl, nl], nl))
+            lines, regions = toml_regions(text)
+        edits = [(OUR_TABLE, [k], v) for k, v in entry.items() if k != "env"]
+        for table, key, value in edits + _env_edits(text, regions, entry.get("env", {})):
+            text = _set_key(text, table, key, value, nl)
+        return text
     except TomlSyntaxError as exc:
         raise ConfigError(f"cannot parse TOML ({exc})") from None
-    _check_toml_conflicts(regions)
+
+
+def _append_table(lines: list[str], regions: list[_Region], table: str, nl: str) -> str:
+    """Add our whole table after the last mcp_servers table (or at the end), since the file has none of ours yet."""
     block = [ln + nl for ln in table.rstrip("\n").split("\n")]
-    ours = [r for r in regions if _our_path(r.path)]
-    if ours:
-        main = next((r for r in ours if list(r.path) == ["mcp_servers", SERVER_NAME] and not r.is_array), None)
-        if main is None:  # only subtables of ours ([mcp_servers.supermemory.env], ...): put our table before them
-            return toml_upsert_table("".join(_insert_block(lines, ours[0].start, block + [nl], nl)), table)
-        # Our header and keys (with the comment lines just above each) are replaced; any other key a user gave
-        # our server (disabled_tools, tool_timeout_sec, enabled, ...), its comments and the subtables stay.
-        # The env subtable goes: its variables are in our inline env (with_their_env).
-        ours_lines = set()
-        for key, (a, b) in zip(main.keys, main.spans):
-            if key[0] in OUR_TOML_KEYS:
-                while a - 1 > main.start and lines[a - 1].strip().startswith("#"):
-                    a -= 1
-                ours_lines.update(range(a, b))
-        kept = [ln for i, ln in enumerate(lines[main.start + 1 : main.content_end], main.start + 1) if i not in ours_lines]
-        drop = [r for r in ours if r is not main and (len(r.path) == 2 or r.path[2] == "env")]
-        for r in sorted(drop + [main], key=lambda r: r.start, reverse=True):
-            if r is main:
-                lines[main.start : main.content_end] = [*block, *kept]
-            else:
-                lines = _delete_span(lines, r.start, r.content_end)
-        return "".join(lines)
     mcp = [r for r in regions if r.path and r.path[0] == "mcp_servers"]
     anchor = mcp[-1] if mcp else regions[-1]
     idx = anchor.content_end
@@ -496,29 +640,6 @@ def with_their_env(theirs, ours: dict[str, str]) -> dict[str, str]:
         if isinstance(theirs, dict) else {}
     return {**kept, **ours}
 
-
-def _their_env(text: str):
-    """The env table of an existing [mcp_servers.supermemory] in `text` (None when there is none or no TOML
-    reader)."""
-    if not text or _tomllib is None:
-        return None
-    try:
-        entry = _tomllib.loads(text).get("mcp_servers", {}).get(SERVER_NAME, {})
-    except Exception:  # noqa: BLE001 - tomllib.TOMLDecodeError; toml_validate reports it
-        return None
-    return entry.get("env") if isinstance(entry, dict) else None
-
-
-def render_codex_table(command: str, args: list[str], env: dict[str, str]) -> str:
-    out = [
-        f"[mcp_servers.{SERVER_NAME}]",
-        f"command = {toml_string(command)}",
-        "args = [" + ", ".join(toml_string(a) for a in args) + "]",
-    ]
-    if env:
-        out.append("env = { " + ", ".join(f"{toml_key(k)} = {toml_string(v)}" for k, v in env.items()) + " }")
-    out.append(f"startup_timeout_sec = {CODEX_STARTUP_TIMEOUT_SEC}")
-    return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------------------
@@ -794,15 +915,14 @@ class CodexTomlEditor(Editor):
     def __init__(self, command: str | None, env: dict | None = None):
         self.command, self.env = command, dict(env or {})
 
-    def table(self, text: str = "") -> str:
-        """Our table, with the env variables an existing [mcp_servers.supermemory] in `text` has and we do not set."""
-        return render_codex_table(self.command, list(MCP_ARGS), with_their_env(_their_env(text), self.env))
+    def entry(self) -> dict:
+        return codex_entry(self.command, list(MCP_ARGS), self.env)
 
     def apply(self, text):
         if not text:
-            return self.table()
+            return render_codex_table(self.command, list(MCP_ARGS), self.env)
         toml_validate(text)
-        new = toml_upsert_table(text, self.table(text))
+        new = toml_upsert_table(text, self.entry())
         try:
             toml_validate(new)
         except ConfigError as exc:
@@ -1606,7 +1726,8 @@ def mcp_handshake(command: str, args: list[str], env: dict, cwd: Path, timeout: 
         errlog.close()
 
 
-def selfcheck(python: str, paths: Paths, specs: list[tuple[str, dict]]) -> bool:
+def selfcheck(python: str, paths: Paths, specs: list[tuple[str, dict]], untouched: set[str] = frozenset()) -> bool:
+    """Run doctor and spawn each registered server; `untouched`: files install.py had to leave as they were."""
     ok = True
     res = run_package(python, ["doctor", "--json"], paths, capture=True, timeout=120)
     if res.returncode == 0:
@@ -1633,8 +1754,12 @@ def selfcheck(python: str, paths: Paths, specs: list[tuple[str, dict]]) -> bool:
         else:
             ok = False
             say("!!", f"MCP server check failed [{where}]: {detail}")
-            say("", f"      Fix: run {_sh_dquote(spec['command'])} {' '.join(spec['args'])} by hand to see the error; "
-                    "re-run install.py to repair the venv.")
+            if where in untouched:   # the entry checked is the one already there, not ours: a re-run alone changes nothing
+                say("", f"      Fix: {where} was left untouched (see above), so this is the entry that was already "
+                        "in it; change it as said there, then re-run install.py.")
+            else:
+                say("", f"      Fix: run {_sh_dquote(spec['command'])} {' '.join(spec['args'])} by hand to see the error; "
+                        "re-run install.py to repair the venv.")
     return ok
 
 
@@ -1862,8 +1987,10 @@ def do_install(args, paths: Paths) -> int:
     if any(k.endswith("_instructions") for k in kinds):
         block = guide_block(python, paths, args.dry_run)
     sess = Session(paths, args.dry_run)
+    untouched = set()
     for kind in kinds:
-        install_file(sess, kind, paths.default_path(kind), build_editor(kind, python, env, block))
+        if not install_file(sess, kind, paths.default_path(kind), build_editor(kind, python, env, block)):
+            untouched.add(str(paths.default_path(kind)))
     launcher = False
     if args.no_launcher:
         pass
@@ -1892,7 +2019,7 @@ def do_install(args, paths: Paths) -> int:
         specs = read_back_specs(paths, registered, python, env)
         if not specs:
             specs = [("computed", {"command": python, "args": list(MCP_ARGS), "env": env})]
-        if not selfcheck(python, paths, specs) and code == 0:
+        if not selfcheck(python, paths, specs, untouched) and code == 0:
             code = 1
     say("", "")
     if sess.errors:

@@ -340,3 +340,93 @@ def test_uninstall_keeps_a_hand_written_entry_identical_to_ours(tmp_path):
     (home / ".codex" / "config.toml").write_bytes(toml_bytes + b'\n[mcp_servers.other]\ncommand = "x"\n')
     assert "its supermemory entry was there before install" in run("--uninstall")
     assert (home / ".codex" / "config.toml").read_bytes() == toml_bytes + b'\n[mcp_servers.other]\ncommand = "x"\n'
+
+
+# ---------------------------------------------------------------------------
+# the form of a hand-written [mcp_servers.supermemory]: edited in place, or named and left alone
+
+
+COMMENTED = (
+    "[mcp_servers.supermemory]   # by hand\n"
+    "# my note\n"
+    'command = "supermemory" # old\n'
+    "args = [\n"
+    '  "mcp",  # the subcommand\n'
+    "]\n"
+    "\n"
+    "[mcp_servers.supermemory.env]\n"
+    'A = "b"\n'
+)
+
+
+@needs_tomllib
+@pytest.mark.parametrize("ours", [{}, {"SUPERMEMORY_HOME": "/d"}])
+def test_a_hand_written_codex_table_keeps_its_comments_and_its_env_subtable(ours):
+    """Found by a fresh-user run: the install dropped `# my note` and `# old` and turned the
+    [mcp_servers.supermemory.env] subtable into an inline `env = { A = "b" }`."""
+    new = inst.CodexTomlEditor(PY, ours).apply(COMMENTED)
+    for comment in ("# by hand", "# my note\n", "# old\n", "# the subcommand\n"):
+        assert comment in new, new
+    assert f'command = "{PY}" # old\n' in new and "[mcp_servers.supermemory.env]\nA = \"b\"\n" in new
+    assert "env = {" not in new
+    server = tomllib.loads(new)["mcp_servers"]["supermemory"]
+    assert server == {"command": PY, "args": ["-m", "supermemory", "mcp"], "startup_timeout_sec": 20,
+                      "env": {"A": "b", **ours}}
+    assert inst.CodexTomlEditor(PY, ours).apply(new) == new
+
+
+@needs_tomllib
+@pytest.mark.parametrize("env_form", ['env.A = "b"\n', 'env = { A = "b" }  # mine\n'])
+def test_a_dotted_or_inline_env_keeps_its_form(env_form):
+    text = '[mcp_servers.supermemory]\ncommand = "x"\n' + env_form
+    new = inst.CodexTomlEditor(PY, {"SUPERMEMORY_HOME": "/d"}).apply(text)
+    assert tomllib.loads(new)["mcp_servers"]["supermemory"]["env"] == {"A": "b", "SUPERMEMORY_HOME": "/d"}
+    assert ("env.SUPERMEMORY_HOME" in new) == env_form.startswith("env.") and new.count("[") == 2
+    assert ("# mine" in new) == ("# mine" in env_form)
+
+
+@pytest.mark.parametrize("text, form", [
+    ('[mcp_servers]\nsupermemory = { command = "supermemory", args = ["mcp"] }\n', "as an inline table"),
+    ('[mcp_servers]\nsupermemory.command = "supermemory"\n', "with dotted keys"),
+])
+def test_an_inline_or_dotted_supermemory_entry_is_named_as_such_and_left_alone(text, form):
+    """Found by a fresh-user run: `supermemory = { … }` under [mcp_servers] was called 'dotted keys', and the
+    self-check then advised re-running install.py, which leaves that file as it is."""
+    with pytest.raises(inst.ConfigError) as err:
+        inst.CodexTomlEditor(PY, {}).apply(text)
+    msg = str(err.value)
+    assert f"[mcp_servers] defines supermemory {form}" in msg and "does not rewrite" in msg
+    assert f'command = "{PY}", args = ["-m", "supermemory", "mcp"], startup_timeout_sec = 20' in msg
+    ours = text.split("\n")[0] + f'\nsupermemory = {{ command = "{PY}", args = ["-m", "supermemory", "mcp"], ' \
+        'startup_timeout_sec = 20 }\n'
+    if tomllib is not None and "inline" in form:   # once it says what we would write, there is nothing to do
+        assert inst.CodexTomlEditor(PY, {}).apply(ours) == ours
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the self-check spawns the user's command")
+def test_the_self_check_of_a_file_left_alone_says_to_change_it_not_to_re_run(tmp_path):
+    home, data = tmp_path / "home", tmp_path / "data"
+    (home / ".codex").mkdir(parents=True)
+    original = b'[mcp_servers]\nsupermemory = { command = "no-such-supermemory", args = ["mcp"] }\n'
+    (home / ".codex" / "config.toml").write_bytes(original)
+    res = run_install(home, data, "--codex-only", "--no-hooks", "--no-instructions", "--no-launcher")
+    res = subprocess.run([a for a in res.args if a != "--no-selfcheck"], env=dict(
+        os.environ, HOME=str(home), SUPERMEMORY_HOME=str(data), PYTHONPATH=str(ROOT)),
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and (home / ".codex" / "config.toml").read_bytes() == original, out
+    assert "as an inline table" in out and "dotted" not in out
+    assert "was left untouched (see above)" in out and "repair the venv" not in out, out
+
+
+@needs_tomllib
+def test_install_then_uninstall_of_a_commented_codex_table_gives_it_back_byte_identical(tmp_path):
+    home, data = tmp_path / "home", tmp_path / "data"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(COMMENTED, encoding="utf-8")
+    assert run_install(home, data, "--codex-only", "--no-hooks", "--no-instructions").returncode == 0
+    installed = (home / ".codex" / "config.toml").read_text(encoding="utf-8")
+    assert "# my note" in installed and "[mcp_servers.supermemory.env]" in installed
+    assert tomllib.loads(installed)["mcp_servers"]["supermemory"]["env"] == {"A": "b", "SUPERMEMORY_HOME": str(data)}
+    assert run_install(home, data, "--uninstall").returncode == 0
+    assert (home / ".codex" / "config.toml").read_text(encoding="utf-8") == COMMENTED

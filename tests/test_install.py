@@ -1079,20 +1079,18 @@ command = "z"
 
 
 def test_toml_replace_in_place_between_other_servers():
-    table = inst.render_codex_table("/new/python", ["-m", "supermemory", "mcp"], {})
-    new = inst.toml_upsert_table(OURS_BETWEEN, table)
-    assert new == (
-        '# top\n[mcp_servers.alpha]\ncommand = "a"\n\n' + table
-        + '\n[mcp_servers.supermemory_extra]\ncommand = "not ours"\n\n[mcp_servers.zeta]\ncommand = "z"\n'
-    )
-    assert inst.toml_upsert_table(new, table) == new
+    new = inst.toml_upsert_table(OURS_BETWEEN, inst.codex_entry("/new/python", ["-m", "supermemory", "mcp"], {}))
+    # only the lines of our keys change; the comments, the other tables and the env subtable stay where they were
+    assert new == OURS_BETWEEN.replace('command = "old"', 'command = "/new/python"').replace(
+        'args = [\n  "x",\n]\n', 'args = ["-m", "supermemory", "mcp"]\nstartup_timeout_sec = 20\n')
+    assert inst.toml_upsert_table(new, inst.codex_entry("/new/python", ["-m", "supermemory", "mcp"], {})) == new
     stripped = inst.toml_remove_table(new)
     assert stripped == ('# top\n[mcp_servers.alpha]\ncommand = "a"\n'
                         '\n[mcp_servers.supermemory_extra]\ncommand = "not ours"\n\n[mcp_servers.zeta]\ncommand = "z"\n')
     if tomllib is not None:
         parsed = tomllib.loads(new)["mcp_servers"]
         assert parsed["supermemory"] == {"command": "/new/python", "args": ["-m", "supermemory", "mcp"],
-                                         "startup_timeout_sec": 20}
+                                         "startup_timeout_sec": 20, "env": {"SUPERMEMORY_HOME": "/old"}}
         assert set(parsed) == {"alpha", "supermemory", "supermemory_extra", "zeta"}
 
 
@@ -1111,7 +1109,7 @@ def test_toml_replace_in_place_between_other_servers():
     ],
 )
 def test_toml_insert_then_remove_is_identity(original):
-    table = inst.render_codex_table("/p/python", ["-m", "supermemory", "mcp"], {"SUPERMEMORY_HOME": "/d"})
+    table = inst.codex_entry("/p/python", ["-m", "supermemory", "mcp"], {"SUPERMEMORY_HOME": "/d"})
     new = inst.toml_upsert_table(original, table)
     assert inst.toml_has_table(new)
     assert inst.toml_upsert_table(new, table) == new
@@ -1137,7 +1135,7 @@ def test_toml_insert_then_remove_is_identity(original):
     ],
 )
 def test_toml_conflicting_definitions_are_refused(text):
-    table = inst.render_codex_table("/p/python", ["-m", "supermemory", "mcp"], {})
+    table = inst.codex_entry("/p/python", ["-m", "supermemory", "mcp"], {})
     with pytest.raises(inst.ConfigError, match="mcp_servers"):
         inst.toml_upsert_table(text, table)
 
