@@ -359,7 +359,8 @@ def cmd_index(args) -> int:
         from supermemory.jsonl import write_text
 
         write_text(args.out, result["text"])
-        say(f"wrote {result['lines']} lines to {args.out}" + (f" ({result['more']} memories left out)" if result["more"] else ""))
+        wrote = f"wrote {result['lines']} lines to {args.out}" if result["total"] else f"wrote 'No memories.' to {args.out}"
+        say(wrote + (f" ({result['more']} memories left out)" if result["more"] else ""))
     else:
         say(result["text"], end="")
     return 0

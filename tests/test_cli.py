@@ -480,7 +480,7 @@ def test_index_of_an_empty_store_says_no_memories_as_list_does(env, tmp_path):
     assert run(["list"], env).stdout == "No memories.\n"
     assert run(["index"], env).stdout == "No memories.\n"
     out = tmp_path / "MEMORY.md"
-    assert run(["index", "--out", str(out)], env).stdout.startswith("wrote 0 lines")
+    assert run(["index", "--out", str(out)], env).stdout == f"wrote 'No memories.' to {out}\n"   # not "0 lines"
     assert out.read_text(encoding="utf-8") == "No memories.\n"
 
 
