@@ -221,3 +221,15 @@ def _walk_through(b: Browser, server: UIServer, store: MemoryStore, ids: dict) -
     b.wait_for(f"location.hash === '#/memory/{merged['id']}' && document.querySelectorAll('#history li').length")
     step = b.js("document.querySelector('#history li').textContent")
     assert "merged in" in step and merged["merged"] in step and "no change" not in step, step
+
+    # A memory a newer one supersedes says so, in the list and on its page.
+    old, new = ids["The job queue runs 4 workers"], ids["Use SQLite with WAL for the job queue"]
+    store.link(new, old, relation="supersedes")
+    b.js("location.hash = '#/memories'")
+    b.wait_for("document.querySelectorAll('#memory-list .superseded').length === 1")
+    row = b.js("document.querySelector('#memory-list .superseded').closest('tr').textContent")
+    assert "The job queue runs 4 workers" in row and f"superseded by {new}" in row, row
+    b.js(f"location.hash = '#/memory/{old}'")
+    text = b.wait_for("document.getElementById('superseded-banner') && "
+                      "document.getElementById('superseded-banner').textContent")
+    assert text.startswith(f"Superseded: {new} (Use SQLite with WAL for the job queue) holds the newer fact"), text

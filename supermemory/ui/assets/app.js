@@ -193,6 +193,8 @@ async function memoriesPage(params) {
         h("td", {}, kindBadge(m.kind)),
         h("td", {}, memoryLink(m.id, m.title), m.pinned ? h("span", { class: "pin", title: "pinned" }, "pinned") : null,
           m.status ? h("span", { class: "status status-" + m.status }, m.status) : null,
+          m.superseded_by ? h("span", { class: "status superseded", title: "a newer memory holds the current fact" },
+            "superseded by ", memoryLink(m.superseded_by)) : null,
           m.tags.length ? h("span", { class: "tags" }, m.tags.map((t) => h("span", { class: "tag" }, t))) : null),
         h("td", { class: "ns-cell" }, m.namespace),
         h("td", { class: "num", title: m.updated_at }, age(m.updated_at)),
@@ -302,6 +304,11 @@ async function memoryPage(id) {
   const banner = [];
   if (data.forgotten) banner.push(h("p", { class: "banner forgotten", id: "forgotten-banner" }, "Forgotten: agents no longer see this memory. Restore brings it back."));
   else if (!data.is_current) banner.push(h("p", { class: "banner" }, "An old version. The current one is ", memoryLink(data.current), "."));
+  else {   // a live memory a newer one supersedes (a `supersedes` link): recall demotes it, agents are told
+    const newer = data.links.find((l) => l.relation === "supersedes" && !l.outgoing);
+    if (newer) banner.push(h("p", { class: "banner", id: "superseded-banner" }, "Superseded: ", memoryLink(newer.other),
+      newer.other_title ? " (" + newer.other_title + ")" : "", " holds the newer fact; recall lists this one after it."));
+  }
   const actions = h("div", { class: "actions" });
   if (data.forgotten) {
     actions.appendChild(h("button", { id: "restore", onclick: () => act("/api/restore", { id: data.current }) }, "Restore"));
