@@ -477,8 +477,10 @@ def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None 
     """
     started = time.monotonic()
     _check_enabled(ctx)
+    # Only look the projects' names up: a name is claimed by the capture that writes a session into it (`claim_dir`),
+    # so a backfill that captures nothing, or is refused, claims nothing.
     sessions, unreadable, selection = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
-                                    now=ctx.clock(), home=ctx.config.home)
+                                    now=ctx.clock(), home=ctx.config.home, record=False)
     rows: dict = {}
     lines: dict = {}
     total_bytes = sum(s.bytes for s in sessions)
@@ -492,7 +494,8 @@ def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None 
         try:
             result = capture.capture_session(
                 ctx, paths[0], extra_paths=paths[1:], session_id=session.session_id, platform=session.platform,
-                cwd=session.cwd, namespace=session.namespace, session_time=True, stats=counts, step_bytes=STEP_BYTES)
+                cwd=session.cwd, namespace=session.namespace, session_time=True, stats=counts, step_bytes=STEP_BYTES,
+                claim_dir=session.cwd)
         except _READ_ERRORS + (ctx.driver.Error,) as exc:
             _skip(row, _error(exc))
             result = None

@@ -210,7 +210,7 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
                     platform: str | None = None, model: str | None = None, cwd: str | None = None,
                     namespace: str | None = None, deadline: float | None = None, session_time: bool = False,
                     stats: dict | None = None, step_bytes: int | None = None,
-                    extra_paths: Sequence[str] = ()) -> dict:
+                    extra_paths: Sequence[str] = (), claim_dir: str | None = None) -> dict:
     """Fold new transcript lines into the session's digest and store it as one `session` memory.
 
     Reads incrementally (a byte offset per transcript, complete lines only); a repeat capture of
@@ -231,6 +231,9 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
     :param extra_paths: more files of the same session (a resumed session's later file, subagent
         transcripts), folded into the same digest after `path`; one write for all of them. Each
         file keeps its own read position in the digest, so every file is read once.
+    :param claim_dir: the session's project folder, when the session memory is new: its name is claimed then, by
+        the write (`config.namespace_for_dir`), and wins over `namespace` (the name looked up before); a capture
+        that writes nothing claims nothing (backfill, an owed capture's retry).
     :returns: {"status": created|updated|unchanged|empty|disabled|"no transcript", "id", "lines", ...}
     """
     from supermemory import transcripts
@@ -272,6 +275,11 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
                     raise
     if result is None:
         ns = namespace
+        if claim_dir:
+            try:
+                ns = namespace_for_dir(claim_dir, home=ctx.config.home)
+            except OSError:
+                pass
         if ns is None and ctx.namespace == ALL_NAMESPACES:
             ns = namespace_for_dir(cwd or digest.cwd or os.getcwd(), home=ctx.config.home)
         result = writes.remember(ctx, plan.body, title=plan.title, kind="session", source=source, namespace=ns,
@@ -412,20 +420,6 @@ def _text_or_none(record: dict, key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _owed_namespace(ctx: StoreContext, record: dict) -> str | None:
-    """Where an owed session goes: its project's name, claimed now, by this write (the hook that noted it only looked
-    the name up: a hook that ends up storing nothing must claim nothing), so a folder of the same name that wrote
-    in between keeps its name and this session goes to its own project's; the noted name when the note has no
-    folder."""
-    cwd = _text_or_none(record, "cwd")
-    if cwd:
-        try:
-            return namespace_for_dir(cwd, home=ctx.config.home)
-        except OSError:
-            pass
-    return _text_or_none(record, "namespace")
-
-
 def retry_pending(ctx: StoreContext, home, *, min_age: float, deadline: float | None = None,
                   wait_ms: int = 200, step_bytes: int | None = None, limit: int | None = None) -> list[dict]:
     """Capture the sessions whose hooks left a note (`note_pending`), oldest first, each session once.
@@ -456,7 +450,8 @@ def retry_pending(ctx: StoreContext, home, *, min_age: float, deadline: float | 
             result = capture_session(
                 ctx, record["transcript_path"], session_id=_text_or_none(record, "session_id"),
                 platform=_text_or_none(record, "platform"), model=_text_or_none(record, "model"),
-                cwd=_text_or_none(record, "cwd"), namespace=_owed_namespace(ctx, record), deadline=deadline,
+                cwd=_text_or_none(record, "cwd"), namespace=_text_or_none(record, "namespace"),
+                claim_dir=_text_or_none(record, "cwd"), deadline=deadline,
                 step_bytes=step_bytes)
         except (SupermemoryError, OSError, ctx.driver.Error) as exc:
             _failed(note, record, exc)

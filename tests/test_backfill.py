@@ -491,3 +491,22 @@ def test_the_full_backfill_bench_passes_its_targets(request, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["secrets_in_db"] == 0 and report["skipped"] == 0
     assert report["peak_rss_mb"] < 400
+
+
+def test_a_backfill_claims_a_projects_name_only_when_it_writes_a_session_there(tmp_path, dirs):
+    # Found by a fresh-user run: a backfill that captured nothing (`--since` left no session), or was refused
+    # (`--project` of a folder that does not exist), still claimed 'shop' for the folder its transcripts named, so
+    # the real project of that name writing first got a hashed name in a store without a memory.
+    from supermemory.config import Config
+
+    home = tmp_path / "home"
+    home.mkdir()
+    ClaudeSession("c-shop", str(dirs["shop"] / "web"), "2026-09-01").user("Fix the checkout button").write(
+        claude_path(dirs["claude"], str(dirs["shop"] / "web"), "c-shop"))
+    with MemoryStore(home / "memory.db", config=Config(home=home), embedder=FakeEmbedder(), namespace="proj") as s:
+        assert run(s, dirs, since="2026-11-01")["captured"] == 0
+        with pytest.raises(Exception, match="no such project folder"):
+            run(s, dirs, project=str(tmp_path / "no" / "such" / "dir"))
+        assert not (home / "namespaces").exists() or list((home / "namespaces").iterdir()) == []
+        assert run(s, dirs)["captured"] == 1
+    assert (home / "namespaces" / "shop").read_text().strip() == str(dirs["shop"].resolve())
