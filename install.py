@@ -1007,9 +1007,16 @@ def sha256(data: bytes) -> str:
 
 
 class State:
+    """install-state.json: what install wrote (files, created_dirs, python) and what an uninstall has given back.
+
+    `uninstalled` lists the files an uninstall went through that no install has touched since: their state is
+    the user's (a supermemory entry of theirs included), so a later --uninstall or --purge leaves them alone.
+    Only without any state file (never written, or lost) does uninstall remove whatever entry looks like ours.
+    """
+
     def __init__(self, path: Path):
         self.path = path
-        self.data = {"version": STATE_VERSION, "files": {}, "created_dirs": []}
+        self.data = {"version": STATE_VERSION, "files": {}, "created_dirs": [], "uninstalled": []}
         self.loaded_text = None
         try:
             raw = path.read_text(encoding="utf-8")
@@ -1017,6 +1024,7 @@ class State:
             if isinstance(obj, dict) and isinstance(obj.get("files"), dict):
                 self.data["files"] = obj["files"]
                 self.data["created_dirs"] = [d for d in obj.get("created_dirs", []) if isinstance(d, str)]
+                self.data["uninstalled"] = [p for p in obj.get("uninstalled", []) if isinstance(p, str)]
                 if isinstance(obj.get("python"), str):  # the Python our registrations run (--python or the venv)
                     self.data["python"] = obj["python"]
                 self.loaded_text = raw
@@ -1029,11 +1037,20 @@ class State:
     def files(self) -> dict:
         return self.data["files"]
 
+    def was_uninstalled(self, path: Path) -> bool:
+        """Did an uninstall go through path with no install touching it since (so it is the user's as it is)?"""
+        return str(path) in self.data["uninstalled"]
+
+    def set_uninstalled(self, path: Path, done: bool) -> None:
+        paths = set(self.data["uninstalled"]) - {str(path)}
+        self.data["uninstalled"] = sorted(paths | {str(path)} if done else paths)
+
     def render(self) -> str:
-        return json.dumps(self.data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+        data = {k: v for k, v in self.data.items() if k != "uninstalled" or v}
+        return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
     def save(self) -> None:
-        if not self.files and not self.data["created_dirs"]:
+        if not self.files and not self.data["created_dirs"] and not self.data["uninstalled"]:
             if self.path.exists():
                 self.path.unlink()
             self.loaded_text = None
@@ -1267,6 +1284,8 @@ def install_file(sess: Session, kind: str, path: Path, editor: Editor) -> bool:
         say("!!", f"{path}: {exc}; left untouched. Fix it and re-run install.py.")
         return False
     if old_bytes == new_bytes:
+        if not sess.dry_run:
+            sess.state.set_uninstalled(path, False)   # this install is in it again: --uninstall goes through it
         if not sess.dry_run and adopt_users_entry(sess, kind, path, editor, old_bytes, old_text):
             say("--", f"unchanged {path} (its supermemory entry, the same as ours, is yours: --uninstall keeps it)")
         else:
@@ -1301,6 +1320,7 @@ def install_file(sess: Session, kind: str, path: Path, editor: Editor) -> bool:
     try:
         sess.ensure_parent(path)
         sess.state.files[key] = rec
+        sess.state.set_uninstalled(path, False)
         sess.state.save()
         atomic_write(path, new_bytes, editor.default_mode)
     except OSError as exc:
@@ -2071,12 +2091,18 @@ def hand_written_entry(sess: Session, kind: str, text: str) -> bool:
 def uninstall_file(sess: Session, kind: str, path: Path) -> None:
     key = str(path)
     rec = sess.state.files.get(key)
+    if rec is None and sess.state.was_uninstalled(path):
+        # an earlier uninstall gave it back and no install touched it since: whatever it holds now is the user's
+        # (a supermemory entry they wrote by hand, kept by that uninstall, included)
+        say("--", f"left {path} as it is: an earlier --uninstall already removed our entries")
+        return
     editor = build_editor(kind, None, {}, None)
     try:
         old_bytes, old_text = read_target(path) if os.path.exists(path) else (None, None)  # a dangling link: nothing
         if old_bytes is None:
-            if rec is not None and not sess.dry_run:
-                del sess.state.files[key]
+            if not sess.dry_run:
+                sess.state.files.pop(key, None)
+                sess.state.set_uninstalled(path, True)
             return
         stripped = editor.strip(old_text)
         delete = False
@@ -2114,8 +2140,9 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
             say("--", f"kept {path} as it is: its supermemory entry was there before install (yours)")
         else:
             say("--", f"nothing of ours in {path}")
-        if rec is not None and not sess.dry_run:
-            del sess.state.files[key]
+        if not sess.dry_run:
+            sess.state.files.pop(key, None)
+            sess.state.set_uninstalled(path, True)
         return
     if sess.dry_run:
         say("~~", f"would {'delete' if delete else 'update'} {path}")
@@ -2135,8 +2162,8 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
         sess.errors += 1
         say("!!", f"{path}: cannot update it ({exc}); left as it was.")
         return
-    if rec is not None:
-        del sess.state.files[key]
+    sess.state.files.pop(key, None)
+    sess.state.set_uninstalled(path, True)
     sess.state.save()
     say("ok", f"{how} {path}")
 
@@ -2157,8 +2184,14 @@ def do_uninstall(args, paths: Paths) -> int:
         for key, rec in sess.state.files.items():
             if isinstance(rec, dict) and rec.get("kind") in kinds:
                 targets.setdefault(key, rec["kind"])
-    for key, kind in targets.items():
-        uninstall_file(sess, kind, Path(key))
+    # everything was given back by an earlier uninstall and nothing installed since: no file is ours to touch
+    done_before = all(key not in sess.state.files and sess.state.was_uninstalled(Path(key)) for key in targets)
+    if done_before:
+        say("--", "nothing is installed: an earlier --uninstall already removed our entries; nothing to remove "
+                  "(your files are left as they are)")
+    else:
+        for key, kind in targets.items():
+            uninstall_file(sess, kind, Path(key))
     # the launcher goes with the last registration: a narrower uninstall keeps it while others remain
     narrow = args.claude_only or args.codex_only or args.no_hooks or args.no_instructions
     others = any(isinstance(rec, dict) and rec.get("kind") in KINDS and key not in targets
@@ -2184,8 +2217,10 @@ def do_uninstall(args, paths: Paths) -> int:
         return purge_data_dir(args, paths, sess)
     if sess.errors:
         say("!!", f"{sess.errors} file(s) could not be cleaned (see above).")
-    else:
-        say("ok", "uninstall dry run finished; nothing was written." if args.dry_run else "uninstalled.")
+    elif args.dry_run:
+        say("ok", "uninstall dry run finished; nothing was written.")
+    elif not done_before:
+        say("ok", "uninstalled.")
     for tag, msg in kept_advice(paths.data_dir, args.dry_run):
         say(tag, msg)
     return 2 if sess.errors else 0

@@ -421,7 +421,8 @@ def test_uninstall_restores_user_files_byte_identical(env):
     assert res.returncode == 0, res.output
     assert snapshot(env.home) == before  # includes: AGENTS.md (ours) is gone
     assert env.data.is_dir()  # data dir kept
-    assert not (env.data / "install-state.json").exists()
+    state = load_json(env.data / "install-state.json")   # kept: it says these files are the user's again
+    assert state["files"] == {} and str(env.claude_json) in state["uninstalled"]
 
 
 def test_uninstall_of_fresh_install_removes_what_we_created(env):
@@ -478,6 +479,101 @@ def test_uninstall_without_state_still_removes_our_entries(env):
     assert inst.BLOCK_BEGIN not in env.claude_md.read_text(encoding="utf-8")
     assert env.agents_md.exists() and not env.agents_md.read_text(encoding="utf-8").strip()  # never deleted blind
     assert not env.launcher.exists()  # its marker line says it is ours
+
+
+def _readme_manual_registration(python: str) -> tuple[bytes, bytes]:
+    """README's "Manual registration" blocks (config.toml, ~/.claude.json) with `python` as the venv's Python."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("Manual registration", 1)[1]
+    toml_block, json_block = re.findall(r"```(?:toml|json)\n(.*?)```", readme, re.S)[:2]
+    venv = "/home/you/.supermemory/venv/bin/python"
+    assert venv in toml_block and venv in json_block
+    return toml_block.replace(venv, python).encode("utf-8"), json_block.replace(venv, python).encode("utf-8")
+
+
+class DefaultDataDirHome(Env):
+    """A home whose data dir is the default ~/.supermemory (no SUPERMEMORY_HOME): our entries carry no env, so
+    README's "Manual registration" written by hand with the real Python is exactly what install writes."""
+
+    def __init__(self, tmp_path: Path, hand_written: bool):
+        super().__init__(tmp_path)
+        self.data = self.home / ".supermemory"
+        self.codex.mkdir()
+        self.toml_bytes, self.json_bytes = _readme_manual_registration(sys.executable)
+        if hand_written:
+            self.config_toml.write_bytes(self.toml_bytes)
+            self.claude_json.write_bytes(self.json_bytes)
+
+    def environ(self, pythonpath=None, **extra):
+        env = super().environ(pythonpath, **extra)
+        env.pop("SUPERMEMORY_HOME")
+        return env
+
+    def ok(self, *args) -> str:
+        res = self.run("--no-backfill", *args)
+        assert res.returncode == 0, res.output
+        return res.output
+
+    def hand_written_intact(self) -> bool:
+        return self.config_toml.read_bytes() == self.toml_bytes and self.claude_json.read_bytes() == self.json_bytes
+
+
+@pytest.mark.parametrize("again", ["--uninstall", "--purge"])
+def test_an_uninstall_after_an_uninstall_leaves_a_hand_written_entry_alone(tmp_path, again):
+    """Found by a fresh-user run: the first --uninstall kept README's "Manual registration" written by hand (install
+    had recorded it as the user's), but it dropped that record with the rest, so a second --uninstall, or --purge
+    after it, took the entries for ours: ~/.claude.json became {} and the config.toml table was gone."""
+    home = DefaultDataDirHome(tmp_path, hand_written=True)
+    home.ok()
+    assert "(yours)" in home.ok("--uninstall") and home.hand_written_intact()
+    out = home.ok(again)
+    assert home.hand_written_intact(), out
+    assert "[ok] removed our entries" not in out
+    if again == "--uninstall":
+        assert "nothing is installed" in out and "uninstalled." not in out
+        assert home.ok("--uninstall") == out and home.hand_written_intact()   # and again: still nothing
+    else:
+        assert not home.data.exists()   # the data dir goes, the user's files stay
+    assert sorted(p.name for p in home.home.iterdir()) == [".claude.json", ".codex"] + (
+        [".supermemory"] if again == "--uninstall" else [])
+
+
+def test_reinstalling_after_an_uninstall_keeps_a_hand_written_entry_through_every_uninstall(tmp_path):
+    home = DefaultDataDirHome(tmp_path, hand_written=True)
+    for _ in range(2):
+        assert "--uninstall keeps it" in home.ok() and home.hand_written_intact()
+        assert "(yours)" in home.ok("--uninstall") and home.hand_written_intact()
+        assert not home.settings.exists() and not home.agents_md.exists()   # what install wrote is gone
+    assert "nothing is installed" in home.ok("--uninstall") and home.hand_written_intact()
+
+
+def test_a_narrow_uninstall_run_twice_leaves_the_hand_written_entry_it_kept(tmp_path):
+    home = DefaultDataDirHome(tmp_path, hand_written=True)
+    home.ok()
+    home.ok("--uninstall", "--claude-only")
+    out = home.ok("--uninstall", "--claude-only")   # Codex is still installed: only ~/.claude.json was given back
+    assert "already removed our entries" in out and home.hand_written_intact(), out
+    assert home.hooks_json.exists()
+    home.ok("--uninstall")
+    assert home.hand_written_intact() and not home.hooks_json.exists()
+
+
+def test_an_uninstall_after_an_uninstall_changes_nothing_without_a_hand_written_entry(tmp_path):
+    home = DefaultDataDirHome(tmp_path, hand_written=False)
+    home.codex.rmdir()
+    for _ in range(2):   # a real install is removed by each uninstall after it
+        home.ok()
+        assert home.claude_json.exists() and home.config_toml.exists()
+        assert "uninstalled." in home.ok("--uninstall")
+        assert sorted(p.name for p in home.home.iterdir()) == [".supermemory"]
+    # registered by hand only after the uninstall: the user's, so neither --uninstall nor --purge removes it
+    home.codex.mkdir()
+    home.config_toml.write_bytes(home.toml_bytes)
+    home.claude_json.write_bytes(home.json_bytes)
+    assert "nothing is installed" in home.ok("--uninstall") and home.hand_written_intact()
+    home.ok("--purge")
+    assert home.hand_written_intact() and not home.data.exists()
 
 
 def test_uninstall_ends_by_saying_what_it_kept_where_how_big_and_that_purge_deletes_it(env):
