@@ -268,7 +268,7 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
                 break
             try:
                 result = versions.update(ctx, rec["id"], content=plan.body, title=plan.title, source=source,
-                                         namespace="*", at=ended)
+                                         namespace="*", at=ended, revise_superseded=True)
                 break
             except (InvalidInputError, NotFoundError):
                 if attempt:

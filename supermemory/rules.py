@@ -212,7 +212,7 @@ def _import_file(ctx: StoreContext, path: str, dry_run: bool = False) -> dict:
             if dry_run:
                 continue
             versions.update(ctx, match["id"], content=rule.text, title=_title(label, rule), tags=tags,
-                            source=_source(path, rule), namespace="*")
+                            source=_source(path, rule), namespace="*", revise_superseded=True)
             continue
         out["created"] += 1
         if dry_run:

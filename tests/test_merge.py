@@ -122,3 +122,20 @@ def test_the_history_of_a_merged_away_memory_is_the_history_it_was_merged_into(s
     assert next(v for v in away["versions"] if v["id"] == other)["merged_into"] == merged
     assert "merged_into" not in next(v for v in away["versions"] if v["id"] == older_other)
     assert f"merged into {merged}" in render_history(away)
+
+
+def test_a_text_edit_of_a_superseded_memory_is_refused_and_says_where_the_newer_fact_is(store):
+    # Found by a fresh-user run: an edit of the nginx memory after the Caddy correction was written as a new version
+    # that carried the link along, so the just-edited text read '[superseded by M10]' in recall and 'was: …' in the
+    # briefing. Metadata (pin, tags, status) still goes through; after unlinking, the edit does too.
+    stale, newer = _stale_and_correction(store)
+    before = _rows(store)
+    with pytest.raises(InvalidInputError) as caught:
+        store.update(stale, content="The dev proxy is nginx 1.27.")
+    assert str(caught.value).startswith(f"{stale} is superseded by {newer} ('nginx was replaced by Caddy")
+    assert f"Update {newer} instead, or, if the supersedes link is wrong, unlink {newer} {stale}" in str(caught.value)
+    assert _rows(store) == before, "nothing written"
+    assert call(store, "memory_update", {"id": stale, "title": "proxy"})["result"]["isError"] is True
+    pinned = store.update(stale, pinned=True)["id"]
+    store.unlink(newer, pinned, relation="supersedes")
+    assert store.update(pinned, content="The dev proxy is nginx 1.27.")["status"] == "updated"

@@ -84,7 +84,7 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
            kind: str | None = None, tags: Sequence[str] | None = None, importance: float | None = None,
            confidence: float | None = None, pinned: bool | None = None, status: str | None = None,
            ttl_days: Any = UNSET, namespace: str | None = None, source: dict | None = None,
-           force: bool = False, at: float | None = None) -> dict:
+           force: bool = False, at: float | None = None, revise_superseded: bool = False) -> dict:
     """Revise a memory: a new row supersedes the old one (history kept, never overwritten).
 
     A change of metadata only (pinned, status, tags, importance, confidence, TTL) asked of an old version goes
@@ -97,6 +97,9 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
     :param force: write a new version even when nothing changed (used by merge).
     :param at: when the change happened (epoch seconds; default now), e.g. a backfilled session's
         last line; never earlier than the old version's `valid_from`.
+    :param revise_superseded: allow a change of text to a memory a newer one supersedes (a `supersedes` link):
+        refused by default, as the edit would carry the link along and read as outdated at once; the
+        import of a changed rules file passes True (the file is the source of its text).
 
     Raises:
         NotFoundError: unknown id. InvalidInputError: bad arguments or nothing changed.
@@ -108,6 +111,8 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
         if rec is not None and rec["superseded_by"] is not None and rec["deleted_at"] is None:
             target = head(ctx, asked)
     old = live(ctx, target, nsm.for_read(ctx, namespace))
+    if (content is not None or title is not None) and not (force or revise_superseded):
+        _refuse_superseded_edit(ctx, old)
     limit = int(ctx.config.get("store.max_content_chars"))
     new_kind = rec_.kind(kind) if kind is not None else old["kind"]
     if content is not None:
@@ -383,6 +388,22 @@ def merge(ctx: StoreContext, keep: Any, other: Any, *, content: str | None = Non
         ctx.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) VALUES (?,?,?,?,?)",
                          (new_id, b["id"], "supersedes", 1.0, now))
     return {"id": format_id(new_id), "kept": format_id(a["id"]), "merged": format_id(b["id"])}
+
+
+def _refuse_superseded_edit(ctx: StoreContext, old: dict) -> None:
+    """Refuse a text edit of a memory a newer one supersedes: the new version would stay marked outdated by the
+    correction (recall demotes it, the briefing shows it as "was: …" under the correction), so the edit belongs
+    to the correction, or the link goes first when it is wrong."""
+    from supermemory.store import supersession
+
+    newer = supersession.successors(ctx, [old["id"]]).get(old["id"])
+    if newer is None:
+        return
+    title = (ctx.fetch(newer) or {}).get("title") or ""
+    raise InvalidInputError(
+        f"{format_id(old['id'])} is superseded by {format_id(newer)} ('{title[:80]}'), which holds the newer fact: "
+        f"an edit here would still read as outdated. Update {format_id(newer)} instead, or, if the supersedes link "
+        f"is wrong, unlink {format_id(newer)} {format_id(old['id'])} (relation supersedes) first")
 
 
 def supersedes_path(ctx: StoreContext, newer: int, older: int, limit: int = 1000) -> list[int]:
