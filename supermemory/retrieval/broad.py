@@ -91,9 +91,8 @@ def _reason(found: intent_.Intent, widened: bool) -> str:
 
 
 def _with_sessions(found: intent_.Intent) -> bool:
-    """Whether session digests belong in the listing: a question of time alone ("what did I work on last month",
-    "what changed recently") asks what was done, and the digests are the record of that; one naming a kind or a
-    task status asks for those memories only."""
+    """Whether session digests belong in the listing: a question that names only a period asks what was done then,
+    and the digests are the record of that; one naming a kind or a task status asks for those memories only."""
     return not found.kinds and not found.status
 
 
