@@ -29,17 +29,13 @@ def _config(args):
     return load_config()
 
 
-def _store(args, *, namespace: str | None = None, claim: bool = False):
-    """The store at the data dir, its default namespace the project's, looked up only: a read (stats, list,
-    recall, …) never claims a name. `claim`: a command that rewrites memories of the project (update, merge)
-    claims it first, as `remember` does at its write."""
+def _store(args, *, namespace: str | None = None):
+    """The store at the data dir, its default namespace the project's, looked up only: a read never claims a
+    name; a write in it claims it (`store.namespaces.claim_default`)."""
     from supermemory.core import MemoryStore
 
     config = _config(args)
-    store = MemoryStore(config.db_path, config=config, namespace=namespace)
-    if claim and namespace is None and not store.context.readonly:   # read-only: the write fails, nothing to claim
-        store.namespace = config.claim_namespace(store.namespace)
-    return store
+    return MemoryStore(config.db_path, config=config, namespace=namespace)
 
 
 def _ns(args):
@@ -124,7 +120,7 @@ def cmd_update(args) -> int:
     if all(v is None for v in (args.content, args.title, args.kind, args.tag, args.importance, args.pin, args.status)):
         raise SupermemoryError("nothing to update: give --content, --title, --kind, --tag, --importance, "
                                "--pin/--unpin or --status")
-    with _store(args, claim=True) as store:
+    with _store(args) as store:
         result = store.update(args.id, content=_text(args.content, "content"), title=_text(args.title, "title"),
                               kind=args.kind, tags=args.tag,
                               importance=args.importance, pinned=args.pin, status=args.status,
@@ -343,7 +339,7 @@ def cmd_graph(args) -> int:
 def cmd_merge(args) -> int:
     from supermemory.render import render_merge
 
-    with _store(args, claim=True) as store:
+    with _store(args) as store:
         result = store.merge(args.keep, args.other, content=args.content, namespace=_ns(args))
     _print_json(result) if args.json else say(render_merge(result))
     return 0

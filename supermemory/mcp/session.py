@@ -95,22 +95,16 @@ class Session:
         return self.config.default_namespace(record=False)
 
     def settle_namespace(self, tool_name: Any) -> None:
-        """Before a tool call, the store's default namespace looked up again, and claimed when the tool writes.
-
-        Looked up again: another root with the same folder name may have claimed the name since this session
-        started, and a read must then not show that project's memories as this one's. Claimed at a write: the
-        server resolves its namespace before the database may exist, so only the write can record that this
-        project holds the name (else the next project of that folder name would take it, memories and all).
-        A store the caller opened (`store_factory`) keeps its namespace until a workspace root names one.
+        """Before a tool call, the store's default namespace looked up again: another root with the same folder name
+        may have claimed the name since this session started, and a read must then not show that project's
+        memories as this one's. A write claims the name itself (`store.namespaces.claim_default`). A store the
+        caller opened (`store_factory`) keeps its namespace until a workspace root names one.
         """
         tool = TOOLS_BY_NAME.get(tool_name) if isinstance(tool_name, str) else None
         if (tool is None or not tool.needs_store or self._store is None or self.config.explicit_namespace
                 or (self._custom_factory and self.roots_dir is None)):
             return
-        namespace = self.default_namespace()
-        if tool.annotations.get("readOnlyHint") is False and not self._custom_factory:
-            namespace = self.config.claim_namespace(namespace)
-        self._store.namespace = namespace
+        self._store.namespace = self.default_namespace()
 
     @property
     def cwd(self) -> str:

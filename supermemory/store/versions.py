@@ -111,6 +111,8 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
         if rec is not None and rec["superseded_by"] is not None and rec["deleted_at"] is None:
             target = head(ctx, asked)
     old = live(ctx, target, nsm.for_read(ctx, namespace))
+    if old["namespace"] == ctx.namespace:   # a write in the project's own name: the first one claims it
+        nsm.claim_default(ctx)
     if (content is not None or title is not None) and not (force or revise_superseded):
         _refuse_superseded_edit(ctx, old)
     limit = int(ctx.config.get("store.max_content_chars"))
