@@ -446,22 +446,15 @@ def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict
     current = head(ctx, memory_id)   # a memory merged away lives on in the chain it was merged into: show that one
     top = ctx.fetch(current)
     root = top["root_id"] or top["id"]
-    rows = ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE id = ? OR root_id = ? ORDER BY valid_from, id",
-                 (root, root))
-    chain = [r[0] for r in rows]
-    versions = [public(record(r)) for r in rows]
-    seen, frontier = set(chain), chain
-    while frontier:   # the memories merged in, and their own older versions (their successors lead into the chain)
-        marks = ",".join("?" * len(frontier))
-        found = [r for r in ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE superseded_by IN ({marks}) "
-                                  f"ORDER BY valid_from, id", frontier) if r[0] not in seen]
-        for row in found:
-            item = public(record(row))
-            if row[0] not in chain and parse_id(item["superseded_by"]) in chain:
-                item["merged_into"] = item["superseded_by"]
-            versions.append(item)
-        seen.update(r[0] for r in found)
-        frontier = [r[0] for r in found]
+    recs = [record(row) for row in ctx.q(f"SELECT {SELECT_COLUMNS} FROM memories WHERE id IN "
+                                         f"(SELECT value FROM json_each(?))", (json.dumps(_whole_history(ctx, top)),))]
+    chain = {r["id"] for r in recs if (r["root_id"] or r["id"]) == root}   # the rest: memories merged in, and theirs
+    versions = []
+    for rec in recs:
+        item = public(rec)
+        if rec["id"] not in chain and rec["superseded_by"] in chain:   # closed into the chain from another one
+            item["merged_into"] = item["superseded_by"]
+        versions.append(item)
     versions.sort(key=lambda v: (v["valid_from"] or "", int(v["id"][1:])))
     closed_into: dict[str, list[str]] = {}
     for item in versions:
