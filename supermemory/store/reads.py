@@ -41,10 +41,9 @@ def get(ctx: StoreContext, ids: Any, *, namespace: str | None = None) -> dict:
         item = public(rec)
         if rec["superseded_by"] is not None:   # its successor may be superseded too: name the chain's head
             item["current"] = format_id(versions.head(ctx, memory_id))
-        elif newer := _successors(ctx, [memory_id]).get(memory_id):   # a newer memory corrects it (a link)
-            item["superseded_by"] = format_id(newer)
         item["links"] = versions.links_of(ctx, memory_id)
         found.append(item)
+    mark_superseded(ctx, found)   # a live one a newer memory corrects (a link) names it, in one query for all
     return {"memories": found, "missing": missing, "forgotten": forgotten, "namespaces": namespaces or ["*"]}
 
 
