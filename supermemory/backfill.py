@@ -241,8 +241,8 @@ def _namespace(cwd: str | None, slug: str, cache: dict, claims: dict) -> tuple[s
 
 
 def discover(*, claude: str | None = None, codex: str | None = None, project: str | None = None,
-             since=None, limit: int | None = None, now: float | None = None, home=None,
-             record: bool = True) -> tuple[list[Session], list[dict], dict]:
+             since=None, limit: int | None = None, now: float | None = None,
+             home=None) -> tuple[list[Session], list[dict], dict]:
     """The sessions on disk, newest first, the files that could not be read, and what the filters left (`selection`).
 
     :param claude: Claude Code projects folder (default `default_dirs()`); `codex` likewise.
@@ -250,8 +250,8 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
     :param since: only sessions active at or after this (`30d`, ISO): `Session.active`, the last timestamp in
         their transcripts (the file's modification time for one without any).
     :param limit: at most this many (the most recently active).
-    :param home: the data dir whose namespace records name the projects (`config.namespace_for_dir`); `record`
-        False: claim no name (a dry run only looks).
+    :param home: the data dir whose namespace records name the projects (`config.namespace_for_dir`); names are
+        only looked up here, and claimed by the capture that writes a session under one (`claim_dir`).
     :returns: `selection` says where it looked, the project asked for (its namespace, whether its folder
         exists, how many sessions matched it) and how many sessions `since` kept, so an empty answer says why.
     Raises:
@@ -277,7 +277,7 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
     unreadable.extend({"path": root, "reason": f"the {label} folder does not exist"} for label, root in absent)
     sessions: dict[tuple, Session] = {}
     cache: dict = {}
-    claims = {"home": home, "record": record}
+    claims = {"home": home, "record": False}
     for platform, root in roots.items():
         if not os.path.isdir(root):
             continue
@@ -440,7 +440,7 @@ def plan(ctx: StoreContext, *, claude: str | None = None, codex: str | None = No
     started = time.monotonic()
     _check_enabled(ctx)
     sessions, unreadable, selection = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
-                                    now=ctx.clock(), home=ctx.config.home, record=False)
+                                    now=ctx.clock(), home=ctx.config.home)
     rows: dict = {}
     stored: dict = {}
     for session in sessions:
@@ -477,10 +477,8 @@ def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None 
     """
     started = time.monotonic()
     _check_enabled(ctx)
-    # Only look the projects' names up: a name is claimed by the capture that writes a session into it (`claim_dir`),
-    # so a backfill that captures nothing, or is refused, claims nothing.
     sessions, unreadable, selection = discover(claude=claude, codex=codex, project=project, since=since, limit=limit,
-                                    now=ctx.clock(), home=ctx.config.home, record=False)
+                                    now=ctx.clock(), home=ctx.config.home)
     rows: dict = {}
     lines: dict = {}
     total_bytes = sum(s.bytes for s in sessions)
