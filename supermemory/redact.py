@@ -31,14 +31,21 @@
   it: "for staging", "we use"), the run needs letters with a digit or an inner
   symbol, and the symbol or three switches between upper, lower and digits
   ("hunter2Secret!", "Passw0rd", "p@ssword"); otherwise it must look random.
+  A password (password, passphrase, passcode, pwd, 密码, 口令) named directly
+  goes whatever its shape: a word with a number ("the wifi password is
+  hunter2", "Summer2024"), words joined by hyphens ("my password is
+  correct-horse-battery-staple"), a PIN ("the passcode is 4821"); ordinary
+  words ("the password is wrong", "password is required") stay.
 
 The rule, in every form (YAML, env, JSON, code, prose, Chinese): a value named
 by a credential word goes when it looks like a credential -- any literal after
 ``password:`` / ``password=``, mixed letters and digits or symbols after
-"password is / was / to", a long random-looking string under any key-like
-name.  It stays when it is an ordinary word followed by more prose ("password:
-see vault", "the secret: never commit .env files"), a word with a number in
-prose ("the password is hunter2", "Summer2024", "argon2id", "gpt-4o-mini"), a
+"password is / was / to" (for a password also a word with a number, hyphenated
+words or a PIN), a long random-looking string under any key-like name.  It
+stays when it is an ordinary word followed by more prose ("password: see
+vault", "the secret: never commit .env files"), a word with a number in prose
+not named as a password ("the token is gpt-4o-mini", "the password hash is
+argon2id", "the password is base64-encoded"), a
 placeholder (``<your-password>``, ``****``, ``changeme``: the usual default of
 sample configs), a reference to where the secret lives (``${TOKEN}``,
 ``$PGPASSWORD``, ``env:DB_PASSWORD``, ``op://vault/item``, "keychain",
@@ -775,7 +782,7 @@ def _keep_generic(m: "re.Match[str]", value: str) -> bool:
 # ---- a credential named in prose: "the admin password for staging is <value>", "use the password <value>" ----
 
 # the credential word, not part of a longer name (token_count, password_reset, passwords_match)
-_PROSE_PASSWORD_KW = r"(?<![a-z0-9])(?P<kw>passw(?:or)?d|passphrase|passcode)(?![a-z0-9_-])"
+_PROSE_PASSWORD_KW = r"(?<![a-z0-9])(?P<kw>passw(?:or)?d|passphrase|passcode|pwd)(?![a-z0-9_-])"
 _PROSE_SECRET_KW = (r"(?<![a-z0-9])(?P<kw>secret(?:[ _-](?:access[ _-])?key)?|token|credential"
                     r"|key(?<=api key)|key(?<=api-key)|key(?<=api_key)|key(?<=apikey)"
                     r"|key(?<=access key)|key(?<=access-key)|key(?<=access_key))(?![a-z0-9_-])")
@@ -795,6 +802,8 @@ _PROSE_LINK = (
 _PROSE_VALUE = (
     r"[\"'`]?(?P<s>[^\s\"'`<>()\[\]{},;]{7,199}[^\s\"'`<>()\[\]{},;.:?])(?=[.,;:?)\]}\"'`>]*(?:\s|$))"
 )
+# A password's value may be short ("hunter2", "abc1"): 4 to 200 characters.
+_PROSE_PASSWORD_VALUE = _PROSE_VALUE.replace("{7,199}", "{3,199}", 1)
 # The same in Chinese, where no space need stand around the value: 密码：<v>, 数据库密码是<v>, 口令已改为 <v>.
 _ZH_PASSWORD_KW = r"(?P<kw>密码|密碼|口令)"
 _ZH_SECRET_KW = r"(?P<kw>令牌|密钥|密鑰|秘钥|凭证|凭据|憑證)"
@@ -826,17 +835,80 @@ def _named_directly(m: "re.Match[str]") -> bool:
     return not between or between[0] in _DIRECT_LEAD
 
 
+# words that join the parts of an ordinary compound ("not-so-secret", "end-to-end", "one-time-only"), not the
+# words of a passphrase
+_COMPOUND_JOINERS = frozenset(
+    """a an the to of in on at by for and or nor not no so as is be it its with from up off out per via than too
+    very all any one only non self well de re pre co un multi""".split()
+)
+# a letters-and-digits word that names a technique, a unit or a version, not a password: "argon2id", "base64",
+# "sha256", "utf8", "k8s", "2fa", "128bit", "v12"
+_TECH_NAME = re.compile(
+    r"md[245]|sha(?:1|2|3|224|256|384|512)|argon2(?:id|i|d)?|pbkdf2|[by]?scrypt|bcrypt|base(?:16|32|36|58|62|64)"
+    r"|utf(?:8|16|32)|ucs2|rot13|aes(?:128|192|256)|3des|des3|blake[23][bs]?|crc(?:16|32|64)|hmac|x509"
+    r"|pkcs[0-9]{1,2}|[ex]25519|ed448|p256|rsa[0-9]{3,4}|k8s|i18n|l10n|[0-9]fa|ipv[46]|http[23]|oauth[12]"
+    r"|v[0-9]{1,3}|[0-9]+(?:bits?|bytes?|chars?|characters?|digits?|[kmg]b|ms|s|m|h|d|mins?|hours?|days?"
+    r"|weeks?|months?|years?|x)",
+    re.IGNORECASE,
+)
+_PASSWORD_WORDS = ("pwd", "密码", "密碼", "口令")
+
+
+def _is_password_word(kw: str) -> bool:
+    """password / passwd / passphrase / passcode / pwd / 密码 / 口令, not secret, token or key."""
+    return kw.startswith("pass") or kw in _PASSWORD_WORDS
+
+
+def _is_passphrase(v: str) -> bool:
+    """Three or more words joined by hyphens, as a generated passphrase is ("correct-horse-battery-staple"),
+    not a compound adjective ("case-sensitive", "not-so-secret", "end-to-end-encrypted")."""
+    parts = v.split("-")
+    if len(parts) < 3 or not all(p.isalnum() and p.isascii() for p in parts):
+        return False
+    words = {p.lower() for p in parts if p.isalpha() and len(p) >= 2} - _COMPOUND_JOINERS
+    return len(words) >= 3
+
+
+def _is_word_and_number(v: str) -> bool:
+    """One run of letters and digits ("hunter2", "Summer2024", "abc1"), not a technique, unit or version
+    ("argon2id", "base64", "128bit", "v12")."""
+    return (v.isascii() and v.isalnum() and _DIGIT.search(v) is not None and not v.isdigit()
+            and _TECH_NAME.fullmatch(v) is None)
+
+
+# a unit after a number: "the password is 1024 bits", not a PIN
+_UNIT_AFTER = re.compile(r"[ \t]+(?:bits?|bytes?|chars?|characters?|digits?|letters?|symbols?|words?|times?"
+                         r"|attempts?|tries|days?|hours?|minutes?|weeks?|months?|years?|long)(?![a-z])")
+
+
+def _password_shape(m: "re.Match[str]", v: str) -> bool:
+    """A password named directly whatever its shape: a word with a number ("hunter2", "Summer2024!"), words
+    joined by hyphens ("correct-horse-battery-staple"), a PIN of four digits or more ("the passcode is 4821")."""
+    if not _is_password_word(m.group("kw")) or not _named_directly(m):
+        return False
+    core = v.rstrip("!")
+    if core.isdigit() and core.isascii():
+        return len(core) >= 4 and _UNIT_AFTER.match(m.string, m.end()) is None
+    return _is_word_and_number(core) or _is_passphrase(core)
+
+
 def _keep_prose(m: "re.Match[str]", value: str) -> bool:
     """Keep what a credential word is followed by in prose unless it reads as a secret.
 
     Named directly ("the DB password is <v>", "set the password to <v>", "password for staging: <v>"), a value
     goes when it has letters and a digit or a symbol inside it, and either the symbol or three switches between
-    upper, lower and digits ("hunter2Secret!", "Passw0rd", "p@ssword", "CorrectHorseBattery9").  Otherwise it
-    must read as a random token: letters and a digit, mixed case or a special character, and five switches or
-    more ("Xk9mQ2pLz7Rw!", "here_8Fk2LmQ9xZ").  Either way a word, version or name with a number ("argon2id",
-    "v1.2.3-rc4", "Summer2024", "hunter2", ``token_count``, ``OAuth2Token``), code, a path, URL, e-mail address
-    or placeholder stays.  Reads ``value`` (the original text): the rule matched a lower-cased copy."""
+    upper, lower and digits ("hunter2Secret!", "Passw0rd", "p@ssword", "CorrectHorseBattery9").  A password
+    (passphrase, passcode, pwd, 密码, 口令) named directly goes in two more shapes: one word with a number
+    ("hunter2", "Summer2024"; not "argon2id", "base64", "128bit") and three or more words joined by hyphens
+    ("correct-horse-battery-staple"; not "case-sensitive" or "not-so-secret"); ordinary words ("the password is
+    wrong", "password is required") stay.  Otherwise a value must read as a random token: letters and a digit,
+    mixed case or a special character, and five switches or more ("Xk9mQ2pLz7Rw!", "here_8Fk2LmQ9xZ").  Either
+    way a word, version or name with a number ("argon2id", "v1.2.3-rc4", "gpt-4o-mini", ``token_count``,
+    ``OAuth2Token``), code, a path, URL, e-mail address or placeholder stays.  Reads ``value`` (the original
+    text): the rule matched a lower-cased copy."""
     v = value
+    if _password_shape(m, v):  # "the wifi password is hunter2", "my password is correct-horse-battery-staple"
+        return _keep_value(v, quoted=False, family="password")
     direct = _named_directly(m)
     if re.search(r"[A-Za-z]", v) is None or (not direct and (m.group("lk") or "").strip() == "to"):
         return True  # "the token is passed to verifyJwt2Token": "to" links only a value named directly
@@ -1252,8 +1324,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password_in_prose",
         # "the admin password for staging is Xk9mQ2pLz7Rw!", "use the password <value> to log in"
-        _PROSE_PASSWORD_KW + _PROSE_LINK + _PROSE_VALUE,
-        stems=("pass",),
+        _PROSE_PASSWORD_KW + _PROSE_LINK + _PROSE_PASSWORD_VALUE,
+        stems=("pass", "pwd"),
         lowered=True,
         groups=("s",),
         keep=_keep_prose,
@@ -1302,9 +1374,10 @@ REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 
 #: Bump when a rule's keep logic changes in a way the patterns do not show, or the pass reads more of a row
 #: (5: the caller's `source`; 6: a CamelCase value is an annotation only when it reads as a type, a value named
-#: directly in prose needs no random look, references to where a secret lives stay): stores re-redact
+#: directly in prose needs no random look, references to where a secret lives stay; 7: a password named directly
+#: in prose goes whatever its shape: "hunter2", "correct-horse-battery-staple", a PIN): stores re-redact
 #: themselves once when ``rules_fingerprint()`` changes.
-RULES_VERSION = 6
+RULES_VERSION = 7
 
 
 def rules_fingerprint() -> str:

@@ -105,9 +105,9 @@ def test_hard_forget_leaves_no_copy_of_the_text_in_the_database_files(store, db_
     # redaction was not gone.
     for n in range(40):
         store.remember(f"filler note {n} about the deploy pipeline and its caches")
-    first = store.remember("the staging password is plughxyzzy42 until Friday")
-    store.update(first["id"], content="the staging password is plughxyzzy42 until Monday")
-    assert store.recall("which staging password", touch=False)["results"]
+    first = store.remember("the staging door code word is plughxyzzy42 until Friday")
+    store.update(first["id"], content="the staging door code word is plughxyzzy42 until Monday")
+    assert store.recall("which staging door code word", touch=False)["results"]
     store.forget(first["id"], hard=True)
     files = [p for p in db_path.parent.iterdir() if p.name.startswith(db_path.name)]
     assert not [p.name for p in files if b"plughxyzzy42" in p.read_bytes()]
