@@ -73,6 +73,8 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
         problems.append(str(exc))
     from supermemory.embed import model_status
 
+    report["db_exists"] = config.db_path.exists()
+    cannot_store = None if report["db_exists"] else data_dir_problem(config.home)
     provider = config.get("embedder.provider")
     report["embedder"] = {"provider": provider}
     if provider == "onnx":
@@ -82,7 +84,17 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
                                    "source": status["source"], "checksum_ok": status["ok"],
                                    "files": status["files"],
                                    "status": "ok" if status["ok"] else "missing" if missing else "damaged"})
-        if not status["ok"]:
+        if not status["ok"] and cannot_store and config.model_dir_override is None:
+            # The model's folder is inside a data dir that cannot hold anything (a file, not writable): `model
+            # install` fails there too, so the data dir is the cause, named once in its PROBLEM line.
+            fallback = config.get("embedder.allow_hash_fallback")
+            message = (f"embedding model {'not found' if missing else 'damaged'}: the data dir {config.home} cannot "
+                       "hold it (see PROBLEM below)" + ("; until then recall is lexical-only" if fallback
+                                                        else " (no fallback: embedder.allow_hash_fallback is false)"))
+            report["embedder"].update({"message": message, "cause": "data_dir"})
+            if fallback:
+                report["embedder"]["active"] = "none (lexical-only)"
+        elif not status["ok"]:
             state = (f"not installed (missing from {status['dir']})" if missing
                      else f"damaged (checksum mismatch in {status['dir']})")
             if config.model_dir_override is not None:   # the folder is the user's choice: the fix names it
@@ -110,8 +122,6 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
     elif provider == "hash":
         warnings.append("the `hash` embedder is configured: recall quality is much lower than bge-small")
         report["embedder"]["active"] = "hash"
-    report["db_exists"] = config.db_path.exists()
-    cannot_store = None if report["db_exists"] else data_dir_problem(config.home)
     report["data_dir_ok"] = cannot_store is None
     if cannot_store:
         problems.append(cannot_store)
