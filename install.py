@@ -413,6 +413,24 @@ def codex_entry(command: str, args: list[str], env: dict[str, str]) -> dict:
     return entry
 
 
+def _table_timeout(text: str):
+    """The startup_timeout_sec of our [mcp_servers.supermemory] in text: its value (its raw TOML without tomllib),
+    None when the key is not there."""
+    have = _parsed_entry(text)
+    if have is not None or _tomllib is not None:
+        return None if have is None else have.get("startup_timeout_sec")
+    lines, regions = toml_regions(text)
+    main = next((r for r in regions if r.path is not None and list(r.path) == OUR_TABLE and not r.is_array), None)
+    spans = [span for k, span in zip(main.keys, main.spans) if k == ["startup_timeout_sec"]] if main else []
+    return _value_parts(lines, spans[0])[1] if spans else None
+
+
+def timeout_is_ours(value, timeouts) -> bool:
+    """Is value (from _table_timeout) a startup_timeout_sec an install wrote, not one the user chose?"""
+    ours = {CODEX_STARTUP_TIMEOUT_SEC, *timeouts}
+    return value in ours or isinstance(value, str) and value in {toml_value(t) for t in ours}
+
+
 def toml_value(value) -> str:
     """Render one of our values (string, integer, list, inline table) as TOML, so one key can be rewritten alone."""
     if isinstance(value, str):
@@ -703,12 +721,17 @@ class Editor:
     """apply(text|None) -> text with our entries; strip(text) -> text without them."""
 
     default_mode = 0o600
+    noun = "supermemory entry"   # what uninstall names when it leaves one of the user's in place
 
     def apply(self, text: str | None) -> str:
         raise NotImplementedError
 
     def strip(self, text: str) -> str:
         raise NotImplementedError
+
+    def strip_all(self, text: str) -> str:
+        """text without any supermemory entry, ours or not, so the rest of two texts can be compared."""
+        return self.strip(text)
 
     def has_ours(self, text: str) -> bool:
         raise NotImplementedError
@@ -789,6 +812,8 @@ class JsonEditor(Editor):
 class McpJsonEditor(JsonEditor):
     """mcpServers.supermemory in ~/.claude.json or <project>/.mcp.json."""
 
+    noun = "supermemory MCP server entry"
+
     def __init__(self, entry: dict | None):
         self.entry = entry
 
@@ -828,6 +853,8 @@ def _is_our_hook(hook) -> bool:
 
 class HooksJsonEditor(JsonEditor):
     """Our command hooks in ~/.claude/settings.json or ~/.codex/hooks.json."""
+
+    noun = "supermemory hook(s)"
 
     def __init__(self, groups: list[tuple[str, dict]] | None):
         self.groups = groups or []  # (event, matcher group)
@@ -910,19 +937,34 @@ class CodexTomlEditor(Editor):
 
     :param command: the server's Python (None: unregistering only).
     :param env: our environment for the server; variables a user gave our server by hand are kept beside it.
+    :param timeouts: the startup_timeout_sec values an earlier install wrote into this file (install-state.json);
+        any other value there is the user's: install keeps it and uninstall leaves the table to them.
     """
 
-    def __init__(self, command: str | None, env: dict | None = None):
-        self.command, self.env = command, dict(env or {})
+    noun = "[mcp_servers.supermemory] table"
+
+    def __init__(self, command: str | None, env: dict | None = None, timeouts=()):
+        self.command, self.env, self.timeouts = command, dict(env or {}), tuple(timeouts)
 
     def entry(self) -> dict:
         return codex_entry(self.command, list(MCP_ARGS), self.env)
+
+    def their_timeout(self, text: str) -> bool:
+        """Does our table in text hold a startup_timeout_sec the user chose (so it is not ours to change)?"""
+        value = _table_timeout(text)
+        return value is not None and not timeout_is_ours(value, self.timeouts)
 
     def apply(self, text):
         if not text:
             return render_codex_table(self.command, list(MCP_ARGS), self.env)
         toml_validate(text)
-        new = toml_upsert_table(text, self.entry())
+        entry = self.entry()
+        try:
+            if self.their_timeout(text):
+                del entry["startup_timeout_sec"]
+        except TomlSyntaxError as exc:
+            raise ConfigError(f"cannot parse TOML ({exc})") from None
+        new = toml_upsert_table(text, entry)
         try:
             toml_validate(new)
         except ConfigError as exc:
@@ -930,6 +972,14 @@ class CodexTomlEditor(Editor):
         return new
 
     def strip(self, text):
+        try:
+            if self.their_timeout(text):   # a value the user wrote goes with the table: it stays, theirs
+                return text
+        except TomlSyntaxError as exc:
+            raise ConfigError(f"cannot parse TOML ({exc})") from None
+        return toml_remove_table(text)
+
+    def strip_all(self, text):
         return toml_remove_table(text)
 
     def has_ours(self, text):
@@ -1260,7 +1310,7 @@ def guide_block(python: str, paths: Paths, dry_run: bool) -> str:
     return make_block(FALLBACK_GUIDE)
 
 
-def build_editor(kind: str, python: str | None, env: dict, block: str | None) -> Editor:
+def build_editor(kind: str, python: str | None, env: dict, block: str | None, timeouts=()) -> Editor:
     if kind == "claude_mcp":
         entry = None if python is None else {"type": "stdio", "command": python, "args": list(MCP_ARGS), "env": dict(env)}
         return McpJsonEditor(entry)
@@ -1269,8 +1319,15 @@ def build_editor(kind: str, python: str | None, env: dict, block: str | None) ->
     if kind == "codex_hooks":
         return HooksJsonEditor(None if python is None else hook_groups(CODEX_HOOKS, python, env))
     if kind == "codex_config":
-        return CodexTomlEditor(python, env)
+        return CodexTomlEditor(python, env, timeouts)
     return BlockEditor(block)
+
+
+def recorded_timeouts(state: State, path: Path) -> list:
+    """The startup_timeout_sec install-state.json says an install wrote into path (none before it recorded one)."""
+    rec = state.files.get(str(path))
+    value = rec.get("startup_timeout_sec") if isinstance(rec, dict) and rec.get("kind") == "codex_config" else None
+    return [value] if isinstance(value, int) and not isinstance(value, bool) else []
 
 
 def install_file(sess: Session, kind: str, path: Path, editor: Editor) -> bool:
@@ -1317,6 +1374,8 @@ def install_file(sess: Session, kind: str, path: Path, editor: Editor) -> bool:
             "backup": str(backup),
             "original_has_ours": editor.has_ours(old_text),
         }
+    if kind == "codex_config" and timeout_is_ours(_table_timeout(new_text), ()):
+        rec["startup_timeout_sec"] = CODEX_STARTUP_TIMEOUT_SEC   # what we wrote: a later install may change it
     try:
         sess.ensure_parent(path)
         sess.state.files[key] = rec
@@ -2009,8 +2068,9 @@ def do_install(args, paths: Paths) -> int:
     sess = Session(paths, args.dry_run)
     untouched = set()
     for kind in kinds:
-        if not install_file(sess, kind, paths.default_path(kind), build_editor(kind, python, env, block)):
-            untouched.add(str(paths.default_path(kind)))
+        path = paths.default_path(kind)
+        if not install_file(sess, kind, path, build_editor(kind, python, env, block, recorded_timeouts(sess.state, path))):
+            untouched.add(str(path))
     launcher = False
     if args.no_launcher:
         pass
@@ -2080,12 +2140,16 @@ def registered_entry(kind: str, text: str):
     return None
 
 
-def hand_written_entry(sess: Session, kind: str, text: str) -> bool:
-    """Does text register a supermemory MCP server whose command is not this install's Python?"""
+def hand_written_entry(sess: Session, kind: str, text: str, timeouts=()) -> bool:
+    """Does text register a supermemory MCP server whose command is not this install's Python, or with a
+    startup_timeout_sec no install wrote?"""
     entry = registered_entry(kind, text)
     command = entry.get("command") if isinstance(entry, dict) else None
     ours = [p for p in (sess.state.data.get("python"), str(sess.paths.venv_python())) if p]
-    return isinstance(command, str) and not any(_same_path(command, p) for p in ours)
+    if isinstance(command, str) and not any(_same_path(command, p) for p in ours):
+        return True
+    return kind == "codex_config" and isinstance(entry, dict) and "startup_timeout_sec" in entry \
+        and not timeout_is_ours(entry["startup_timeout_sec"], timeouts)
 
 
 def uninstall_file(sess: Session, kind: str, path: Path) -> None:
@@ -2096,7 +2160,8 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
         # (a supermemory entry they wrote by hand, kept by that uninstall, included)
         say("--", f"left {path} as it is: an earlier --uninstall already removed our entries")
         return
-    editor = build_editor(kind, None, {}, None)
+    timeouts = recorded_timeouts(sess.state, path)
+    editor = build_editor(kind, None, {}, None, timeouts)
     try:
         old_bytes, old_text = read_target(path) if os.path.exists(path) else (None, None)  # a dangling link: nothing
         if old_bytes is None:
@@ -2105,7 +2170,7 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
                 sess.state.set_uninstalled(path, True)
             return
         stripped = editor.strip(old_text)
-        delete = False
+        delete = restored = users_kept = False
         new_bytes = stripped.encode("utf-8")
         how = "removed our entries from"
         if rec and rec.get("created"):
@@ -2122,22 +2187,31 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
                     orig_text = orig.decode("utf-8")
                     # an entry the user had written by hand (a pipx install's `supermemory mcp`) comes back with
                     # the rest of the file; one an earlier run of this install wrote does not
-                    theirs = (not rec.get("original_has_ours") or rec.get("users_entry")
-                              or hand_written_entry(sess, kind, orig_text))
-                    if theirs and editor.same(stripped, editor.strip(orig_text)):
-                        new_bytes, how = orig, "restored the pre-install bytes of"
+                    hand = bool(rec.get("original_has_ours")) and hand_written_entry(sess, kind, orig_text, timeouts)
+                    theirs = not rec.get("original_has_ours") or rec.get("users_entry") or hand
+                    # an entry the strip left (edited since install) is kept, unless it is the hand-written one
+                    # install edited in place: that one comes back as it was
+                    if theirs and (hand or not editor.has_ours(stripped)) \
+                            and editor.same(editor.strip_all(old_text), editor.strip_all(orig_text)):
+                        new_bytes, how, restored = orig, "restored the pre-install bytes of", True
                     elif rec.get("users_entry") and (entry := registered_entry(kind, orig_text)) is not None \
                             and registered_entry(kind, old_text) == entry:
-                        new_bytes = old_bytes   # the rest changed since; the entry is still the user's own
+                        new_bytes, users_kept = old_bytes, True   # the rest changed since; the entry is still theirs
                 except (ConfigError, UnicodeDecodeError):
                     pass
     except (ConfigError, ValueError) as exc:
         sess.errors += 1
         say("!!", f"{path}: {exc}; left untouched. Remove the supermemory entries by hand.")
         return
+    # an entry install did not write (edited since, or written by hand) stays where it is, and is named
+    kept = not (delete or restored or users_kept) and editor.has_ours(new_bytes.decode("utf-8", "replace"))
+    note = (f"{'would keep' if sess.dry_run else 'kept'} the {editor.noun} in {path}: it is not what install.py wrote "
+            "(you edited it, or wrote it by hand); remove it yourself if you no longer want it")
     if not delete and new_bytes == old_bytes:
         if rec and rec.get("users_entry") and editor.has_ours(old_text):
             say("--", f"kept {path} as it is: its supermemory entry was there before install (yours)")
+        elif kept:
+            say("--", note)
         else:
             say("--", f"nothing of ours in {path}")
         if not sess.dry_run:
@@ -2147,6 +2221,8 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
     if sess.dry_run:
         say("~~", f"would {'delete' if delete else 'update'} {path}")
         print_diff(path, old_text, None if delete else new_bytes.decode("utf-8", "replace"))
+        if kept:
+            say("--", note)
         return
     if read_only(path):
         sess.errors += 1
@@ -2166,6 +2242,8 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
     sess.state.set_uninstalled(path, True)
     sess.state.save()
     say("ok", f"{how} {path}")
+    if kept:
+        say("--", note)
 
 
 def do_uninstall(args, paths: Paths) -> int:

@@ -612,6 +612,65 @@ def test_purge_refuses_to_delete_home(env):
 
 
 # ---------------------------------------------------------------------------
+# startup_timeout_sec: ours to set only where the user has not chosen one
+
+
+def _codex_only(env: Env, *args):
+    res = env.run("--codex-only", "--no-hooks", "--no-instructions", "--no-launcher", "--no-backfill", *args)
+    assert res.returncode == 0, res.output
+    return res.output
+
+
+@needs_tomllib
+def test_a_reinstall_keeps_a_startup_timeout_the_user_raised_and_uninstall_leaves_it(env):
+    env.with_fixtures()
+    _codex_only(env)
+    raised = env.config_toml.read_text(encoding="utf-8").replace("startup_timeout_sec = 20", "startup_timeout_sec = 60")
+    env.config_toml.write_text(raised, encoding="utf-8")
+    state = (env.data / "install-state.json").read_bytes()
+    out = _codex_only(env)
+    assert f"unchanged {env.config_toml}" in out
+    assert env.config_toml.read_text(encoding="utf-8") == raised   # not put back to 20
+    assert (env.data / "install-state.json").read_bytes() == state
+    out = _codex_only(env, "--uninstall")
+    # their value goes only with the whole table: it stays, named, rather than being deleted with ours
+    assert env.config_toml.read_text(encoding="utf-8") == raised
+    assert f"kept the [mcp_servers.supermemory] table in {env.config_toml}" in out
+    assert tomllib.loads(raised)["mcp_servers"]["supermemory"]["startup_timeout_sec"] == 60
+
+
+@needs_tomllib
+@pytest.mark.parametrize("default_data_dir", [False, True])
+def test_a_hand_written_table_keeps_its_own_startup_timeout_and_comes_back_byte_identical(tmp_path, default_data_dir):
+    home = DefaultDataDirHome(tmp_path, hand_written=False) if default_data_dir else Env(tmp_path)
+    home.codex.mkdir(exist_ok=True)
+    toml_bytes = _readme_manual_registration(sys.executable)[0].replace(b"startup_timeout_sec = 20",
+                                                                       b"startup_timeout_sec = 60")
+    home.config_toml.write_bytes(toml_bytes)
+    _codex_only(home)
+    server = tomllib.loads(home.config_toml.read_text(encoding="utf-8"))["mcp_servers"]["supermemory"]
+    assert server["startup_timeout_sec"] == 60 and server["command"] == sys.executable
+    assert ("env" in server) != default_data_dir
+    _codex_only(home, "--uninstall")
+    assert home.config_toml.read_bytes() == toml_bytes
+
+
+@needs_tomllib
+def test_a_startup_timeout_an_earlier_install_wrote_is_still_ours_to_change(env):
+    _codex_only(env)
+    state_file = env.data / "install-state.json"
+    state = load_json(state_file)
+    assert state["files"][str(env.config_toml)]["startup_timeout_sec"] == 20   # what it wrote is recorded
+    state["files"][str(env.config_toml)]["startup_timeout_sec"] = 15   # as an install.py that wrote 15 left it
+    state_file.write_text(json.dumps(state), encoding="utf-8")
+    env.config_toml.write_text(env.config_toml.read_text(encoding="utf-8").replace("= 20", "= 15"), encoding="utf-8")
+    assert f"would delete {env.config_toml}" in _codex_only(env, "--uninstall", "--dry-run")
+    assert "updated" in _codex_only(env)
+    assert tomllib.loads(env.config_toml.read_text(encoding="utf-8"))["mcp_servers"]["supermemory"]["startup_timeout_sec"] == 20
+    assert load_json(state_file)["files"][str(env.config_toml)]["startup_timeout_sec"] == 20
+
+
+# ---------------------------------------------------------------------------
 # scopes
 
 
