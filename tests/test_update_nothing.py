@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from supermemory.errors import InvalidInputError
 from tests.test_mcp_server import call
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,3 +46,17 @@ def test_memory_update_without_a_field_is_an_input_error(store):
     assert same["isError"] is False and same["structuredContent"]["status"] == "unchanged"
     assert "unchanged" in same["content"][0]["text"]
     assert store.history(memory)["current"] == memory
+
+
+def test_the_store_refuses_an_update_without_a_field_as_the_cli_and_mcp_do(store):
+    """`MemoryStore.update(id)` answered "unchanged" where the CLI and MCP refuse the call: all three now agree."""
+    memory = store.remember("The cache uses Redis.")["id"]
+    for extra in ({}, {"namespace": "*"}, {"source": {"by": "cli"}}):
+        with pytest.raises(InvalidInputError, match="^nothing to update: give content, title, kind, tags"):
+            store.update(memory, **extra)
+    with pytest.raises(InvalidInputError, match="nothing to update"):   # before the id is looked up, as MCP does
+        store.update("M424242")
+    assert store.history(memory)["current"] == memory and len(store.history(memory)["versions"]) == 1
+    assert store.update(memory, importance=0.5)["status"] == "unchanged"   # a field equal to the current value
+    assert store.update(memory, ttl_days=None)["status"] == "unchanged"
+    assert store.update(memory, confidence=0.4)["status"] == "updated"

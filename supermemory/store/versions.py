@@ -102,8 +102,13 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
         import of a changed rules file passes True (the file is the source of its text).
 
     Raises:
-        NotFoundError: unknown id. InvalidInputError: bad arguments or nothing changed.
+        NotFoundError: unknown id. InvalidInputError: bad arguments, or no field to change given (the CLI and
+        MCP refuse that too; values equal to the current ones are answered `unchanged` instead).
     """
+    if not force and all(v is None for v in (content, title, kind, tags, importance, confidence, pinned, status)) \
+            and ttl_days is UNSET:
+        raise InvalidInputError("nothing to update: give content, title, kind, tags, importance, confidence, pinned, "
+                                "status or ttl_days")
     asked = parse_id(id)
     target = asked
     if content is None and title is None and kind is None:   # a pin, status or tag change: to the current version
