@@ -445,8 +445,21 @@ def toml_value(value) -> str:
 
 
 def render_codex_table(command: str, args: list[str], env: dict[str, str]) -> str:
-    entry = codex_entry(command, args, env)
+    return render_entry(codex_entry(command, args, env))
+
+
+def render_entry(entry: dict) -> str:
     return "\n".join([f"[mcp_servers.{SERVER_NAME}]"] + [f"{k} = {toml_value(v)}" for k, v in entry.items()]) + "\n"
+
+
+def _table_entry(text: str):
+    """Our [mcp_servers.supermemory] in text, to compare with what install writes: its values (tomllib), else the
+    lines of our tables (blank lines and trailing spaces aside)."""
+    have = _parsed_entry(text)
+    if have is not None:
+        return have
+    lines, regions = toml_regions(text)
+    return tuple(_text_signature("".join(ln for r in regions if _our_path(r.path) for ln in lines[r.start:r.content_end])))
 
 
 def toml_validate(text: str) -> None:
@@ -718,10 +731,16 @@ def make_block(guide_text: str) -> str:
 
 
 class Editor:
-    """apply(text|None) -> text with our entries; strip(text) -> text without them."""
+    """apply(text|None) -> text with our entries; strip(text) -> text without them.
+
+    `mine`, set for an uninstall (written_by_install), tells which supermemory entries this install wrote: strip
+    removes only those and leaves one the user edited or wrote by hand; None (install, or no state file) takes
+    every supermemory entry for ours.
+    """
 
     default_mode = 0o600
     noun = "supermemory entry"   # what uninstall names when it leaves one of the user's in place
+    mine = None
 
     def apply(self, text: str | None) -> str:
         raise NotImplementedError
@@ -781,9 +800,13 @@ class JsonEditor(Editor):
 
     def strip(self, text):
         obj = self.load(text)
-        if not self.strip_obj(obj):
+        if not self.strip_obj(obj, self.mine):
             return text
         return self.dump(obj, text)
+
+    def strip_all(self, text):
+        obj = self.load(text)
+        return self.dump(obj, text) if self.strip_obj(obj) else text
 
     def has_ours(self, text):
         try:
@@ -802,7 +825,8 @@ class JsonEditor(Editor):
     def apply_obj(self, obj: dict) -> None:
         raise NotImplementedError
 
-    def strip_obj(self, obj: dict) -> bool:
+    def strip_obj(self, obj: dict, mine=None) -> bool:
+        """Drop our entries from obj (only those mine accepts, when given); True when something was dropped."""
         raise NotImplementedError
 
     def normalize(self, obj: dict) -> dict:
@@ -830,9 +854,11 @@ class McpJsonEditor(JsonEditor):
             del entry["env"]  # as README's manual entry and our TOML table: no empty env a user's entry lacks
         servers[SERVER_NAME] = entry
 
-    def strip_obj(self, obj):
+    def strip_obj(self, obj, mine=None):
         servers = obj.get("mcpServers")
         if not isinstance(servers, dict) or SERVER_NAME not in servers:
+            return False
+        if mine is not None and not mine(servers[SERVER_NAME]):
             return False
         del servers[SERVER_NAME]
         if not servers:
@@ -860,20 +886,25 @@ class HooksJsonEditor(JsonEditor):
         self.groups = groups or []  # (event, matcher group)
 
     @staticmethod
-    def _remove(hooks: dict, prune_events: bool) -> tuple[bool, dict[str, int], list[str]]:
-        """Drop our hooks. Returns (changed, first position per event, events emptied by it)."""
+    def _remove(hooks: dict, prune_events: bool, mine=None) -> tuple[bool, dict[str, int], list[str]]:
+        """Drop our hooks (only those mine accepts as (event, hook), when given). Returns (changed, first position
+        per event, events emptied by it)."""
         changed, positions, emptied = False, {}, []
         for event in list(hooks):
             groups = hooks[event]
             if not isinstance(groups, list):
                 continue
             kept, touched = [], False
+
+            def ours(h, event=event):
+                return _is_our_hook(h) and (mine is None or mine((event, h)))
+
             for group in groups:
                 inner = group.get("hooks") if isinstance(group, dict) else None
-                if isinstance(inner, list) and any(_is_our_hook(h) for h in inner):
+                if isinstance(inner, list) and any(ours(h) for h in inner):
                     touched = True
                     positions.setdefault(event, len(kept))
-                    rest = [h for h in inner if not _is_our_hook(h)]
+                    rest = [h for h in inner if not ours(h)]
                     if rest:
                         group = dict(group)
                         group["hooks"] = rest
@@ -910,12 +941,12 @@ class HooksJsonEditor(JsonEditor):
             if event not in ours and hooks.get(event) == []:
                 del hooks[event]  # an event we used to register and no longer do
 
-    def strip_obj(self, obj):
+    def strip_obj(self, obj, mine=None):
         hooks = obj.get("hooks")
         if not isinstance(hooks, dict):
             return False
         had = bool(hooks)
-        changed, _, _ = self._remove(hooks, prune_events=True)
+        changed, _, _ = self._remove(hooks, prune_events=True, mine=mine)
         if changed and had and not hooks:
             del obj["hooks"]
         return changed
@@ -973,7 +1004,9 @@ class CodexTomlEditor(Editor):
 
     def strip(self, text):
         try:
-            if self.their_timeout(text):   # a value the user wrote goes with the table: it stays, theirs
+            # a value the user wrote goes with the table: it stays, theirs (so does a table install did not write)
+            if self.their_timeout(text) or self.mine is not None and toml_has_table(text) \
+                    and not self.mine(_table_entry(text)):
                 return text
         except TomlSyntaxError as exc:
             raise ConfigError(f"cannot parse TOML ({exc})") from None
@@ -1082,6 +1115,7 @@ class State:
             pass
         except (OSError, ValueError) as exc:
             say("!!", f"ignoring unreadable {path} ({exc})")
+        self.found = self.loaded_text is not None   # a state file was there to read when the run began
 
     @property
     def files(self) -> dict:
@@ -2140,16 +2174,58 @@ def registered_entry(kind: str, text: str):
     return None
 
 
-def hand_written_entry(sess: Session, kind: str, text: str, timeouts=()) -> bool:
-    """Does text register a supermemory MCP server whose command is not this install's Python, or with a
-    startup_timeout_sec no install wrote?"""
+def our_pythons(sess: Session) -> list[str]:
+    """The Pythons our registrations run: the one install-state.json recorded (--python or the venv), the venv's."""
+    return list(dict.fromkeys(p for p in (sess.state.data.get("python"), str(sess.paths.venv_python())) if p))
+
+
+def written_by_install(sess: Session, kind: str, timeouts=()):
+    """Tell whether one supermemory entry of a file of kind is exactly what this install writes there (an MCP entry,
+    a [mcp_servers.supermemory] table, an (event, hook) pair): with a Python of ours, our data dir's env or none,
+    a startup_timeout_sec an install wrote. Uninstall removes only those, so one the user edited or wrote by hand
+    stays. None without a state file (never written, or lost): then whatever looks like ours is taken for ours."""
+    if not sess.state.found:
+        return None
+    variants = [(py, env) for py in our_pythons(sess) for env in ({}, {"SUPERMEMORY_HOME": str(sess.paths.data_dir)})]
+    if kind == "claude_mcp":
+        expected = [{"type": "stdio", "command": py, "args": list(MCP_ARGS), **({"env": env} if env else {})}
+                    for py, env in variants]
+        return lambda entry: (
+            {k: v for k, v in entry.items() if not (k == "env" and v == {})} if isinstance(entry, dict) else entry
+        ) in expected
+    if kind == "codex_config":
+        tables = [{**codex_entry(py, list(MCP_ARGS), env), "startup_timeout_sec": t}
+                  for py, env in variants for t in dict.fromkeys([CODEX_STARTUP_TIMEOUT_SEC, *timeouts])]
+        expected = tables + [tuple(_text_signature(render_entry(t))) for t in tables]   # the second: no tomllib
+        return lambda entry: entry in expected
+    if kind in ("claude_hooks", "codex_hooks"):
+        spec = CLAUDE_HOOKS if kind == "claude_hooks" else CODEX_HOOKS
+        expected = [(event, hook) for py, env in variants for event, group in hook_groups(spec, py, env)
+                    for hook in group["hooks"]]
+        return lambda pair: pair in expected
+    return None
+
+
+def hand_written_entry(sess: Session, kind: str, editor: Editor, text: str, timeouts=()) -> bool:
+    """Does text, a file as it was before install, hold a supermemory entry no run of this install wrote?
+
+    An MCP entry is taken for an earlier run's when it runs a Python of ours (by path) with exactly
+    `-m supermemory mcp` and holds nothing a user adds (no other key, no env variable but SUPERMEMORY_HOME, a
+    startup_timeout_sec an install wrote); hooks are an earlier run's only when exactly ours.
+    """
+    if kind not in MCP_KINDS:
+        return editor.mine is not None and editor.has_ours(editor.strip(text))
     entry = registered_entry(kind, text)
-    command = entry.get("command") if isinstance(entry, dict) else None
-    ours = [p for p in (sess.state.data.get("python"), str(sess.paths.venv_python())) if p]
-    if isinstance(command, str) and not any(_same_path(command, p) for p in ours):
-        return True
-    return kind == "codex_config" and isinstance(entry, dict) and "startup_timeout_sec" in entry \
-        and not timeout_is_ours(entry["startup_timeout_sec"], timeouts)
+    if not isinstance(entry, dict):
+        return False
+    command, env = entry.get("command"), entry.get("env", {})
+    keys = {"type", "command", "args", "env"} if kind == "claude_mcp" else set(OUR_TOML_KEYS)
+    earlier = (isinstance(command, str) and any(_same_path(command, p) for p in our_pythons(sess))
+               and entry.get("args") == MCP_ARGS and set(entry) <= keys and entry.get("type", "stdio") == "stdio"
+               and isinstance(env, dict) and set(env) <= {"SUPERMEMORY_HOME"})
+    if kind == "codex_config":
+        earlier = earlier and timeout_is_ours(entry.get("startup_timeout_sec"), timeouts)
+    return not earlier
 
 
 def uninstall_file(sess: Session, kind: str, path: Path) -> None:
@@ -2162,6 +2238,7 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
         return
     timeouts = recorded_timeouts(sess.state, path)
     editor = build_editor(kind, None, {}, None, timeouts)
+    editor.mine = written_by_install(sess, kind, timeouts)
     try:
         old_bytes, old_text = read_target(path) if os.path.exists(path) else (None, None)  # a dangling link: nothing
         if old_bytes is None:
@@ -2174,7 +2251,7 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
         new_bytes = stripped.encode("utf-8")
         how = "removed our entries from"
         if rec and rec.get("created"):
-            if editor.empty(stripped):
+            if editor.empty(stripped) and not editor.has_ours(stripped):
                 delete, how = True, "deleted (we created it)"
         elif rec and rec.get("backup"):
             backup = Path(rec["backup"])
@@ -2187,7 +2264,8 @@ def uninstall_file(sess: Session, kind: str, path: Path) -> None:
                     orig_text = orig.decode("utf-8")
                     # an entry the user had written by hand (a pipx install's `supermemory mcp`) comes back with
                     # the rest of the file; one an earlier run of this install wrote does not
-                    hand = bool(rec.get("original_has_ours")) and hand_written_entry(sess, kind, orig_text, timeouts)
+                    hand = bool(rec.get("original_has_ours")) and hand_written_entry(sess, kind, editor, orig_text,
+                                                                                     timeouts)
                     theirs = not rec.get("original_has_ours") or rec.get("users_entry") or hand
                     # an entry the strip left (edited since install) is kept, unless it is the hand-written one
                     # install edited in place: that one comes back as it was

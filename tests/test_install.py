@@ -612,6 +612,80 @@ def test_purge_refuses_to_delete_home(env):
 
 
 # ---------------------------------------------------------------------------
+# uninstall removes only what install wrote: an entry close to ours is the user's
+
+
+def _edit_json(path: Path, edit) -> None:
+    obj = load_json(path)
+    edit(obj)
+    path.write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")
+
+
+def test_uninstall_leaves_our_entries_the_user_edited_since_and_says_so(env):
+    env.with_fixtures()
+    assert env.run().returncode == 0
+    _edit_json(env.claude_json, lambda o: o["mcpServers"]["supermemory"]["args"].append("--verbose"))
+    edited = load_json(env.claude_json)["mcpServers"]["supermemory"]
+
+    def edit_hook(o):
+        hook = o["hooks"]["SessionStart"][1]["hooks"][0]
+        hook["command"] = hook["command"].replace("session-start", "session-start --quiet")
+    _edit_json(env.settings, edit_hook)
+    mine = load_json(env.settings)["hooks"]["SessionStart"][1]
+    _edit_json(env.hooks_json, lambda o: o["hooks"]["Stop"][0]["hooks"][0].update(timeout=30))
+    stop = load_json(env.hooks_json)["hooks"]["Stop"]
+
+    dry = env.run("--uninstall", "--dry-run")
+    assert f"would keep the supermemory MCP server entry in {env.claude_json}" in dry.stdout
+    res = env.run("--uninstall")
+    assert res.returncode == 0, res.output
+    assert load_json(env.claude_json)["mcpServers"]["supermemory"] == edited
+    assert f"kept the supermemory MCP server entry in {env.claude_json}: it is not what install.py wrote" in res.stdout
+    settings = load_json(env.settings)
+    assert settings["hooks"]["SessionStart"] == [load_json(FIXTURES / "settings.json")["hooks"]["SessionStart"][0], mine]
+    assert len(our_hook_commands(settings)["SessionStart"]) == 1 and set(our_hook_commands(settings)) == {"SessionStart"}
+    assert f"kept the supermemory hook(s) in {env.settings}" in res.stdout
+    codex = load_json(env.hooks_json)
+    assert codex["hooks"]["Stop"] == stop and set(our_hook_commands(codex)) == {"Stop"}   # the rest of ours is gone
+    assert env.config_toml.read_bytes() == (FIXTURES / "config.toml").read_bytes()   # untouched by the user: back
+
+
+@pytest.mark.parametrize("kind", ["mcp", "hook"])
+def test_a_hand_written_entry_close_to_ours_comes_back_after_uninstall(env, kind):
+    """Such an entry (other args, an unquoted Python) was taken for one an earlier run of this install wrote, since
+    only its command was compared (hooks: not even that): install replaced it and --uninstall deleted it."""
+    (env.home / ".claude").mkdir()
+    if kind == "mcp":
+        path = env.claude_json
+        path.write_text(json.dumps({"mcpServers": {"supermemory": {
+            "type": "stdio", "command": sys.executable, "args": ["-m", "supermemory", "mcp", "--verbose"]}}}) + "\n",
+            encoding="utf-8")
+    else:
+        path = env.settings
+        path.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [{
+            "type": "command", "command": f"{sys.executable} -m supermemory hook session-start --platform claude-code",
+            "timeout": 10}]}]}}) + "\n", encoding="utf-8")
+    original = path.read_bytes()
+    assert env.run("--claude-only", "--no-backfill").returncode == 0
+    assert path.read_bytes() != original   # install put ours in its place
+    res = env.run("--uninstall", "--no-backfill")
+    assert res.returncode == 0, res.output
+    assert path.read_bytes() == original, res.output
+
+
+def test_uninstall_leaves_a_near_copy_of_ours_in_a_file_install_never_touched(env):
+    env.codex.mkdir()
+    near = {"hooks": {"Stop": [{"hooks": [{"type": "command", "timeout": 10,
+                                           "command": f'"{sys.executable}" -m supermemory hook stop --platform codex --x'}]}]}}
+    env.hooks_json.write_text(json.dumps(near), encoding="utf-8")
+    assert env.run("--claude-only").returncode == 0
+    res = env.run("--uninstall")
+    assert res.returncode == 0, res.output
+    assert load_json(env.hooks_json) == near
+    assert f"kept the supermemory hook(s) in {env.hooks_json}" in res.stdout
+
+
+# ---------------------------------------------------------------------------
 # startup_timeout_sec: ours to set only where the user has not chosen one
 
 
