@@ -71,6 +71,55 @@ def test_parse_turns_time_words_into_a_period_relative_to_now(query, since, unti
     assert got.active
 
 
+# Everyday wordings of the same questions (written for this test, not taken from any bench file): each names only a
+# kind, a task status, a period or an overview, so each is answered by a listing.
+@pytest.mark.parametrize("query, kinds, status, recent", [
+    ("what do I still need to do", ("task",), "open", False),
+    ("things we have not done yet", ("task",), "open", False),
+    ("what's in progress right now", ("task",), "open", False),
+    ("anything left on my plate", ("task",), "open", False),
+    ("what did we agree on", ("decision",), None, False),
+    ("which choices have we made so far", ("decision",), None, False),
+    ("what conclusions did we reach", ("decision",), None, False),
+    ("known issues or traps", ("gotcha",), None, False),
+    ("common mistakes to avoid", ("gotcha",), None, False),
+    ("lessons learned so far", ("gotcha",), None, False),
+    ("anything important I should remember", ("gotcha", "decision", "preference"), None, False),
+    ("what changed in the last few days", (), None, True),
+    ("any updates", (), None, True),
+    ("catch me up", (), None, True),
+    ("where did we leave off", (), None, True),
+    ("give me a summary of the project", (), None, True),
+    ("bring me up to speed", (), None, True),
+    ("有什么要做的", ("task",), "open", False),
+    ("之前定了什么", ("decision",), None, False),
+    ("需要避免哪些问题", ("gotcha",), None, False),
+    ("进度怎么样", (), None, True),
+    ("总结一下", (), None, True),
+])
+def test_everyday_wordings_of_broad_questions_are_listed(query, kinds, status, recent):
+    got = intent.parse(query, NOW)
+    assert got.only and got.active
+    assert (got.kinds, got.status, got.soft_since) == (kinds, status, recent)
+
+
+def test_a_possessive_keeps_its_time_word():
+    got = intent.parse("show last week's memories", NOW)
+    assert got.only and (got.since, got.until) == (local(2026, 5, 4), local(2026, 5, 11))
+    assert intent.parse("this week’s decisions", NOW).kinds == ("decision",)
+
+
+@pytest.mark.parametrize("query", [
+    "issues with the redis connection pool",      # "issues", "status", "progress" beside a topic name no facet
+    "what is the status of the billing migration",
+    "progress bar flickers in the CLI",
+    "数据库连接问题怎么排查",
+    "is there a convention for that",             # vague, not broad: stays with the text match
+])
+def test_broad_words_beside_a_topic_do_not_make_a_listing(query):
+    assert not intent.parse(query, NOW).only
+
+
 @pytest.mark.parametrize("query", [
     "how do I open the trace viewer",          # "open" beside a topic is not a task status
     "is the retry task idempotent",            # "task" beside a topic is not the task kind

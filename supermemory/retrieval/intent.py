@@ -109,11 +109,12 @@ def entries() -> tuple[Entry, ...]:
 
 @functools.cache
 def _pattern() -> re.Pattern:
-    """One alternation of every phrase, longest first: ASCII ones as whole words, CJK ones anywhere."""
+    """One alternation of every phrase, longest first: ASCII ones as whole words (a possessive 's included: "last
+    week's notes"), CJK ones anywhere."""
     parts = []
     for entry in entries():
         escaped = r"\s+".join(re.escape(w) for w in entry.phrase.split())
-        parts.append(rf"(?<![\w'-]){escaped}(?![\w'-])" if entry.phrase[0].isascii() else escaped)
+        parts.append(rf"(?<![\w'-]){escaped}(?:['’]s)?(?![\w'-])" if entry.phrase[0].isascii() else escaped)
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
@@ -176,7 +177,8 @@ def parse(text: str, now: float) -> Intent:
     pieces: list[str] = []
     last = 0
     for match in _pattern().finditer(text):
-        found.append(_by_phrase()[re.sub(r"\s+", " ", match.group(0).lower())])
+        phrase = re.sub(r"\s+", " ", match.group(0).lower().replace("’", "'"))
+        found.append(_by_phrase().get(phrase) or _by_phrase()[phrase.removesuffix("'s")])
         spans.append(match.span())
         pieces.append(text[last:match.start()])
         last = match.end()
