@@ -6,7 +6,7 @@ import pytest
 from supermemory.core import MemoryStore
 from supermemory.errors import InvalidInputError
 from supermemory.render import render_health
-from supermemory.text.traits import cjk_words, negations, numbers
+from supermemory.text.traits import around_secrets, cjk_words, negations, numbers
 from conftest import FakeEmbedder
 
 # Long enough a shared tail that the test embedder (feature hashing) puts the pairs above 0.9, as bge-small does.
@@ -133,3 +133,44 @@ def test_health_offers_to_keep_the_memory_that_supersedes_the_other(store):
     pairs = store.health()["near_duplicates"]
     assert [(p["canonical"], p["merge"]) for p in pairs] == [(new, f"supermemory merge {new} {old}")]
     assert store.merge(new, old)["merged"] == old
+
+
+# Secrets redacted before storing: the marker hides what told two secrets apart and adds the same words to both vectors.
+STAGING_KEY = "staging: AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+PROD_KEY = "prod: AWS_SECRET_ACCESS_KEY=je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"
+
+
+def test_memories_close_only_through_their_redacted_secrets_are_neither_hinted_nor_merged(store):
+    # Found by a helper run: "staging: …=[REDACTED:aws_secret_key]" / "prod: …=[REDACTED:aws_secret_key]" read as
+    # 0.91-similar (0.95 to bge-small); health offered `supermemory merge`, which would lose one of the two keys.
+    staging = store.remember(STAGING_KEY)
+    prod = store.remember(PROD_KEY)
+    assert store.get(prod["id"])["memories"][0]["body"] == "prod: AWS_SECRET_ACCESS_KEY=[REDACTED:aws_secret_key]"
+    assert prod["near_duplicates"] == []
+    store.remember("the staging db password is password=Sup3rS3cret!x")
+    store.remember("the staging api token is password=Sup3rS3cret!x")
+    report = store.health(duplicate_similarity=0.85)   # the test embedder puts this pair at 0.87
+    assert report["near_duplicates"] == [] and report["near_duplicate_pairs"] == 0 and report["clean"]
+    assert "merge" not in render_health(report)
+    # the same words around the same secret, stored twice (another kind): still a copy, hinted and offered
+    again = store.remember(STAGING_KEY, kind="fact")
+    assert [n["id"] for n in again["near_duplicates"]] == [staging["id"]]
+    assert [(p["a"], p["b"]) for p in store.health()["near_duplicates"]] == [(staging["id"], again["id"])]
+
+
+def test_around_secrets_is_the_words_and_markers_of_a_text_with_secrets_only():
+    assert around_secrets("Staging: KEY = [REDACTED:aws_secret_key]!") == "staging key [REDACTED:aws_secret_key]"
+    assert around_secrets("staging key [REDACTED:aws_secret_key]") == around_secrets("STAGING, key: [REDACTED:aws_secret_key]")
+    assert around_secrets("prod key [REDACTED:aws_secret_key]") != around_secrets("staging key [REDACTED:aws_secret_key]")
+    assert around_secrets("key [REDACTED:openai_key]") != around_secrets("key [REDACTED:github_token]")
+    assert around_secrets("no secret here") == around_secrets("[REDACTED: not a marker]") == ""
+
+
+@pytest.mark.model
+def test_keys_of_one_name_that_read_as_one_to_bge_small_are_not_duplicates(db_path, config, onnx_embedder):
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
+        s.remember("export STAGING_DB_PASSWORD=Sup3rS3cret!x")   # 0.93 to the next one once both are redacted
+        assert s.remember("export STAGING_API_TOKEN=Sup3rS3cret!x")["near_duplicates"] == []
+        s.remember(STAGING_KEY)
+        assert s.remember(PROD_KEY)["near_duplicates"] == []
+        assert s.health()["near_duplicates"] == []

@@ -291,10 +291,12 @@ def _texts(ctx: StoreContext, ids: list[int]) -> dict[int, str]:
 
 def sort_close_pairs(ctx: StoreContext, rows: list, first, second):
     """Which close pairs are near-duplicates to merge and which may contradict each other, as two boolean
-    arrays. Vectors barely see a "not", a number or a Chinese word (`text.traits.blind_spots`): a pair whose
-    negation words differ ("Use X" / "Do not use X") may be a contradiction, and a pair whose numbers
-    ("widget 14" / "widget 15") or CJK words differ names two things; neither is a copy. Each text's negations,
-    and its numbers with its CJK words, become one id each, compared as arrays."""
+    arrays. Vectors barely see a "not", a number or a Chinese word, nor what a redaction marker hid
+    (`text.traits.blind_spots`): a pair whose negation words differ ("Use X" / "Do not use X") may be a
+    contradiction, and a pair whose numbers ("widget 14" / "widget 15") or CJK words differ names two things, as
+    does a pair close only through its redacted secrets ("staging: KEY=[REDACTED:…]" / "prod: KEY=[REDACTED:…]":
+    other words around the markers, or a secret in one only); neither is a copy. Each text's negations, and the
+    rest of its blind spots, become one id each, compared as arrays."""
     import numpy as np
 
     from supermemory.text.traits import blind_spots

@@ -283,9 +283,11 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
 
 def near_duplicates(ctx: StoreContext, vector, namespaces: list[str], body: str) -> list[dict]:
     """Live memories whose nearest chunk is at least `store.near_duplicate_similarity` close (hints only), and
-    whose bodies use the same negations, numbers and CJK words as `body` (`text.traits.blind_spots`): "do not use
-    X" is no revision of "use X", nor "widget 15" of "widget 14", nor a sentence of other Chinese words of its
-    English twin, however close their vectors (as `health` reads close pairs: `lifecycle.sort_close_pairs`)."""
+    whose bodies use the same negations, numbers and CJK words as `body`, and the same words around the same
+    redacted secrets (`text.traits.blind_spots`): "do not use X" is no revision of "use X", nor "widget 15" of
+    "widget 14", nor a sentence of other Chinese words of its English twin, nor "prod: KEY=[REDACTED:…]" of
+    "staging: KEY=[REDACTED:…]", however close their vectors (as `health` reads close pairs:
+    `lifecycle.sort_close_pairs`)."""
     from supermemory.text.traits import blind_spots
 
     threshold = float(ctx.config.get("store.near_duplicate_similarity"))

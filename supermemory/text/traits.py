@@ -195,12 +195,34 @@ def cjk_words(text: str) -> frozenset:
     return frozenset(t for t in tokenize(text or "", query=True) if t not in stop and any(is_cjk(ch) for ch in t))
 
 
-def blind_spots(text: str) -> tuple[frozenset, tuple[str, ...], frozenset]:
-    """What the embedder barely sees in a text, as (negation words, numbers, CJK words): two texts whose vectors
-    are close but which differ in any of these say different things ("Use X" / "Do not use X", "widget 14" /
-    "widget 15", a sentence with other Chinese words), so neither is a copy of the other (the `remember` hint,
-    `health`'s merge list)."""
-    return negations(text), numbers(text), cjk_words(text)
+_SECRET_MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")   # where `redact` took a secret out
+_ANY_WORD = re.compile(r"\w+")
+
+
+def around_secrets(text: str) -> str:
+    """A text that holds redacted secrets as its words (folded) with each `[REDACTED:<type>]` marker in place; ""
+    for a text without one. A marker hides what told two secrets apart and puts the same words in both vectors,
+    so "staging: AWS_SECRET_ACCESS_KEY=[REDACTED:…]" and "prod: AWS_SECRET_ACCESS_KEY=[REDACTED:…]" read as one
+    text: two texts with secrets are copies only when all of this agrees, and never a text with secrets and one
+    without."""
+    text = text or ""
+    markers = list(_SECRET_MARKER.finditer(text)) if "[REDACTED:" in text else []
+    if not markers:
+        return ""
+    out, start = [], 0
+    for marker in markers:
+        out += _ANY_WORD.findall(unicodedata.normalize("NFKC", text[start:marker.start()]).casefold())
+        out.append(marker.group())
+        start = marker.end()
+    return " ".join(out + _ANY_WORD.findall(unicodedata.normalize("NFKC", text[start:]).casefold()))
+
+
+def blind_spots(text: str) -> tuple[frozenset, tuple[str, ...], frozenset, str]:
+    """What the embedder barely sees in a text, as (negation words, numbers, CJK words, the words around its
+    redacted secrets): two texts whose vectors are close but which differ in any of these say different things
+    ("Use X" / "Do not use X", "widget 14" / "widget 15", a sentence with other Chinese words, the staging and
+    the prod key of one name), so neither is a copy of the other (the `remember` hint, `health`'s merge list)."""
+    return negations(text), numbers(text), cjk_words(text), around_secrets(text)
 
 
 def asks(text: str) -> bool:
