@@ -11,12 +11,14 @@ when that recall finds something; otherwise the plain recall answers, so it is n
 """
 from __future__ import annotations
 
+import functools
 import time
 from typing import Callable
 
 from supermemory.config import ALL_NAMESPACES, KINDS
 from supermemory.retrieval import intent as intent_
-from supermemory.store import reads, search_log
+from supermemory.errors import SupermemoryError
+from supermemory.store import embedding, reads, search_log
 from supermemory.store.context import StoreContext
 from supermemory.store.records import parse_id, public
 from supermemory.text import estimate_tokens
@@ -73,6 +75,31 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
     return result
 
 
+def by_meaning(ctx: StoreContext, text: str) -> intent_.Intent | None:
+    """The kind or task status a question asks for, read from its meaning when its words named none and the text match
+    found nothing (`intent.from_meaning`); None without the calibrated embedder (another one, or feature hashing,
+    puts its cosines on another scale)."""
+    if embedding.provider_id(ctx) != "onnx":
+        return None
+    try:
+        embedder = embedding.embedder(ctx)
+    except SupermemoryError:
+        return None
+    facets, vectors = _prototype_vectors(embedder)
+    cosines = vectors @ embedder.embed_query(text)
+    nearest: dict[str, float] = {}
+    for facet, cosine in zip(facets, cosines.tolist()):
+        nearest[facet] = max(nearest.get(facet, -1.0), cosine)
+    return intent_.from_meaning(nearest)
+
+
+@functools.lru_cache(maxsize=4)
+def _prototype_vectors(embedder) -> tuple[tuple[str, ...], "object"]:
+    """The prototype questions' facets and vectors (embedded as queries are), once per embedder."""
+    rows = intent_.prototypes()
+    return tuple(facet for facet, _ in rows), embedder.embed_batch([question for _, question in rows])
+
+
 def _reason(found: intent_.Intent, widened: bool) -> str:
     """What the listing applied, e.g. "broad query: kind=task status=open"."""
     from supermemory.timeparse import iso
@@ -87,7 +114,7 @@ def _reason(found: intent_.Intent, widened: bool) -> str:
         parts.append(("recent, since=" if found.soft_since else "since=") + str(iso(found.since)))
     if found.until is not None:
         parts.append("until=" + str(iso(found.until)))
-    return "broad query: " + " ".join(parts)
+    return "broad query" + (" (read by meaning)" if found.by_meaning else "") + ": " + " ".join(parts)
 
 
 def _with_sessions(found: intent_.Intent) -> bool:

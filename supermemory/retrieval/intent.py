@@ -50,6 +50,7 @@ class Intent:
     only: bool = False
     words: tuple[str, ...] = field(default_factory=tuple)
     topic: str = ""
+    by_meaning: bool = False    # read from the question's vector near the prototypes (`from_meaning`), not its words
 
     @property
     def active(self) -> bool:
@@ -77,7 +78,7 @@ class Intent:
 
         return {"kinds": list(self.kinds), "status": self.status, "since": iso(self.since),
                 "until": iso(self.until), "soft_since": self.soft_since, "only": self.only,
-                "words": list(self.words)}
+                "words": list(self.words), "by_meaning": self.by_meaning}
 
 
 @functools.cache
@@ -208,3 +209,46 @@ def parse(text: str, now: float) -> Intent:
         return Intent(words=tuple(e.phrase for e in found))
     return Intent(kinds=tuple(kinds), status=status, since=since, until=until, soft_since=time == "recent",
                   only=only, words=tuple(e.phrase for e in found), topic=topic)
+
+
+# A question the words above miss can still be read by its meaning (`retrieval.broad.by_meaning` embeds it): these
+# bounds are on bge-small cosines (the calibrated embedder; another one reads no meaning here), chosen on the dev sets
+# of bench/broad_wordings.jsonl against every other kind of question in the benches (bench/RESULTS.md, "Broad
+# questions read by meaning"): near enough to one facet's questions, and clearly nearer than to any other's.
+MEANING_THRESHOLD = 0.74
+MEANING_MARGIN = 0.04
+
+
+@functools.cache
+def prototypes() -> tuple[tuple[str, str], ...]:
+    """(facets, question) rows of `lexicons/intent_prototypes.txt`; facets as in intent_words or `overview`.
+
+    Raises:
+        ValueError: a row with an unknown facet (a broken data file).
+    """
+    rows = tuple((row[0], row[1]) for row in lexicons.table("intent_prototypes"))
+    for facets, _ in rows:
+        for facet in facets.split():
+            name, _, value = facet.partition(":")
+            if facet != "overview" and not ((name == "kind" and value) or (name == "status" and value in
+                                                                            ("open", "done", "dropped"))):
+                raise ValueError(f"intent_prototypes: unknown facet {facet!r}")
+    return rows
+
+
+def from_meaning(nearest: dict[str, float]) -> Intent | None:
+    """The listing a question asks for, from its best cosine to each facet's prototype questions (`nearest`: facets →
+    cosine), or None: when the nearest facet is an overview, or not near enough, or not clearly nearer than the next."""
+    ranked = sorted(nearest.items(), key=lambda item: -item[1])
+    if not ranked or ranked[0][0] == "overview" or ranked[0][1] < MEANING_THRESHOLD:
+        return None
+    if len(ranked) > 1 and ranked[0][1] - ranked[1][1] < MEANING_MARGIN:
+        return None
+    kinds, status = [], None
+    for facet in ranked[0][0].split():
+        name, _, value = facet.partition(":")
+        if name == "kind":
+            kinds.append(value)
+        else:
+            status = value
+    return Intent(kinds=tuple(kinds), status=status, only=True, by_meaning=True)

@@ -107,7 +107,8 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
     now = ctx.clock()
     namespaces = nsm.for_read(ctx, namespace, must_exist=True)
     # --- broad questions (issue #16 item 3): kind / status / time words, answered in retrieval/broad.py ---
-    if broad.enabled(ctx, intent) and not (kinds or tags or since or until or platform or status):
+    broad_on = broad.enabled(ctx, intent) and not (kinds or tags or since or until or platform or status)
+    if broad_on:
         def plain(query: str = text, **overrides) -> dict:
             return recall(ctx, query, **{**dict(
                 limit=limit, namespace=namespace, max_tokens=max_tokens, explain=explain, explain_all=explain_all,
@@ -138,6 +139,15 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
         dropped += [item for item in selected if item.gated is not None]
         best = {item.candidate.id: best[item.candidate.id] for item in kept if item.extra_tokens}
         selected = kept
+    if broad_on and not selected and found.query_vec is not None:
+        # Nothing relevant, and no intent words: a broad question in other words is read by its meaning.
+        guessed = broad.by_meaning(ctx, text)
+        if guessed is not None:
+            listed = broad.listing(ctx, text, guessed, namespace=namespace, namespaces=namespaces, limit=limit,
+                                   max_tokens=max_tokens, explain=explain or explain_all, touch=touch, origin=origin,
+                                   started=started)
+            if listed["results"]:
+                return listed
     return _page(ctx, query, namespaces, found, selected, dropped, best, started=started, touch=touch,
                  explain=explain or explain_all, explain_all=explain_all, origin=origin)
 
