@@ -140,7 +140,7 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
         best = {item.candidate.id: best[item.candidate.id] for item in kept if item.extra_tokens}
         selected = kept
     if broad_on and not selected and found.query_vec is not None:
-        # Nothing relevant, and no intent words: a broad question in other words is read by its meaning.
+        # --- broad questions, read by meaning: nothing relevant and no intent words (retrieval/broad.py) ---
         guessed = broad.by_meaning(ctx, text)
         if guessed is not None:
             listed = broad.listing(ctx, text, guessed, namespace=namespace, namespaces=namespaces, limit=limit,
