@@ -1,6 +1,8 @@
 """What an agent reads without asking: the SessionStart briefing's and the MEMORY.md index's data (the shells render it)."""
 from __future__ import annotations
 
+from collections import Counter
+
 from supermemory import rules
 from supermemory.config import ALL_NAMESPACES
 from supermemory.retrieval import pipeline
@@ -48,8 +50,11 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
 def memory_index(ctx: StoreContext, *, max_lines: int = 200, namespace: str | None = None) -> dict:
     """A MEMORY.md-style index's items: pinned and preference/gotcha first; `max_lines` lines in all, so when
     some are left out, one fewer item, for the "…and K more" line that says so, except that one line is
-    always a memory (with `max_lines` 1 there is no room for that line: `more` still counts them)."""
+    always a memory (with `max_lines` 1 there is no room for that line: `more` still counts them).
+    `left_out` counts the ones left out by kind (a superseded one as "superseded"), most first."""
     max_lines = rec_.integer(max_lines, "max_lines", 1, 100_000)
     items = reads.index_items(ctx, namespace)
     shown = items if len(items) <= max_lines else items[:max(1, max_lines - 1)]
-    return {"items": shown, "total": len(items), "more": len(items) - len(shown), "max_lines": max_lines}
+    left_out = Counter("superseded" if item.get("superseded_by") else item["kind"] for item in items[len(shown):])
+    return {"items": shown, "total": len(items), "more": len(items) - len(shown), "max_lines": max_lines,
+            "left_out": dict(left_out.most_common())}

@@ -356,7 +356,8 @@ def cmd_index(args) -> int:
 
         write_text(args.out, result["text"])
         wrote = f"wrote {result['lines']} lines to {args.out}" if result["total"] else f"wrote 'No memories.' to {args.out}"
-        say(wrote + (f" ({result['more']} memories left out)" if result["more"] else ""))
+        left = f": {result['left_out']}" if result["left_out"] else ""
+        say(wrote + (f" ({result['more']} memories left out{left})" if result["more"] else ""))
     else:
         say(result["text"], end="")
     return 0

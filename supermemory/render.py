@@ -516,13 +516,15 @@ def briefing_view(result: dict) -> dict:
 
 def render_index_md(result: dict) -> dict:
     """A `MemoryStore.memory_index` result as MEMORY.md text: one line per memory, then how many more when
-    that line fits in its `max_lines`."""
+    that line fits in its `max_lines`; `left_out` says which kinds the cap left out ("12 fact, 3 superseded")."""
     lines = [memory_line(i, max_chars=160) for i in result["items"]]
     if not lines and not result["more"]:   # an empty store: list's one line, not a blank one (a valid file too)
-        return {"text": "No memories.\n", "lines": 0, "total": result["total"], "more": 0}
+        return {"text": "No memories.\n", "lines": 0, "total": result["total"], "more": 0, "left_out": ""}
     if result["more"] and len(lines) < result.get("max_lines", len(lines) + 1):
         lines.append(f"…and {result['more']} more — use memory_recall / `supermemory recall`")
-    return {"text": "\n".join(lines) + "\n", "lines": len(lines), "total": result["total"], "more": result["more"]}
+    left_out = ", ".join(f"{n} {kind}" for kind, n in (result.get("left_out") or {}).items())
+    return {"text": "\n".join(lines) + "\n", "lines": len(lines), "total": result["total"], "more": result["more"],
+            "left_out": left_out}
 
 
 def render_health(result: dict) -> str:

@@ -227,14 +227,18 @@ def _fold_superseded(ctx: StoreContext, sections: dict[str, list]) -> None:
 
 
 def index_items(ctx: StoreContext, namespace: str | None) -> list[dict]:
-    """Live, unexpired, non-session memories for a MEMORY.md-style index: pinned, then preferences and
-    gotchas, then by importance and recency (no bodies), each superseded one naming its successor."""
+    """Live, unexpired, non-session memories for a MEMORY.md-style index (no bodies), in the order a length cap
+    cuts from the end: pinned, then preferences and gotchas, then open tasks and decisions, then the rest
+    (facts, notes, finished tasks), each tier by importance and recency; last, every memory a live `supersedes`
+    link targets, naming its successor. A burst of routine facts must not push the durable ones out."""
     ns_sql, ns_params = nsm.clause(nsm.for_read(ctx, namespace))
     rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE {LIVE} AND {ns_sql} AND "
                  f"(m.expires_at IS NULL OR m.expires_at > ?) AND m.kind != 'session' ORDER BY m.pinned DESC, "
-                 f"CASE m.kind WHEN 'preference' THEN 0 WHEN 'gotcha' THEN 0 ELSE 1 END, m.importance DESC, "
-                 f"m.updated_at DESC", ns_params + [ctx.clock()])
-    return mark_superseded(ctx, [public(record(r), body=False) for r in rows])
+                 f"CASE WHEN m.kind IN ('preference', 'gotcha') THEN 0 "
+                 f"WHEN m.kind = 'decision' OR (m.kind = 'task' AND m.status = 'open') THEN 1 ELSE 2 END, "
+                 f"m.importance DESC, m.updated_at DESC", ns_params + [ctx.clock()])
+    items = mark_superseded(ctx, [public(record(r), body=False) for r in rows])
+    return sorted(items, key=lambda item: bool(item.get("superseded_by")))   # stable: each part keeps its order
 
 
 def graph(ctx: StoreContext, *, id: Any = None, depth: int = 2, namespace: str | None = None,
