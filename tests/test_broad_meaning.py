@@ -88,3 +88,42 @@ def test_without_the_calibrated_embedder_nothing_is_read_by_meaning(project, mon
     assert [r["id"] for r in s.recall("the things we ruled on")["results"]] == [ids["decision"]]
     monkeypatch.setattr(embedding, "provider_id", lambda ctx: "openai")
     assert s.recall("the things we ruled on")["results"] == []
+
+
+@pytest.fixture
+def mixed(db_path, config, onnx_embedder):
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
+        ids = {"mongo": s.remember("We use MongoDB 7 for the catalog service because documents are schemaless.",
+                                   kind="decision")["id"],
+               "fridays": s.remember("Never run database migrations on Fridays.", kind="preference")["id"],
+               "npm": s.remember("Package manager for the web app is npm.", kind="decision")["id"]}
+        yield s, ids
+
+
+@pytest.mark.model
+def test_a_kind_with_a_topic_whose_answer_is_of_another_kind_gets_that_answer(mixed):
+    """Found by a fresh-user run: "decisions about migrations on Fridays" listed the unrelated decisions (relevance
+    0.03) and left out the preference that answers it."""
+    s, ids = mixed
+    result = s.recall("decisions about migrations on Fridays", explain=True)
+    assert result["results"][0]["id"] == ids["fridays"]
+    assert all(r["relevance"] < 0.27 for r in result["results"][1:])
+    assert result["intent"]["applied"].startswith("none") and "intent filter" not in (result.get("note") or "")
+    result = s.recall("decisions about the catalog database")        # the filter still applies where it answers
+    assert result["results"][0]["id"] == ids["mongo"] and result["note"] == "intent filter: kind=decision"
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("question", ["decisions about migrations on Fridays", "decisions about sentry",
+                                      "open tasks", "the things we ruled on", "which database for the catalog"])
+def test_one_recall_is_one_search_logged_under_the_question_asked(mixed, question):
+    """A broad question reads the store up to three times before it answers; the search log and the recall counters
+    see the answer once (they counted every look-up, under sub-queries the agent never sent)."""
+    s, _ = mixed
+    before = s.conn.execute("SELECT count(*) FROM search_log").fetchone()[0]
+    result = s.recall(question)
+    rows = s.conn.execute("SELECT query, hits FROM search_log ORDER BY id DESC LIMIT 2").fetchall()
+    assert s.conn.execute("SELECT count(*) FROM search_log").fetchone()[0] == before + 1
+    assert tuple(rows[0]) == (question, len(result["results"]))
+    counted = s.conn.execute("SELECT coalesce(sum(recall_count), 0) FROM memories").fetchone()[0]
+    assert counted <= len(result["results"])

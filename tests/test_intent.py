@@ -284,8 +284,8 @@ def test_a_topic_weaker_than_its_question_is_listed_when_the_question_has_an_ans
     def answer(*args, plain, **kwargs):
         def watched(query=None, **overrides):
             calls.append((query, overrides.get("relevance_threshold", "default")))
-            if query is None:
-                return {"results": [{"id": "M9"}]}           # the whole question: an answer in the store
+            if query is None:                                # the whole question: this decision answers it
+                return {"results": [{"id": ids["decision"], "relevance": 0.9}]}
             if overrides.get("relevance_threshold") is None:
                 return {"results": []}                       # the topic alone: under the threshold
             return plain(query, **overrides)

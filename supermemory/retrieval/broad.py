@@ -17,6 +17,7 @@ from typing import Callable
 
 from supermemory.config import ALL_NAMESPACES, KINDS
 from supermemory.retrieval import intent as intent_
+from supermemory.retrieval import ranking
 from supermemory.errors import SupermemoryError
 from supermemory.store import embedding, reads, search_log
 from supermemory.store.context import StoreContext
@@ -48,22 +49,32 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
         return None
     if found.only:
         return listing(ctx, text, found, namespace=namespace, namespaces=namespaces, limit=limit,
-                       max_tokens=max_tokens, explain=explain, touch=touch, origin=origin, started=started)
+                       max_tokens=max_tokens, explain=explain, touch=touch, origin=origin, started=started, trace=False)
     # The filter stands for the intent words: the filtered recall ranks the memories of that kind, status or
     # period by the topic alone. Its nothing-relevant gate passes when the topic has an answer among them, or
-    # when the question as asked has one in the store (a one-word topic alone reads weaker than the whole
-    # question, which the short-query evidence holds against it); then the filtered recall lists by topic without
-    # the gate. Otherwise the store has no answer, and a question naming a kind and a subject the store never
-    # mentions lists none of that kind's unrelated memories (found by a fresh-user run; bench/RESULTS.md).
+    # when the question as asked has one of them among its answers (a one-word topic alone reads weaker than the
+    # whole question, which the short-query evidence holds against it); then the filtered recall lists by topic
+    # without the gate, keeping only the memories the question as asked finds relevant. When the question's answers
+    # are all of another kind, status or period, they are the answer (found by a fresh-user run: "decisions about
+    # migrations on Fridays" listed two unrelated decisions at relevance 0.03 and left out the preference that
+    # answers it). When it has none, the store has no answer, and a question naming a kind and a subject the store
+    # never mentions lists none of that kind's unrelated memories (bench/RESULTS.md).
     filters = dict(kinds=list(found.kinds) or None, status=found.status, since=found.since, until=found.until)
     result = plain(found.topic or text, **filters)
     if not result["results"]:
-        asked = plain(touch=False)
+        asked = plain()
         if not asked["results"]:
             if explain:
                 asked["intent"] = {**found.as_dict(), "applied": "none (nothing relevant to the question)"}
             return asked
+        relevant = ranking.shipped_threshold("auto")     # its answers: the hits relevant on their own, not the filler
+        answers = {r["id"] for r in asked["results"] if r["relevance"] is not None and r["relevance"] >= relevant}
         result = plain(found.topic or text, **filters, relevance_threshold=0)
+        result["results"] = [r for r in result["results"] if r["id"] in answers]
+        if not result["results"]:
+            if explain:
+                asked["intent"] = {**found.as_dict(), "applied": "none (the question's answers are of another kind)"}
+            return asked
     applied = bool(result["results"])
     if applied:
         result["query"] = text
@@ -153,9 +164,9 @@ def _page(ctx: StoreContext, found: intent_.Intent, since: float | None, *, name
 
 def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: str | None,
             namespaces: list[str] | None, limit: int, max_tokens: int | None, explain: bool, touch: bool,
-            origin: str, started: float) -> dict:
+            origin: str, started: float, trace: bool = True) -> dict:
     """The memories matching the facets, newest first (a soft "recently" window is widened when empty), sessions
-    last for a question of time alone."""
+    last for a question of time alone; `trace`: count and log it here (False: the caller traces the page it returns)."""
     page = _page(ctx, found, found.since, namespace=namespace, limit=limit)
     widened = False
     if not page["items"] and found.soft_since:
@@ -180,7 +191,7 @@ def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: s
         results.append(out)
     latency = (time.perf_counter() - started) * 1000
     hit_ids = [parse_id(r["id"]) for r in results]
-    if (touch and hit_ids) or ctx.config.get("search_log.enabled"):
+    if trace and ((touch and hit_ids) or ctx.config.get("search_log.enabled")):
         search_log.trace_recall(ctx, query=text, namespaces=namespaces, candidates=page["total"], hit_ids=hit_ids,
                                 top_score=None, latency_ms=latency, origin=origin, touch=touch)
     out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,

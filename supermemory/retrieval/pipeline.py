@@ -81,7 +81,7 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
            min_similarity: float | None = None, relative_cutoff: float | None = None,
            gates: bool = True, touch: bool = True, lexical_only: bool = False, origin: str = "",
            channels: Sequence[str] = ("lexical", "vector"), status: str | None = None,
-           intent: bool | None = None, relevance_threshold: float | None = None) -> dict:
+           intent: bool | None = None, relevance_threshold: float | None = None, trace: bool = True) -> dict:
     """Find the memories that answer `text`: hybrid candidates → ranker → gates → budget.
 
     :param relevance_threshold: nothing comes back when no candidate's relevance reaches it (0 = off);
@@ -90,6 +90,8 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
     :param status: only tasks of this status (open, done, dropped).
     :param intent: read kind / status / time words in the query (`retrieval/broad.py`); None: the
         `recall.intent` setting.
+    :param trace: count the hits as recalled (with `touch`) and write the search log; False for the look-ups a broad
+        question makes before it answers (it traces the page it returns, once).
 
     Raises:
         InvalidInputError: bad arguments. NamespaceError: a namespace that does not exist.
@@ -112,13 +114,16 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
         def plain(query: str = text, **overrides) -> dict:
             return recall(ctx, query, **{**dict(
                 limit=limit, namespace=namespace, max_tokens=max_tokens, explain=explain, explain_all=explain_all,
-                min_similarity=min_similarity, relative_cutoff=relative_cutoff, gates=gates, touch=touch,
+                min_similarity=min_similarity, relative_cutoff=relative_cutoff, gates=gates, touch=False,
                 lexical_only=lexical_only, origin=origin, channels=channels, intent=False,
-                relevance_threshold=relevance_threshold), **overrides})
+                relevance_threshold=relevance_threshold, trace=False), **overrides})
         answered = broad.answer(ctx, text, now=now, namespace=namespace, namespaces=namespaces, limit=limit,
                                 max_tokens=max_tokens, explain=explain or explain_all, touch=touch, origin=origin,
                                 started=started, plain=plain)
         if answered is not None:
+            if trace:
+                search_log.trace_page(ctx, answered, query=text, namespaces=namespaces, origin=origin, touch=touch,
+                                      counted_from=ranking.shipped_threshold("auto"))
             return answered
     # --- end broad questions ---
     where, params = reads.filters(kinds=kinds, tags=tags, since=since, until=until, platform=platform,
@@ -145,11 +150,11 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
         if guessed is not None:
             listed = broad.listing(ctx, text, guessed, namespace=namespace, namespaces=namespaces, limit=limit,
                                    max_tokens=max_tokens, explain=explain or explain_all, touch=touch, origin=origin,
-                                   started=started)
+                                   started=started, trace=trace)
             if listed["results"]:
                 return listed
     return _page(ctx, query, namespaces, found, selected, dropped, best, started=started, touch=touch,
-                 explain=explain or explain_all, explain_all=explain_all, origin=origin)
+                 explain=explain or explain_all, explain_all=explain_all, origin=origin, trace=trace)
 
 
 def _passages(ctx: StoreContext, query: Query, found: Gathered, selected) -> dict[int, dict]:
@@ -170,7 +175,7 @@ def _features(item: ranking.Ranked) -> dict:
 
 
 def _page(ctx: StoreContext, query: Query, namespaces, found: Gathered, selected, dropped, best: dict, *, started: float,
-          touch: bool, explain: bool, explain_all: bool, origin: str) -> dict:
+          touch: bool, explain: bool, explain_all: bool, origin: str, trace: bool = True) -> dict:
     """The result page (with explanations when asked), after the recall is counted and logged; `best` holds
     the passages (`_passages`)."""
     text = query.text
@@ -197,7 +202,7 @@ def _page(ctx: StoreContext, query: Query, namespaces, found: Gathered, selected
     # gain reinforcement from every recall that lists it and climb the next query's ranking.
     relevant = ranking.shipped_threshold("auto")
     counted = [item.candidate.id for item in selected if item.features["relevance"] >= relevant]
-    if (touch and counted) or ctx.config.get("search_log.enabled"):
+    if trace and ((touch and counted) or ctx.config.get("search_log.enabled")):
         search_log.trace_recall(ctx, query=text, namespaces=namespaces, candidates=len(found.candidates),
                                 hit_ids=hit_ids, top_score=results[0]["score"] if results else None,
                                 latency_ms=latency, origin=origin, touch=touch, counted_ids=counted)

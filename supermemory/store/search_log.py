@@ -30,6 +30,25 @@ def trace_recall(ctx: StoreContext, **trace) -> None:
         logger.warning("could not record recall statistics: %s", exc)
 
 
+def trace_page(ctx: StoreContext, page: dict, *, query: str, namespaces: list[str] | None, origin: str, touch: bool,
+               counted_from: float | None = None) -> None:
+    """`trace_recall` of a finished result page, when it is worth one (`touch` and hits, or the search log on): the page
+    a broad question returns after reading the store more than once is logged once, under the question asked.
+
+    :param counted_from: only hits of at least this relevance count as recalled (None: every hit, as a listing's).
+    """
+    from supermemory.store.records import parse_id
+
+    results = page["results"]
+    hit_ids = [parse_id(r["id"]) for r in results]
+    counted = hit_ids if counted_from is None else [
+        parse_id(r["id"]) for r in results if r.get("relevance") is None or r["relevance"] >= counted_from]
+    if (touch and counted) or ctx.config.get("search_log.enabled"):
+        trace_recall(ctx, query=query, namespaces=namespaces, candidates=page.get("candidates", 0), hit_ids=hit_ids,
+                     top_score=results[0].get("score") if results else None, latency_ms=page.get("latency_ms", 0.0),
+                     origin=origin, touch=touch, counted_ids=counted)
+
+
 def record_recall(ctx: StoreContext, *, query: str, namespaces: list[str] | None, candidates: int,
                   hit_ids: Sequence[int], top_score: float | None, latency_ms: float, origin: str,
                   touch: bool, counted_ids: Sequence[int] | None = None) -> None:
