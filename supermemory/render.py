@@ -183,8 +183,8 @@ def _with_note(text: str, result: dict) -> str:
 
 
 def remember_notes(result: dict, *, commands: Commands) -> list[str]:
-    """What a remember result says besides its id: an exact repeat, no vector, near-duplicates, supersedes
-    links, then `text_notes`."""
+    """What a remember result says besides its id: an exact repeat, no vector, near-duplicates, possible
+    contradictions, supersedes links, then `text_notes`."""
     lines = []
     if result.get("status") == "duplicate":
         lines.append(f"Already stored as {result['id']} (exact duplicate); nothing new written.")
@@ -195,6 +195,10 @@ def remember_notes(result: dict, *, commands: Commands) -> list[str]:
         lines.append(f"Similar: {near['id']} ({near.get('similarity', 0):.2f}) {near.get('title', '')} — if the new "
                      f"memory revises it, {commands.update.format(id=near['id'])} and "
                      f"{commands.forget.format(id=result['id'])}.")
+    for against in result.get("possible_contradictions") or []:
+        lines.append(f"May contradict: {against['id']} ({against.get('similarity', 0):.2f}) {against.get('title', '')} "
+                     f"— close, but one of the two says not. If the new memory reverses it, "
+                     f"{commands.update.format(id=against['id'])} and {commands.forget.format(id=result['id'])}.")
     for old in result.get("supersedes") or []:
         lines.append(f"Supersedes {old}: this memory announces a change to it, so recall ranks {old} lower "
                      f"(never hides it); if it still holds, "

@@ -292,6 +292,7 @@ TOOLS: list[Tool] = [
         }, ("content",)),
         output_schema=_out({"id": _STR, "status": {"type": "string", "enum": ["created", "duplicate"]},
                             "namespace": _STR, "near_duplicates": {"type": "array"},
+                            "possible_contradictions": {"type": "array"},
                             "supersedes": _STR_LIST, "redacted": {"type": "object"},
                             "unclosed_private": _INT}, ("id", "status")),
         annotations=_annotations(False, False, True),

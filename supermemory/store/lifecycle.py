@@ -11,7 +11,7 @@ from supermemory.config import ALL_NAMESPACES
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, StorageError
 from supermemory.stats import percentile
 from supermemory.store import db as dbm
-from supermemory.store import embedding, redaction, search_log, supersession, versions
+from supermemory.store import embedding, redaction, search_log, supersession, versions, writes
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
@@ -290,27 +290,14 @@ def _texts(ctx: StoreContext, ids: list[int]) -> dict[int, str]:
 
 
 def sort_close_pairs(ctx: StoreContext, rows: list, first, second):
-    """Which close pairs are near-duplicates to merge and which may contradict each other, as two boolean
-    arrays. Vectors barely see a "not", a number or a Chinese word, nor what a redaction marker hid
-    (`text.traits.blind_spots`): a pair whose negation words differ ("Use X" / "Do not use X") may be a
-    contradiction, and a pair whose numbers ("widget 14" / "widget 15") or CJK words differ names two things, as
-    does a pair close only through its redacted secrets ("staging: KEY=[REDACTED:…]" / "prod: KEY=[REDACTED:…]":
-    other words around the markers, or a secret in one only); neither is a copy. Each text's negations, and the
-    rest of its blind spots, become one id each, compared as arrays."""
+    """Which close pairs (index arrays into `rows`) are near-duplicates to merge and which may contradict each
+    other, as two boolean arrays: `writes.read_close_pairs` (the `remember` hint reads its close memories so too)
+    over the bodies of the rows involved."""
     import numpy as np
 
-    from supermemory.text.traits import blind_spots
-
     involved = [int(i) for i in np.unique(np.concatenate([first, second]))]
-    texts = _texts(ctx, [rows[i][0] for i in involved])
-    negation_ids, thing_ids = {}, {}
-    negation, things = np.zeros(len(rows), dtype=int), np.zeros(len(rows), dtype=int)
-    for i in involved:
-        negated, *named = blind_spots(texts.get(rows[i][0], ""))
-        negation[i] = negation_ids.setdefault(negated, len(negation_ids))
-        things[i] = thing_ids.setdefault(tuple(named), len(thing_ids))
-    opposite = negation[first] != negation[second]
-    return ~opposite & (things[first] == things[second]), opposite
+    bodies = _texts(ctx, [rows[i][0] for i in involved])
+    return writes.read_close_pairs({i: bodies.get(rows[i][0], "") for i in involved}, first, second)
 
 
 def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similarity: float = 0.9,

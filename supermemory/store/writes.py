@@ -132,7 +132,8 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
     :param progress: `progress(chunks embedded, chunks)` for long texts (the CLI shows it).
     :param at: when it happened (epoch seconds; default now): its `updated_at` and `valid_from`, so a
         backfilled session sorts by its own time; `created_at` defaults to it.
-    :returns: {"id", "status": "created"|"duplicate", "near_duplicates", "supersedes" (ids of the older
+    :returns: {"id", "status": "created"|"duplicate", "near_duplicates", "possible_contradictions" (close
+        memories one of the two negates, as `health` lists them, less those this one supersedes), "supersedes" (ids of the older
         memories this one announces a change to: `store.supersession`), "chunks", "redacted",
         "unclosed_private" (characters an unclosed `<private>` tag left out: all after it; 0 if none),
         "vectors_pending" (chunks of a long text embedded later: `embedding.embed_missing_vectors`), ...}
@@ -169,7 +170,8 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
 
     def duplicate(row_id: int) -> dict:
         return {"id": format_id(row_id), "status": "duplicate", "namespace": ns, "duplicate_of": format_id(row_id),
-                "near_duplicates": [], "supersedes": [], "chunks": 0, "redacted": redacted,
+                "near_duplicates": [], "possible_contradictions": [], "supersedes": [], "chunks": 0,
+                "redacted": redacted,
                 "unclosed_private": left_out}
 
     existing = _existing(ctx, ns, kind, digest)
@@ -177,7 +179,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         return duplicate(existing)
     pieces = chunk_body(ctx, body)
     vectors = embedding.embed_chunks(ctx, title, pieces, progress)
-    near = near_duplicates(ctx, vectors[0], [ns], body) if vectors is not None else []
+    near, opposed = close_memories(ctx, vectors[0], [ns], body) if vectors is not None else ([], [])
     same = _same_text(ctx, [parse_id(n["id"]) for n in near], kind, body)
     if same and not titled:   # the same text again, under a title of its own making: a repeat
         return duplicate(same[0])
@@ -199,6 +201,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         supersedes = supersession.record_links(ctx, memory_id, stale, now)
     return {"id": format_id(memory_id), "status": "created", "namespace": ns, "kind": kind,
             "title": title, "near_duplicates": near, "supersedes": supersedes, "chunks": len(pieces),
+            "possible_contradictions": [o for o in opposed if o["id"] not in supersedes],
             "redacted": redacted, "unclosed_private": left_out, "embedded": vectors is not None,
             "vectors_pending": len(pieces) - len(vectors) if vectors is not None else 0}
 
@@ -281,29 +284,58 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
     return ids
 
 
-def near_duplicates(ctx: StoreContext, vector, namespaces: list[str], body: str) -> list[dict]:
-    """Live memories whose nearest chunk is at least `store.near_duplicate_similarity` close (hints only), and
-    whose bodies use the same negations, numbers and CJK words as `body`, and the same words around the same
-    redacted secrets (`text.traits.blind_spots`): "do not use X" is no revision of "use X", nor "widget 15" of
-    "widget 14", nor a sentence of other Chinese words of its English twin, nor "prod: KEY=[REDACTED:…]" of
-    "staging: KEY=[REDACTED:…]", however close their vectors (as `health` reads close pairs:
-    `lifecycle.sort_close_pairs`)."""
-    from supermemory.text.traits import blind_spots
+def close_memories(ctx: StoreContext, vector, namespaces: list[str], body: str) -> tuple[list[dict], list[dict]]:
+    """Live memories whose nearest chunk is at least `store.near_duplicate_similarity` close (hints only), read as
+    `health` reads its close pairs (`read_close_pairs`): (near-duplicates, possible contradictions). "Do not use X"
+    is no revision of "use X" but may contradict it; "widget 15" is neither a copy of "widget 14" nor against it,
+    nor is a sentence of other Chinese words its English twin's, nor "prod: KEY=[REDACTED:…]" one of
+    "staging: KEY=[REDACTED:…]", however close their vectors."""
+    import numpy as np
 
     threshold = float(ctx.config.get("store.near_duplicate_similarity"))
-    mine = None
-    out = []
-    seen = set()
+    close: dict[int, float] = {}
     for memory_id, cosine in search_index.vector_search(ctx, vector, namespaces, k=5):
-        if cosine >= threshold and memory_id not in seen:
-            seen.add(memory_id)
-            rec = ctx.fetch(memory_id)
-            mine = mine or blind_spots(body)
-            if blind_spots(rec["body"]) != mine:
-                continue
-            out.append({"id": format_id(memory_id), "title": rec["title"], "similarity": round(cosine, 4),
-                        "hint": "similar memory exists: update it instead if this revises it"})
-    return out
+        if cosine >= threshold and memory_id not in close:
+            close[memory_id] = cosine
+    if not close:
+        return [], []
+    records = [ctx.fetch(memory_id) for memory_id in close]
+    texts = {0: body, **{i: rec["body"] for i, rec in enumerate(records, 1)}}
+    others = np.arange(1, len(records) + 1)
+    copies, opposite = read_close_pairs(texts, np.zeros(len(records), dtype=int), others)
+    near, opposed = [], []
+    for rec, copy, against in zip(records, copies, opposite):
+        hit = {"id": format_id(rec["id"]), "title": rec["title"], "similarity": round(close[rec["id"]], 4)}
+        if copy:
+            near.append({**hit, "hint": "similar memory exists: update it instead if this revises it"})
+        elif against:
+            opposed.append({**hit, "hint": "close, but one of the two says not: update it instead if this "
+                                           "reverses it"})
+    return near, opposed
+
+
+def read_close_pairs(texts: dict[int, str], first, second):
+    """Which close pairs are near-duplicates to merge and which may contradict each other, as two boolean
+    arrays (`first`, `second`: index arrays into `texts`, whose keys are those indexes). Vectors barely see a
+    "not", a number or a Chinese word, nor what a redaction marker hid (`text.traits.blind_spots`): a pair whose
+    negation words differ ("Use X" / "Do not use X") may be a contradiction, and a pair whose numbers
+    ("widget 14" / "widget 15") or CJK words differ names two things, as does a pair close only through its
+    redacted secrets ("staging: KEY=[REDACTED:…]" / "prod: KEY=[REDACTED:…]": other words around the markers, or
+    a secret in one only); neither is a copy. Each text's negations, and the rest of its blind spots, become one
+    id each, compared as arrays (`health` reads millions of pairs; `remember` its few close memories)."""
+    import numpy as np
+
+    from supermemory.text.traits import blind_spots
+
+    size = max(texts) + 1 if texts else 0
+    negation_ids, thing_ids = {}, {}
+    negation, things = np.zeros(size, dtype=int), np.zeros(size, dtype=int)
+    for i, text in texts.items():
+        negated, *named = blind_spots(text)
+        negation[i] = negation_ids.setdefault(negated, len(negation_ids))
+        things[i] = thing_ids.setdefault(tuple(named), len(thing_ids))
+    opposite = negation[first] != negation[second]
+    return ~opposite & (things[first] == things[second]), opposite
 
 
 def insert_embedded(ctx: StoreContext, rows: Iterable[dict], *, batch: int = 2000) -> int:

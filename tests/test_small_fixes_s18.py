@@ -1,0 +1,39 @@
+"""Small fixes from the session-17 fresh-user report: the remember hint for a negated restatement, health's
+possible contradictions that a link already settled, NUL warnings, the pending-vector notice's scope, the
+SessionStart word on a broken database, the SUPERMEMORY_HOME-is-a-file message, MCP empty content, help text."""
+from __future__ import annotations
+
+from supermemory.render import CLI_COMMANDS, render_remember
+from tests.test_mcp_server import call
+
+# Long enough a shared tail that the test embedder (feature hashing) puts the pairs above 0.9, as bge-small does.
+TAIL = " in the web workspace: pnpm keeps the lockfile and the shared store in sync across every package of the monorepo"
+
+
+def test_remember_hints_at_a_close_memory_it_negates_as_health_does(store):
+    # Fresh-user report: "Do not prefer pathlib…" next to "Prefer pathlib…" (0.98) came back with no hint at all.
+    use = store.remember(f"Use the staging database for load tests{TAIL}", kind="preference")
+    dont = store.remember(f"Do not use the staging database for load tests{TAIL}", kind="preference")
+    assert dont["near_duplicates"] == []
+    [against] = dont["possible_contradictions"]
+    assert against["id"] == use["id"] and against["similarity"] >= 0.9
+    [pair] = store.health()["possible_contradictions"]
+    assert {pair["a"], pair["b"]} == {use["id"], dont["id"]}
+    text = render_remember(dont, commands=CLI_COMMANDS)
+    assert f"May contradict: {use['id']}" in text and f"supermemory update {use['id']}" in text
+
+
+def test_mcp_remember_shows_the_possible_contradiction(store):
+    use = store.remember(f"Use the staging database for load tests{TAIL}", kind="preference")
+    result = call(store, "memory_remember", {"content": f"Do not use the staging database for load tests{TAIL}",
+                                             "kind": "preference"})["result"]
+    assert result["isError"] is False
+    assert [c["id"] for c in result["structuredContent"]["possible_contradictions"]] == [use["id"]]
+    assert f"May contradict: {use['id']}" in result["content"][0]["text"]
+
+
+def test_a_copy_is_still_a_near_duplicate_not_a_contradiction(store):
+    first = store.remember(f"Use the staging database for load tests{TAIL}")
+    again = store.remember(f"Use the staging database for load tests{TAIL}", title="Staging for load tests")
+    assert [n["id"] for n in again["near_duplicates"]] == [first["id"]]
+    assert again["possible_contradictions"] == []
