@@ -37,3 +37,18 @@ def test_a_copy_is_still_a_near_duplicate_not_a_contradiction(store):
     again = store.remember(f"Use the staging database for load tests{TAIL}", title="Staging for load tests")
     assert [n["id"] for n in again["near_duplicates"]] == [first["id"]]
     assert again["possible_contradictions"] == []
+
+
+def test_health_skips_a_possible_contradiction_that_a_link_settled(store):
+    # Fresh-user report: "We deploy … Netlify" / "We no longer deploy … Netlify" (M37 supersedes M36) was still a
+    # possible contradiction and made health say "needs attention".
+    use = store.remember(f"Use the staging database for load tests{TAIL}")
+    dont = store.remember(f"Do not use the staging database for load tests{TAIL}")
+    assert store.health()["possible_contradiction_count"] == 1
+    for relation in ("supersedes", "contradicts"):
+        store.link(dont["id"], use["id"], relation=relation)
+        report = store.health()
+        assert report["possible_contradictions"] == [] and report["possible_contradiction_count"] == 0
+        store.unlink(dont["id"], use["id"], relation=relation)
+    store.link(use["id"], dont["id"], relation="supersedes")   # either direction
+    assert store.health()["possible_contradiction_count"] == 0

@@ -300,10 +300,24 @@ def sort_close_pairs(ctx: StoreContext, rows: list, first, second):
     return writes.read_close_pairs({i: bodies.get(rows[i][0], "") for i in involved}, first, second)
 
 
+def _linked(ctx: StoreContext, rows: list, first, second):
+    """Which pairs (index arrays into `rows`) a `supersedes` or `contradicts` link joins, either way, as a
+    boolean array: someone already said how the two stand, so they are no open question."""
+    import numpy as np
+
+    links = {(src, dst) for src, dst in ctx.q("SELECT src, dst FROM links "
+                                               "WHERE relation IN ('supersedes', 'contradicts')")}
+    if not links:
+        return np.zeros(len(first), dtype=bool)
+    ids = [r[0] for r in rows]
+    return np.fromiter(((ids[a], ids[b]) in links or (ids[b], ids[a]) in links for a, b in zip(first, second)),
+                       dtype=bool, count=len(first))
+
+
 def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similarity: float = 0.9,
            max_pairs: int = 50, rule_similarity: float = 0.75) -> dict:
     """Near-duplicate pairs, contradictions (linked; close pairs where one text negates what the other
-    says: `possible_contradictions`, both within one namespace; and new memories that contradict an imported rule:
+    says and no supersedes or contradicts link joins: `possible_contradictions`, both within one namespace; and new memories that contradict an imported rule:
     `rule_conflicts`), orphans, stale/expired counts, schema and model pin. Lists hold the first
     `max_pairs` items, with counts of all (`near_duplicate_pairs`, `contradiction_count`,
     `possible_contradiction_count`); the chunks still waiting for a vector (`vectors_pending`: a long
@@ -325,6 +339,7 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
         matrix = np.vstack([from_blob(r[1]) for r in rows])
         first, second, cosines = namespace_pairs(matrix, [r[6] for r in rows], duplicate_similarity)
         copies, opposite = sort_close_pairs(ctx, rows, first, second)
+        opposite &= ~_linked(ctx, rows, first, second)   # a supersedes or contradicts link settled the pair
         opposed_count = int(opposite.sum())
         opposed = [{"a": format_id(rows[int(a)][0]), "b": format_id(rows[int(b)][0]),
                     "similarity": round(float(similarity), 4), "titles": [rows[int(a)][5], rows[int(b)][5]]}
