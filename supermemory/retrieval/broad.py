@@ -54,8 +54,8 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
     # period by the topic alone. Its nothing-relevant gate passes when the topic has an answer among them, or
     # when the question as asked has one of them among its answers (a one-word topic alone reads weaker than the
     # whole question, which the short-query evidence holds against it); then the filtered recall lists by topic
-    # without the gate, keeping only the memories the question as asked finds relevant. When the question's answers
-    # are all of another kind, status or period, they are the answer (found by a fresh-user run: "decisions about
+    # without the gate. When the question's answers are all of another kind, status or period, they are the
+    # answer (found by a fresh-user run: "decisions about
     # migrations on Fridays" listed two unrelated decisions at relevance 0.03 and left out the preference that
     # answers it). When it has none, the store has no answer, and a question naming a kind and a subject the store
     # never mentions lists none of that kind's unrelated memories (bench/RESULTS.md).
@@ -67,11 +67,12 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
             if explain:
                 asked["intent"] = {**found.as_dict(), "applied": "none (nothing relevant to the question)"}
             return asked
-        relevant = ranking.shipped_threshold("auto")     # its answers: the hits relevant on their own, not the filler
-        answers = {r["id"] for r in asked["results"] if r["relevance"] is not None and r["relevance"] >= relevant}
+        # Its answers: the hit it leads with and every hit relevant on its own, not the filler listed below them.
+        relevant = ranking.shipped_threshold("auto")
+        answers = {asked["results"][0]["id"]} | {r["id"] for r in asked["results"]
+                                                if r["relevance"] is not None and r["relevance"] >= relevant}
         result = plain(found.topic or text, **filters, relevance_threshold=0)
-        result["results"] = [r for r in result["results"] if r["id"] in answers]
-        if not result["results"]:
+        if not answers & {r["id"] for r in result["results"]}:
             if explain:
                 asked["intent"] = {**found.as_dict(), "applied": "none (the question's answers are of another kind)"}
             return asked
