@@ -61,10 +61,22 @@ def instructed(ctx: StoreContext, cands: dict, records: dict) -> bool:
 SESSION_SECONDS = 3600   # two memories written this close together, one right after the other, share a context
 
 
+def same_conversation(question: dict, answer: dict) -> bool:
+    """Whether two memories, one written right after the other, can be turns of one conversation: both within
+    SESSION_SECONDS, of one kind and namespace, written by one platform, and neither a `session` digest.
+
+    A digest quotes the user's requests (question marks and all) but is a summary, not a turn; a fact the CLI
+    wrote five minutes after it answered nothing in it, yet inherited its words and outranked it."""
+    return (question["kind"] == answer["kind"] != "session" and question["namespace"] == answer["namespace"]
+            and question["platform"] == answer["platform"]
+            and abs(question["created_at"] - answer["created_at"]) <= SESSION_SECONDS)
+
+
 def after_question(query: Query, idf: dict, records: dict, term_sets: dict,
                    coverage: dict) -> dict[int, float]:
     """Per candidate: the query IDF mass that the memory written just before it adds to its own coverage, when
-    that memory asks a question and this one does not (an answer to it), both written within SESSION_SECONDS.
+    that memory asks a question and this one does not (an answer to it), both turns of one conversation
+    (`same_conversation`).
 
     In a conversation an answer ("the staging one, since Tuesday") often names little of what a later query
     asks about it ("which database did the billing service move to?"); the question it answers ("which
@@ -75,7 +87,7 @@ def after_question(query: Query, idf: dict, records: dict, term_sets: dict,
     out = {}
     for memory_id, rec in records.items():
         before = at.get((rec["root_id"] or memory_id) - 1)
-        if before is None or abs(records[before]["created_at"] - rec["created_at"]) > SESSION_SECONDS:
+        if before is None or not same_conversation(records[before], rec):
             continue
         if not asks(records[before]["body"]) or asks(rec["body"]):
             continue
