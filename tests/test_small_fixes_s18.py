@@ -52,3 +52,16 @@ def test_health_skips_a_possible_contradiction_that_a_link_settled(store):
         store.unlink(dont["id"], use["id"], relation=relation)
     store.link(use["id"], dont["id"], relation="supersedes")   # either direction
     assert store.health()["possible_contradiction_count"] == 0
+
+
+def test_mcp_remember_warns_of_nul_characters_it_removed_as_it_warns_of_surrogates(store):
+    # Fresh-user report: a NUL was dropped without a word while a lone surrogate got a `warnings` entry.
+    result = call(store, "memory_remember", {"content": "NUL test \u0000 inside the text about kafka \ud83d",
+                                             "title": "t\u0000\u0000"})["result"]
+    assert result["isError"] is False
+    warnings = result["structuredContent"]["warnings"]
+    assert "content held 1 NUL character(s), removed" in warnings
+    assert "title held 2 NUL character(s), removed" in warnings
+    assert "content held 1 invalid character(s) (lone surrogates), replaced with U+FFFD" in warnings
+    assert all(f"({w})" in result["content"][0]["text"] for w in warnings)
+    assert "\x00" not in store.get(result["structuredContent"]["id"])["memories"][0]["body"]

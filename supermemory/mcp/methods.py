@@ -14,7 +14,7 @@ from supermemory.mcp.tools import TOOLS, TOOLS_BY_NAME, check_ids
 from supermemory.mcp.validation import validate
 from supermemory.render import fit_bytes
 from supermemory.runtime import import_numpy
-from supermemory.store.records import replacements
+from supermemory.store.records import NUL, replacements
 
 logger = logging.getLogger(__name__)
 
@@ -175,12 +175,13 @@ def _tools_call(session, params: dict) -> dict:
     return {"content": [{"type": "text", "text": text}], "structuredContent": result, "isError": False}
 
 
-def replacement_warnings(replaced: dict[str, int]) -> list[str]:
-    """What the agent is told of the characters its arguments held that no UTF-8 text can (lone surrogates, e.g.
-    half an emoji cut by a JavaScript string slice), which the store replaced: only the server's stderr heard of
-    them before, so an agent never knew its text was stored changed."""
-    return [f"{field} held {count} invalid character(s) (lone surrogates), replaced with U+FFFD"
-            for field, count in replaced.items()]
+def replacement_warnings(replaced: dict[tuple[str, str], int]) -> list[str]:
+    """What the agent is told of the characters its arguments held that the store cannot keep: NUL (removed) and
+    what no UTF-8 text can hold (lone surrogates, e.g. half an emoji cut by a JavaScript string slice: replaced).
+    Only the server's stderr heard of them before, so an agent never knew its text was stored changed."""
+    return [f"{field} held {count} NUL character(s), removed" if what == NUL else
+            f"{field} held {count} invalid character(s) ({what}), replaced with U+FFFD"
+            for (field, what), count in replaced.items()]
 
 
 def _argument_errors_are_tool_results(session) -> bool:

@@ -17,8 +17,11 @@ from supermemory.timeparse import iso
 
 logger = logging.getLogger(__name__)
 
-# {field: characters replaced} of the texts `clean_text` validated inside `replacements()` (None outside one)
-_REPLACED: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar("replaced_characters", default=None)
+# {(field, what): characters} that `clean_text` changed in the texts it validated inside `replacements()` (None
+# outside one); `what` is NUL (removed) or SURROGATES (replaced with U+FFFD)
+_REPLACED: contextvars.ContextVar[dict[tuple[str, str], int] | None] = contextvars.ContextVar(
+    "replaced_characters", default=None)
+NUL, SURROGATES = "NUL", "lone surrogates"
 
 LIVE = "m.superseded_by IS NULL AND m.deleted_at IS NULL"
 COLUMNS = ("id", "namespace", "kind", "title", "body", "summary", "tags", "source", "platform", "importance",
@@ -75,10 +78,11 @@ def without_surrogates(text: str) -> str:
 
 
 @contextlib.contextmanager
-def replacements() -> Iterator[dict[str, int]]:
-    """Collect, per field, the characters `clean_text` replaced with U+FFFD within the block, so that the shell
-    that called the store can tell its caller (stderr reaches no agent); the dict is filled as the block runs."""
-    found: dict[str, int] = {}
+def replacements() -> Iterator[dict[tuple[str, str], int]]:
+    """Collect, per field, the characters `clean_text` removed (NUL) or replaced with U+FFFD (lone surrogates)
+    within the block, as {(field, NUL | SURROGATES): count}, so that the shell that called the store can tell its
+    caller (stderr reaches no agent); the dict is filled as the block runs."""
+    found: dict[tuple[str, str], int] = {}
     token = _REPLACED.set(found)
     try:
         yield found
@@ -87,8 +91,8 @@ def replacements() -> Iterator[dict[str, int]]:
 
 
 def clean_text(value: Any, field: str, *, max_chars: int, allow_empty: bool = False) -> str:
-    """Validate user text: a str, no NUL bytes, valid UTF-8 (lone surrogates replaced, counted for `replacements`),
-    bounded.
+    """Validate user text: a str, no NUL characters (removed), valid UTF-8 (lone surrogates replaced), both
+    counted for `replacements`, bounded.
 
     Raises:
         InvalidInputError: wrong type, empty, or too long.
@@ -100,17 +104,25 @@ def clean_text(value: Any, field: str, *, max_chars: int, allow_empty: bool = Fa
     if len(value) > max_chars:
         raise InvalidInputError(f"{field} is too long ({len(value)} characters; limit {max_chars})")
     text = value.replace("\x00", "")
+    if len(text) != len(value):
+        logger.warning("%s held %d NUL character(s); removed", field, len(value) - len(text))
+        _collect(field, NUL, len(value) - len(text))
     fixed = without_surrogates(text)
     if fixed is not text:
         bad = sum(1 for old, new in zip(text, fixed) if old != new)
         logger.warning("%s held %d character(s) that are not valid UTF-8; stored as U+FFFD", field, bad)
-        collected = _REPLACED.get()
-        if collected is not None:   # the same text validated twice (a recall retried) counts once
-            collected[field] = max(collected.get(field, 0), bad)
+        _collect(field, SURROGATES, bad)
         text = fixed
     if not text.strip() and not allow_empty:
         raise InvalidInputError(f"{field} must not be empty")
     return text
+
+
+def _collect(field: str, what: str, count: int) -> None:
+    """Count characters `clean_text` changed for the `replacements()` block around it, if any."""
+    collected = _REPLACED.get()
+    if collected is not None:   # the same text validated twice (a recall retried) counts once
+        collected[field, what] = max(collected.get((field, what), 0), count)
 
 
 def number(value: Any, field: str, lo: float, hi: float) -> float:
