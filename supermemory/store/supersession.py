@@ -25,6 +25,12 @@ leaves the older fact standing. A task (kind task, or a note headed "TODO:") is 
 restates it, whatever the marker: a change that shares a topic word with an open task does not close it. And a
 change to one occurrence ("today's … was postponed") leaves an older recurring schedule ("every Thursday")
 standing (`text.traits.one_off`).
+A change that names its values ("from A to B", "A is replaced by B", "dropped A in favour of B", "B instead of A",
+"moved off A": `text.traits.change_values`) is about the memories that state A: one that states no A (none of its
+words, or another version: "OpenSearch 2.10" is not "OpenSearch 2.11") is another fact of the same subject ("switched
+the pnpm store from the home folder to …" beside "the package manager is pnpm") and is never superseded; one that
+does needs no `min_overlap` (naming the replaced value is saying what the change is about, where a long older memory
+shares few other words).
 Where cosines carry no meaning (mostly-CJK text: bge-small has no CJK vocabulary; or no vectors at all)
 the words decide alone (`overlap_cjk`). Links are ordinary `links` rows: `unlink … --relation supersedes`
 undoes one, and stores written before the rule get theirs once (`backfill`, from maintenance).
@@ -41,7 +47,7 @@ from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
 from supermemory.text import (cjk_share, date_words, fts_match, has_revision_marker, revision_marker, stopwords,
                               tokenize)
-from supermemory.text.traits import adds, one_off, replaced_numbers, widens
+from supermemory.text.traits import adds, change_values, numbered_words, one_off, replaced_numbers, widens
 
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
@@ -62,6 +68,25 @@ def _settings(ctx: StoreContext) -> dict:
     return {key: ctx.config.get(f"supersession.{key}")
             for key in ("enabled", "cosine", "cosine_with_overlap", "overlap", "min_overlap", "overlap_cjk",
                         "max_links", "max_terms")}
+
+
+def _values(spans) -> list[tuple[frozenset, frozenset]]:
+    """Each named side of a change as (content words, numbered words), sides that name nothing left out."""
+    out = []
+    for span in spans:
+        value = (content_terms(tokenize(span)), numbered_words(span))
+        if value[0] or value[1]:
+            out.append(value)
+    return out
+
+
+def _states(value: tuple[frozenset, frozenset], words: frozenset, numbers: frozenset, *, fully: bool) -> bool:
+    """Does a memory with these content and numbered words state this value? Its numbers (a version: "OpenSearch
+    2.11") always, and one of its words (`fully`: all of them)."""
+    mine, digits = value
+    if not digits <= numbers:
+        return False
+    return mine <= words if fully else (not mine or bool(mine & words))
 
 
 def judge(cosine: float | None, overlap: float, cjk: bool, cfg: dict, *, weak: bool = False) -> bool:
@@ -124,6 +149,8 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     terms: dict[int, set] = {}
     for mid, tokens in search_index.chunk_tokens(ctx, list(older)):
         terms.setdefault(mid, set()).update(tokens.split())
+    changes = change_values(text)
+    replaced = _values(old for old, _ in changes)
     text_cjk = cjk_share(text) >= CJK_TEXT
     weak = marker == "weak"
     additive = weak and adds(text)      # "X now also does Y": a change only to an older "only"
@@ -133,10 +160,16 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         widened = weak and widens(older[mid], text)      # "only X" → "now also Y"
         if not theirs or (additive and not widened):
             continue
+        stated = content_terms(tokenize(older[mid])), numbered_words(older[mid])
+        named = any(_states(value, *stated, fully=False) for value in replaced)
+        if replaced and not named:      # "from A to B" where this memory states no A: a change of something else
+            continue
         overlap = len(theirs & own) / len(theirs)
         cjk = text_cjk or sum(1 for t in theirs if not t.isascii()) * 2 > len(theirs)
         cosine = cosines.get(mid)
-        if judge(cosine, overlap, cjk, cfg, weak=(weak and not widened) or mid in tasks):
+        # Naming what it replaces is saying what the change is about: a long older memory shares few other words.
+        bar = {**cfg, "min_overlap": 0.0} if named else cfg
+        if judge(cosine, overlap, cjk, bar, weak=(weak and not widened) or mid in tasks):
             out.append({"id": mid, "cosine": None if cosine is None else round(cosine, 4),
                         "overlap": round(overlap, 3)})
     out.sort(key=lambda d: (-(d["cosine"] if d["cosine"] is not None else d["overlap"]), -d["id"]))

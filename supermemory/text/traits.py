@@ -129,6 +129,58 @@ def one_off(older: str, newer: str) -> bool:
         and _says(_ONE_OFF, newer)
 
 
+# What a change wording names as replaced ("old") and as its replacement ("new"): "from A to B", "A was replaced by B",
+# "replaced A with B", "dropped A in favour of B", "B instead of A", "moved off A", 从A迁移到B. A side is one to four
+# words (a name with its version: "OpenSearch 2.11", ".env", "flags.yaml"), cut at clause punctuation and at the
+# connective words below, which end a name ("from npm to pnpm for the web app" → "pnpm").
+_SIDE_WORD = r"[^\s,;:!?()\"]*[^\s.,;:!?()\"]"
+_SIDE = rf"{_SIDE_WORD}(?: {_SIDE_WORD}){{0,3}}"
+_SIDE_CJK = r"[^，。；、,;.从]{1,16}"
+_CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
+    rf"\bfrom (?P<old>{_SIDE}?) (?:to|onto|into|over to) (?P<new>{_SIDE})",
+    rf"(?<!\S)(?P<old>{_SIDE}) (?:is|are|was|were|has been|have been|got|gets|will be) (?:replaced|superseded) "
+    rf"(?:by|with) (?P<new>{_SIDE})",
+    rf"(?<!\S)(?P<old>{_SIDE}) (?:is|are|was|were|has been|have been|got) (?:dropped|retired|removed|deprecated|"
+    rf"abandoned|ditched) in favou?r of (?P<new>{_SIDE})",
+    rf"\b(?:replaced|swapped) (?!by |with )(?P<old>{_SIDE}?) (?:with|by|for) (?P<new>{_SIDE})",
+    rf"\b(?:dropped|ditched|abandoned|retired|removed|deprecated) (?P<old>{_SIDE}?) in favou?r of (?P<new>{_SIDE})",
+    rf"(?<!\S)(?P<new>{_SIDE}) instead of (?P<old>{_SIDE})",
+    rf"\b(?:moved|migrated|switched|went) (?:off|away from) (?P<old>{_SIDE})",
+    rf"从(?P<old>{_SIDE_CJK}?)(?:迁移到|迁到|换成了?|换为|改为|改成|改用|切换到|升级到)(?P<new>{_SIDE_CJK})",
+))
+_CONNECTIVES = frozenset("to onto into over after because since so for in on at with when last this next starting "
+                         "per as and but which that now by due until from via across everywhere".split())
+
+
+def _side(words: str, *, leading: bool) -> str:
+    """One side of a change, cut at a connective: the words after the last one when the side comes before the
+    change wording ("the proxy nginx was replaced" → "the proxy nginx"), up to the first one when it comes after
+    ("to pnpm for the web app" → "pnpm")."""
+    if not words or not words.isascii():
+        return (words or "").strip()
+    split = words.split()
+    cuts = [i for i, w in enumerate(split) if w.casefold() in _CONNECTIVES]
+    if leading:
+        return " ".join(split[cuts[-1] + 1:] if cuts else split)
+    return " ".join(split[:cuts[0]] if cuts else split)
+
+
+def change_values(text: str) -> list[tuple[str, str]]:
+    """What the text's change wording names as replaced and as its replacement: [(old, new)], in text order, ''
+    for a side the wording does not name ("moved off Mailgun" → ("Mailgun", "")). Only as words of a sentence,
+    never inside code. Used with `revision_marker`: these forms name the values, the markers say it is a change."""
+    out = []
+    for pattern in _CHANGES:
+        for m in pattern.finditer(text or ""):
+            if _in_code(text, m.start(), m.end()):
+                continue
+            old, new = (_side(m.group(name) or "", leading=m.start(name) == m.start()) if name in m.groupdict()
+                        else "" for name in ("old", "new"))
+            if old or new:
+                out.append((m.start(), old, new))
+    return [(old, new) for _, old, new in sorted(out)]
+
+
 def has_revision_marker(text: str) -> bool:
     """Does this text announce that something changed (so an older, similar memory is stale)?"""
     return revision_marker(text) is not None
