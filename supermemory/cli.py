@@ -48,7 +48,7 @@ def cmd_remember(args) -> int:
     from supermemory.render import CLI_COMMANDS, remember_notes
 
     with _store(args) as store:
-        store.catch_up_vectors()   # the model loads for this anyway: chunks still waiting for a vector first
+        store.catch_up_vectors(namespace=_ns(args))   # the model loads for this anyway: chunks still waiting for a vector first
         result = store.remember(_text(args.text, "text"), title=_text(args.title, "title"), kind=args.kind,
                                 tags=args.tag, importance=args.importance, pinned=args.pin, ttl_days=args.ttl_days,
                                 namespace=_ns(args), create_namespace=args.create_namespace,
@@ -62,7 +62,7 @@ def cmd_recall(args) -> int:
     from supermemory.render import render_recall
 
     with _store(args) as store:
-        store.catch_up_vectors()   # as remember: a memory stored without the model ranks by meaning now
+        store.catch_up_vectors(namespace=_ns(args))   # as remember: a memory stored without the model ranks by meaning now
         result = store.recall(args.query, limit=args.limit, namespace=_ns(args), kinds=args.kind, tags=args.tag,
                               since=args.since, until=args.until, max_tokens=args.max_tokens,
                               explain=args.explain or args.explain_all, explain_all=args.explain_all,

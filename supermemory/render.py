@@ -563,8 +563,8 @@ def render_health(result: dict) -> str:
             lines.append(f"  {c['memory']} vs rule {c['rule']} ({c['file']}): {c['titles'][0]} / {c['titles'][1]}")
     lines.append("orphans: " + ", ".join(f"{k} {v}" for k, v in result["orphans"].items()))
     if result.get("vectors_pending"):
-        lines.append(f"vectors pending: {result['vectors_pending']:,} chunks of long texts (keyword search finds them now; "
-                     f"their vectors come {VECTORS_LATER})")
+        lines.append(f"vectors pending: {result['vectors_pending']:,} chunks of long texts, work in progress, not a problem "
+                     f"(keyword search finds them now; their vectors come {VECTORS_LATER})")
     lines.append(f"stale (sweep candidates): {result['stale']} · expired: {result['expired']}")
     lines.append("clean" if result["clean"] else "needs attention")
     return "\n".join(lines)

@@ -3,7 +3,9 @@ possible contradictions that a link already settled, NUL warnings, the pending-v
 SessionStart word on a broken database, the SUPERMEMORY_HOME-is-a-file message, MCP empty content, help text."""
 from __future__ import annotations
 
-from supermemory.render import CLI_COMMANDS, render_remember
+from supermemory.core import MemoryStore
+from supermemory.render import CLI_COMMANDS, render_health, render_remember
+from tests.test_fresh_user_mcp_hooks import FILL_SLICE, _Counting, _long_text, _Missing, _small_chunks
 from tests.test_mcp_server import call
 
 # Long enough a shared tail that the test embedder (feature hashing) puts the pairs above 0.9, as bge-small does.
@@ -65,3 +67,30 @@ def test_mcp_remember_warns_of_nul_characters_it_removed_as_it_warns_of_surrogat
     assert "content held 1 invalid character(s) (lone surrogates), replaced with U+FFFD" in warnings
     assert all(f"({w})" in result["content"][0]["text"] for w in warnings)
     assert "\x00" not in store.get(result["structuredContent"]["id"])["memories"][0]["body"]
+
+
+def test_pending_vectors_are_counted_and_told_for_the_namespaces_read_only(db_path, config, caplog):
+    # Fresh-user report: in project B, `recall` said "920 chunks still wait for a vector" and health "vectors pending:
+    # 572 chunks", all of them project A's long notes.
+    _small_chunks(config)
+    with MemoryStore(db_path, config=config, embedder=_Missing(), namespace="proja") as store:
+        chunks = store.remember(_long_text(40), create_namespace=True)["chunks"]
+    with MemoryStore(db_path, config=config, embedder=_Counting(), namespace="projb") as store:
+        store.remember("projB uses MongoDB 7 for the catalog service.", create_namespace=True)
+        assert store.health()["vectors_pending"] == 0
+        with caplog.at_level("WARNING", logger="supermemory"):
+            assert store.catch_up_vectors(limit=FILL_SLICE) == 0
+        assert "still wait for a vector" not in caplog.text
+        assert store.health(namespace="proja")["vectors_pending"] == chunks - FILL_SLICE
+        with caplog.at_level("WARNING", logger="supermemory"):
+            left = store.catch_up_vectors(namespace="proja", limit=FILL_SLICE)
+        assert left == chunks - 2 * FILL_SLICE
+        assert f"{left} chunks still wait for a vector in namespaces proja, global" in caplog.text
+
+
+def test_health_says_pending_vectors_are_work_in_progress_above_clean(store):
+    report = {"schema_version": 6, "model_pin": "x", "model_pin_status": "ok", "near_duplicates": [],
+              "near_duplicate_pairs": 0, "contradictions": [], "contradiction_count": 0, "orphans": {},
+              "vectors_pending": 12, "stale": 0, "expired": 0, "clean": True}
+    [pending] = [line for line in render_health(report).splitlines() if line.startswith("vectors pending")]
+    assert "work in progress, not a problem" in pending

@@ -1,5 +1,5 @@
-"""`supersedes` links for a change said as "switched … from A to B", "dropped A in favour of B", "A is replaced by B"
-(found by a fresh-user run, session 17)."""
+"""`supersedes` links for a change said as "switched … from A to B", "dropped A in favour of B", "A is replaced by B",
+and none for a memory that already says B (found by a fresh-user run, session 17)."""
 from __future__ import annotations
 
 import pytest
@@ -48,12 +48,27 @@ def test_change_values_reads_what_a_change_replaced_and_what_replaced_it(text, v
      "Switched the pnpm store directory from the home folder to /var/cache/pnpm on CI runners.", False),
     ("Search uses Meilisearch 1.6.", "Meilisearch 1.6 was migrated from the shared VM to its own container.", False),
     ("Logs are shipped with Vector.", "Switched Vector's log format from logfmt to JSON.", False),
+    # an older memory that already says the new value (and not the old one) is not made stale by the change
+    ("Python dependencies are managed with uv.", "Poetry was replaced by uv for dependency management.", False),
+    # …but one that names both values without a change of its own is revised by it
+    ("Use npm, not yarn, for the web app.", "Switched the web app from npm to yarn.", True),
 ])
 def test_a_change_from_a_to_b_supersedes_the_memory_that_states_a_with_the_real_model(
         db_path, config, onnx_embedder, older, newer, linked):
     with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
         old = s.remember(older, kind="decision")["id"]
         assert s.remember(newer, kind="decision")["supersedes"] == ([old] if linked else [])
+
+
+@pytest.mark.model
+def test_a_restatement_of_a_change_supersedes_only_the_memory_of_the_old_value_with_the_real_model(
+        db_path, config, onnx_embedder):
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
+        stale = s.remember(SEARCH_OLD, kind="decision")["id"]
+        move = s.remember(SEARCH_MOVE, kind="decision")
+        assert move["supersedes"] == [stale]
+        again = s.remember("OpenSearch was replaced by Meilisearch for product search.", kind="decision")
+        assert again["supersedes"] == [stale]      # the migration note already says Meilisearch: still true
 
 
 @pytest.mark.model

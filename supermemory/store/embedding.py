@@ -8,6 +8,7 @@ from typing import Callable
 
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, StorageError, SupermemoryError
 from supermemory.store import db as dbm
+from supermemory.store import namespaces as nsm
 from supermemory.store import search_index
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, embed_text, to_blob
@@ -220,10 +221,12 @@ def _waiting_from(ctx: StoreContext, start: int):
             after = rows[-1][0]
 
 
-def waiting_chunks(ctx: StoreContext) -> int:
-    """How many live chunks have no vector yet (`health` reports it as `vectors_pending`)."""
-    return ctx.q(f"SELECT count(*) FROM chunks c JOIN memories m ON m.id = c.memory_id WHERE {LIVE} "
-                 f"AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)")[0][0]
+def waiting_chunks(ctx: StoreContext, namespaces: list[str] | None = None) -> int:
+    """How many live chunks have no vector yet, of the memories in `namespaces` (None: all; `health` reports it
+    as `vectors_pending`, over the namespaces it reads)."""
+    ns_sql, ns_params = nsm.clause(namespaces)
+    return ctx.q(f"SELECT count(*) FROM chunks c JOIN memories m ON m.id = c.memory_id WHERE {LIVE} AND {ns_sql} "
+                 f"AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)", ns_params)[0][0]
 
 
 def may_be_waiting(ctx: StoreContext) -> bool:
@@ -247,17 +250,19 @@ CATCH_UP_CHUNKS = 128
 CATCH_UP_WAIT_MS = 250   # another process's write lock: the command goes on without waiting out the busy timeout
 
 
-def catch_up(ctx: StoreContext, *, seconds: float = CATCH_UP_SECONDS, limit: int = CATCH_UP_CHUNKS) -> int:
+def catch_up(ctx: StoreContext, *, namespace: str | None = None, seconds: float = CATCH_UP_SECONDS,
+             limit: int = CATCH_UP_CHUNKS) -> int:
     """Before a CLI command that loads the model anyway (`recall`, `remember`): embed the chunks still waiting
     for a vector for about `seconds` (about `limit` at most), so a memory stored while the model was missing
     ranks by meaning at the next recall instead of only once the MCP server idles or at maintenance.
 
     Nothing waiting costs one look (`may_be_waiting`); no embedder, another model pinned, a read-only or
     damaged database, or another process's write lock held past `CATCH_UP_WAIT_MS` leave them for later,
-    silently (the command itself says what it must). Chunks left when the time is up are said on stderr (a
-    warning, as a write without the model says).
+    silently (the command itself says what it must). Chunks of the namespaces the command reads (`namespace`
+    as `namespaces.for_read` takes it) left when the time is up are said on stderr (a warning, as a write without
+    the model says); those of other projects only in the log's info (they are filled in all the same).
 
-    :returns: how many chunks still wait (0 when none, or when none could be embedded now).
+    :returns: how many chunks of the namespaces read still wait (0 when none, or when none could be embedded now).
     """
     import time
 
@@ -267,14 +272,19 @@ def catch_up(ctx: StoreContext, *, seconds: float = CATCH_UP_SECONDS, limit: int
         if not may_be_waiting(ctx):
             return 0
         embed_missing_vectors(ctx, deadline=time.monotonic() + seconds, limit=limit, wait_ms=CATCH_UP_WAIT_MS)
+        namespaces = nsm.for_read(ctx, namespace)
         left = waiting_chunks(ctx) if ctx.vectors_pending else 0
+        here = waiting_chunks(ctx, namespaces) if left and namespaces is not None else left
     except (EmbeddingUnavailableError, ModelMismatchError, StorageError) as exc:
         logger.info("chunks without a vector stay so for now (keyword search still finds them): %s", exc)
         return 0
-    if left:
-        logger.warning("%d chunks still wait for a vector (keyword search finds them); the next recall or "
-                       "remember embeds more, `supermemory maintenance` all of them", left)
-    return left
+    where = "in all namespaces" if namespaces is None else "in namespaces " + ", ".join(namespaces)
+    if here:
+        logger.warning("%d chunks still wait for a vector %s (keyword search finds them); the next recall or "
+                       "remember embeds more, `supermemory maintenance` all of them", here, where)
+    if left > here:
+        logger.info("%d chunks of other namespaces still wait for a vector", left - here)
+    return here
 
 
 def embed_chunks(ctx: StoreContext, title: str, pieces: list[str],

@@ -320,8 +320,8 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
     says and no supersedes or contradicts link joins: `possible_contradictions`, both within one namespace; and new memories that contradict an imported rule:
     `rule_conflicts`), orphans, stale/expired counts, schema and model pin. Lists hold the first
     `max_pairs` items, with counts of all (`near_duplicate_pairs`, `contradiction_count`,
-    `possible_contradiction_count`); the chunks still waiting for a vector (`vectors_pending`: a long
-    text's rest, filled in later) are work to come, not a problem, so they do not make the store unclean.
+    `possible_contradiction_count`); the chunks of these namespaces still waiting for a vector (`vectors_pending`:
+    a long text's rest, filled in later) are work in progress, not a problem, so they do not make the store unclean.
 
     :param rule_similarity: how close (cosine) a memory must be to a rule to be checked against it.
     """
@@ -381,7 +381,8 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
     return {"near_duplicates": pairs, "near_duplicate_pairs": pair_count,
             "contradictions": contradictions[:max_pairs], "contradiction_count": len(contradictions),
             "possible_contradictions": opposed, "possible_contradiction_count": opposed_count,
-            "rule_conflicts": conflicts, "orphans": orphans, "vectors_pending": embedding.waiting_chunks(ctx), "stale": stale, "expired": expired,
+            "rule_conflicts": conflicts, "orphans": orphans,
+            "vectors_pending": embedding.waiting_chunks(ctx, namespaces), "stale": stale, "expired": expired,
             "expired_items": [{"id": format_id(r[0]), "kind": r[1], "title": r[2], "expired_at": iso(r[3])}
                               for r in expired_rows[:max_pairs]],
             "schema_version": dbm.schema_version(ctx.conn), "model_pin": pin["pinned"], "model_pin_status": pin_status,

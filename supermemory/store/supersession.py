@@ -30,7 +30,10 @@ A change that names its values ("from A to B", "A is replaced by B", "dropped A 
 words, or another version: "OpenSearch 2.10" is not "OpenSearch 2.11") is another fact of the same subject ("switched
 the pnpm store from the home folder to …" beside "the package manager is pnpm") and is never superseded; one that
 does needs no `min_overlap` (naming the replaced value is saying what the change is about, where a long older memory
-shares few other words).
+shares few other words). And an older memory that already states B agrees with the change instead of going stale:
+one that names B but not A ("dependencies are managed with uv" ← "Poetry was replaced by uv"), or one that
+announces the same change itself ("migrated from OpenSearch to Meilisearch" ← "OpenSearch was replaced by
+Meilisearch"); "use npm, not yarn" names both without a change of its own, so "switched from npm to yarn" revises it.
 Where cosines carry no meaning (mostly-CJK text: bge-small has no CJK vocabulary; or no vectors at all)
 the words decide alone (`overlap_cjk`). Links are ordinary `links` rows: `unlink … --relation supersedes`
 undoes one, and stores written before the rule get theirs once (`backfill`, from maintenance).
@@ -150,7 +153,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     for mid, tokens in search_index.chunk_tokens(ctx, list(older)):
         terms.setdefault(mid, set()).update(tokens.split())
     changes = change_values(text)
-    replaced = _values(old for old, _ in changes)
+    replaced, replacing = _values(old for old, _ in changes), _values(new for _, new in changes)
     text_cjk = cjk_share(text) >= CJK_TEXT
     weak = marker == "weak"
     additive = weak and adds(text)      # "X now also does Y": a change only to an older "only"
@@ -164,6 +167,8 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         named = any(_states(value, *stated, fully=False) for value in replaced)
         if replaced and not named:      # "from A to B" where this memory states no A: a change of something else
             continue
+        if _agrees(older[mid], stated, replacing, named):     # it already says B: a restatement, not a stale fact
+            continue
         overlap = len(theirs & own) / len(theirs)
         cjk = text_cjk or sum(1 for t in theirs if not t.isascii()) * 2 > len(theirs)
         cosine = cosines.get(mid)
@@ -174,6 +179,23 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
                         "overlap": round(overlap, 3)})
     out.sort(key=lambda d: (-(d["cosine"] if d["cosine"] is not None else d["overlap"]), -d["id"]))
     return out[:int(cfg["max_links"])]
+
+
+def _agrees(older: str, stated: tuple[frozenset, frozenset], replacing: list, named: bool) -> bool:
+    """Does `older` (its content and numbered words: `stated`) already state a value the change moves to, all its
+    words and numbers, so that the change restates it rather than making it stale? When it names the replaced
+    value too (`named`), only if it announces a change to that value itself.
+
+    :param replacing: the change's new values, as `_values` gives them.
+    """
+    if not any(_states(value, *stated, fully=True) for value in replacing):
+        return False
+    if not named:
+        return True
+    own = _values(new for _, new in change_values(older))
+    words = frozenset().union(*(w for w, _ in own))
+    numbers = frozenset().union(*(n for _, n in own))
+    return any(_states(value, words, numbers, fully=True) for value in replacing)
 
 
 def record_links(ctx: StoreContext, src: int, targets: Sequence[dict], now: float) -> list[str]:
