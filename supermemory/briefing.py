@@ -15,10 +15,11 @@ from supermemory.transcripts.digest import headline
 
 def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | None = None,
              namespace: str | None = None, platform: str | None = None) -> dict:
-    """The session-start hand-off's memories by section (pinned rules, open tasks, decisions,
-    preferences, gotchas, recent changes, last sessions, relevant to `query`) and its token budget;
-    `render.briefing_view` turns it into text. Never loads the embedding model. A session's summary is its
-    digest's headline (`transcripts.digest.headline`: open ends first, else requests).
+    """The session-start hand-off's memories by section and its token budget; `render.briefing_view` turns it
+    into text, sections in the order of the dict (the order the budget serves them): pinned rules, what is
+    relevant to `query` (the caller asked for it: before the standing sections, which leave its memories out),
+    open tasks, decisions, preferences, gotchas, recent changes, last sessions. Never loads the embedding model.
+    A session's summary is its digest's headline (`transcripts.digest.headline`: open ends first, else requests).
 
     :param platform: the agent it is for ('claude-code', 'codex'): imported rules from the file
         that agent loads by itself (CLAUDE.md, AGENTS.md) are left out; the other file's stay.
@@ -28,17 +29,22 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
     namespaces = nsm.for_read(ctx, namespace)
     own = rules.OWN_FILE.get(platform or "")
     without = [rules.file_tag(own)] if own else []
-    sections = reads.briefing_sections(ctx, namespaces, recent_days=float(ctx.config.get("briefing.recent_days")),
+    standing = reads.briefing_sections(ctx, namespaces, recent_days=float(ctx.config.get("briefing.recent_days")),
                                        without_tags=without)
-    for item in sections["sessions"]:   # what it left open (else asked), not its platform / project / model header
-        item["summary"] = headline(item.get("body") or "") or item["summary"]
-    shown = {item["id"] for key, items in sections.items() if key not in ("recent", "sessions") for item in items}
     relevant = []
     if query:
         found = pipeline.recall(ctx, query, namespace=namespace, limit=8, lexical_only=True, touch=False,
                                 origin="briefing")
-        relevant = [r for r in found["results"] if r["id"] not in shown and not set(without) & set(r.get("tags") or [])]
-    sections["relevant"] = relevant
+        own_place = {item["id"] for key in ("pinned", "sessions") for item in standing[key]}
+        relevant = [r for r in found["results"]
+                    if r["id"] not in own_place and not set(without) & set(r.get("tags") or [])]
+    for item in [*standing["sessions"], *relevant]:   # what it left open (else asked), not its platform header
+        if item.get("kind") == "session":
+            item["summary"] = headline(item.get("body") or "") or item["summary"]
+    asked = {r["id"] for r in relevant}
+    order = ["pinned", "relevant", *(key for key in standing if key != "pinned")]
+    sections = {key: relevant if key == "relevant" else [i for i in standing[key] if i["id"] not in asked]
+                for key in order}
     out = {"sections": sections, "budget": budget, "namespaces": namespaces or [ALL_NAMESPACES]}
     if own and not any(sections.values()):   # say why it is empty when the agent's own file holds the memories
         left_out = reads.list_memories(ctx, namespace=namespace, tags=without, limit=1)["total"]

@@ -8,16 +8,16 @@ from supermemory.text import estimate_tokens
 # When the chunks a write did not embed get their vectors (store/embedding.py `embed_missing_vectors`).
 VECTORS_LATER = "while the MCP server idles, at the next CLI recall or at `supermemory maintenance`"
 
-_SECTION_TITLES = (
-    ("pinned", "Pinned rules"),
-    ("tasks", "Open tasks"),
-    ("decisions", "Key decisions"),
-    ("preferences", "Preferences"),
-    ("gotchas", "Gotchas"),
-    ("relevant", "Relevant to this session"),
-    ("recent", "Recent changes"),
-    ("sessions", "Last sessions"),
-)
+_SECTION_TITLES = {
+    "pinned": "Pinned rules",
+    "relevant": "Relevant to this session",
+    "tasks": "Open tasks",
+    "decisions": "Key decisions",
+    "preferences": "Preferences",
+    "gotchas": "Gotchas",
+    "recent": "Recent changes",
+    "sessions": "Last sessions",
+}
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,8 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
 
 def render_briefing(sections: dict, *, budget: int, namespace: str,
                     left_out: dict | None = None) -> tuple[str, int, dict[str, list[str]]]:
-    """Section-by-section briefing cut to `budget` tokens; returns (text, tokens used, the ids the text shows
-    per section, in its order).
+    """Section-by-section briefing cut to `budget` tokens, sections in the order of `sections` (the order the
+    budget serves them); returns (text, tokens used, the ids the text shows per section, in its order).
 
     Each line is charged its token estimate plus one for its newline. When items are left out,
     the "more not shown" note is charged too (room for it is kept back, so the total stays within
@@ -88,11 +88,10 @@ def render_briefing(sections: dict, *, budget: int, namespace: str,
         used = estimate_tokens(header)
         omitted = 0
         shown: dict[str, list[str]] = {}
-        for key, title in _SECTION_TITLES:
-            items = sections.get(key) or []
+        for key, items in sections.items():
             if not items:
                 continue
-            heading = f"## {title}"
+            heading = f"## {_SECTION_TITLES[key]}"
             cost_heading = estimate_tokens(heading) + 1
             first = True
             for item in items:
