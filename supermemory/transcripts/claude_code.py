@@ -148,7 +148,7 @@ def _claude_tool_result(d: SessionDigest, st: dict, b: dict) -> None:
         failed = failed or exit_code != 0
     key = _error_key(tool, cmd)
     if not failed:
-        _resolve(st, key)
+        _resolve(st, key, edited=tool in _CLAUDE_EDIT_TOOLS)
         return
     stripped = _TAG_RE.sub("", text).strip()
     if stripped.startswith(_REJECTED_PREFIX) or stripped.startswith(_INTERRUPT_PREFIX):

@@ -215,7 +215,7 @@ def _codex_result(
     if failed:
         _add_error(d, st, key, _error_label(tool, cmd), text, code)
     elif failed is False:
-        _resolve(st, key)
+        _resolve(st, key, edited=tool is not None and "apply_patch" in tool)
 
 
 def _codex_event(d: SessionDigest, st: dict, p: dict) -> None:

@@ -54,6 +54,17 @@ class SessionDigest:
     ``state`` holds the bookkeeping needed to keep folding new lines in
     incrementally (pending tool calls, dedupe keys, unresolved errors …).  It is
     plain JSON data; treat it as opaque.
+
+    ``open_ends`` is what the session left open, in this order: the last request
+    when it went unanswered, was interrupted or got a question back; to-dos the
+    user stated ("we still need to …", "that's a TODO", "a follow-up", "do it
+    later"); errors nothing has cleared yet; the agent's unfinished todo list; to-dos
+    the agent stated; last, errors after which a file was edited but the failing
+    command was not run again ("Possibly fixed, not re-run: …": an edit may be the
+    fix, so such an error is not called unresolved, yet nothing showed it passing).
+    A later success of the same command (``pytest`` after ``pytest``) clears an
+    error entirely; a sentence that only asks to fix a TODO ("fix the TODO in
+    x.py") is a request, not an open end.
     """
 
     platform: str = "unknown"  # "claude-code" | "codex" ("unknown" until detected)
@@ -78,7 +89,7 @@ def _state(d: SessionDigest) -> dict:
     st = d.state if isinstance(d.state, dict) else {}
     d.state = st
     st["v"] = _STATE_VERSION
-    for name in ("uuids", "req_keys", "err_keys", "done_calls", "unresolved", "todos", "notes"):
+    for name in ("uuids", "req_keys", "err_keys", "done_calls", "unresolved", "todos", "notes", "asks"):
         if not isinstance(st.get(name), list):
             st[name] = []
     for name in ("pending", "dropped"):

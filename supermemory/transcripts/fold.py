@@ -165,16 +165,25 @@ def _add_error(
     if k not in st["err_keys"]:
         _remember(st["err_keys"], k, _MAX_KEYS)
         _append_capped(d, st, "errors", line, unique=False)
-    unresolved = [u for u in st["unresolved"] if not (isinstance(u, list) and u and u[0] == key)]
-    unresolved.append([key, line])
+    unresolved = [u for u in _unresolved(st) if u[0] != key]
+    unresolved.append([key, line, False])
     st["unresolved"] = unresolved[-_MAX_UNRESOLVED:]
 
 
-def _resolve(st: dict, key: str) -> None:
-    """A success with `key` clears unresolved errors of that key and any generic ones."""
-    st["unresolved"] = [
-        u for u in st["unresolved"] if isinstance(u, list) and len(u) == 2 and u[0] not in ("", key)
+def _unresolved(st: dict) -> list[list]:
+    """The well-formed entries of st["unresolved"], each `[key, line, edited since]` (a two-item entry of an
+    older snapshot reads as not edited since)."""
+    return [
+        [u[0], u[1], len(u) > 2 and u[2] is True]
+        for u in st["unresolved"]
+        if isinstance(u, list) and len(u) in (2, 3) and isinstance(u[0], str) and isinstance(u[1], str)
     ]
+
+
+def _resolve(st: dict, key: str, *, edited: bool = False) -> None:
+    """A success with `key` clears unresolved errors of that key and any generic ones; a successful file edit
+    (`edited`) marks the others as edited since (possibly fixed, until their command runs again)."""
+    st["unresolved"] = [[k, line, was or edited] for k, line, was in _unresolved(st) if k not in ("", key)]
 
 
 def _error_key(tool: str | None, cmd: str | None) -> str:
@@ -244,6 +253,8 @@ def _human_text(d: SessionDigest, st: dict, text: Any) -> None:
     _append_capped(d, st, "requests", _clip(t, REQUEST_CHARS), unique=False)
     st["reply"] = "none"
     st["last_text"] = ""
+    # What the user says is still to do is an open end; a question ("can you do the follow-up?") asks for now.
+    _scan_notes(st["asks"], _CODE_TODO_RE.sub("", t), questions=False)
 
 
 _TODO_CS_RE = re.compile(r"\b(?:TODO|FIXME|XXX|WIP)\b")
@@ -252,8 +263,19 @@ _TODO_CI_RE = re.compile(
     r"\b(?:remaining|outstanding|open) (?:work|issues?|items?|tasks?|questions?|problems?)\b|"
     r"\bnot (?:yet )?(?:implemented|done|handled|supported|covered|addressed|fixed|tested)\b|"
     r"\bleft to do\b|\b(?:didn't|did not|couldn't|could not|haven't|have not) (?:get to|yet)\b|"
-    r"\bknown (?:issues?|limitations?)\b|\bwork[- ]in[- ]progress\b"
+    r"\bknown (?:issues?|limitations?)\b|\bwork[- ]in[- ]progress\b|\b(?:for|until) later\b|"
+    r"\b(?:leave|leaving|park|parking|defer|deferring|postpone|postponing|punt|save|saving|revisit|tackle|"
+    r"address|handle|fix|finish|do|add|look into|deal with|come back to|circle back to)\b[^.;?!]{0,60}"
+    r"(?<!\bor )(?<!\band )\blater\b"
 )
+# A sentence whose TODO is what it asks to do ("fix the TODO in x.py", "I resolved the FIXME") is no open end.
+_DOING_TODO_RE = re.compile(
+    r"(?i)\b(?:fix|implement|resolv|address|remov|handl|clean(?:ed|s|ing)? up|finish|complet|tackl)\w{0,4}\s+"
+    r"(?:(?:the|this|that|these|those|all|each|every|any|our|my|your|remaining)\s+)?"
+    r"(?:[\w.-]+\s+){0,2}?(?:TODO|FIXME|XXX)"
+)
+# A TODO comment of code pasted into a prompt outside a fence.
+_CODE_TODO_RE = re.compile(r"(?m)^\s*(?:#|//|/\*|--|;)\s*(?:TODO|FIXME|XXX)\b.*$")
 _FENCE_RE = re.compile(r"```.*?(?:```|$)", re.S)
 _BULLET_RE = re.compile(r"^(?:[-*•+]\s+|\d+[.)]\s+|#+\s+|>\s*)")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
@@ -269,12 +291,14 @@ def _text_lines(text: str) -> list[str]:
     return out
 
 
-def _scan_notes(st: dict, text: str) -> None:
-    """Collect TODO-ish statements from assistant prose (code blocks ignored)."""
+def _scan_notes(notes: list, text: str, *, questions: bool = True) -> None:
+    """Collect TODO-ish statements of prose into `notes` (code blocks ignored; questions too unless `questions`)."""
     lines = _text_lines(text)
     for i, ln in enumerate(lines):
         for sentence in _SENTENCE_RE.split(ln):
             if not (_TODO_CS_RE.search(sentence) or _TODO_CI_RE.search(sentence)):
+                continue
+            if _DOING_TODO_RE.search(sentence) or (not questions and sentence.rstrip().endswith("?")):
                 continue
             note = sentence
             if note.endswith(":"):  # "Next steps:" → take the items below it
@@ -282,9 +306,9 @@ def _scan_notes(st: dict, text: str) -> None:
                 if following:
                     note = note + " " + "; ".join(following)
             note = _clip(note, NOTE_CHARS)
-            if len(note) < 8 or note in st["notes"]:
+            if len(note) < 8 or note in notes:
                 continue
-            _remember(st["notes"], note, _MAX_NOTES)
+            _remember(notes, note, _MAX_NOTES)
 
 
 def _assistant_text(st: dict, text: Any) -> None:
@@ -293,8 +317,8 @@ def _assistant_text(st: dict, text: Any) -> None:
     st["reply"] = "answered"
     st["last_text"] = text.strip()[-_LAST_TEXT_CHARS:]
     # The agent carried on: generic errors (API/stream hiccups) are behind it.
-    st["unresolved"] = [u for u in st["unresolved"] if isinstance(u, list) and len(u) == 2 and u[0] != ""]
-    _scan_notes(st, text)
+    st["unresolved"] = [u for u in _unresolved(st) if u[0] != ""]
+    _scan_notes(st["notes"], text)
 
 
 def _set_todos(st: dict, items: Any, text_key: str) -> None:
@@ -336,15 +360,18 @@ def _finish(d: SessionDigest, st: dict) -> None:
             question = _last_question(st["last_text"])
             if question:
                 ends.append(f"Awaiting reply: {question}")
-    for item in st["unresolved"][-3:]:
-        if isinstance(item, list) and len(item) == 2 and isinstance(item[1], str):
-            ends.append(f"Unresolved error: {item[1]}")
+    for ask in st["asks"][-5:]:
+        if isinstance(ask, str):
+            ends.append(f"To do: {ask}")
+    errors = _unresolved(st)[-3:]
+    ends.extend(f"Unresolved error: {line}" for _key, line, edited in errors if not edited)
     for todo in st["todos"][:5]:
         if isinstance(todo, str):
             ends.append(f"Unfinished todo: {todo}")
     for note in st["notes"][-5:]:
         if isinstance(note, str):
             ends.append(f"Note: {note}")
+    ends.extend(f"Possibly fixed, not re-run: {line}" for _key, line, edited in errors if edited)
     seen: set[str] = set()
     unique = []
     for e in ends:
