@@ -13,16 +13,24 @@ from supermemory.store.context import StoreContext
 from supermemory.transcripts.digest import headline
 
 
+# Sessions a briefing shows: the last ones (the one just compacted among them) as what was being done.
+_COMPACT = "compact"
+
+
 def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | None = None,
-             namespace: str | None = None, platform: str | None = None) -> dict:
+             namespace: str | None = None, platform: str | None = None, source: str | None = None) -> dict:
     """The session-start hand-off's memories by section and its token budget; `render.briefing_view` turns it
     into text, sections in the order of the dict (the order the budget serves them): pinned rules, what is
     relevant to `query` (the caller asked for it: before the standing sections, which leave its memories out),
-    open tasks, decisions, preferences, gotchas, recent changes, last sessions. Never loads the embedding model.
-    A session's summary is its digest's headline (`transcripts.digest.headline`: open ends first, else requests).
+    open tasks, decisions, preferences, gotchas, recent changes, last sessions; after a compaction
+    (`source` 'compact') the last sessions come right after the pinned rules: the agent gets back what it was
+    doing. Never loads the embedding model. A session's summary is its digest's headline
+    (`transcripts.digest.headline`: open ends first, else requests).
 
     :param platform: the agent it is for ('claude-code', 'codex'): imported rules from the file
         that agent loads by itself (CLAUDE.md, AGENTS.md) are left out; the other file's stay.
+    :param source: why the session starts, as the SessionStart hook says it ('startup', 'resume', 'clear',
+        'compact'); None for a briefing asked for.
     """
     budget = rec_.integer(max_tokens if max_tokens is not None else int(ctx.config.get("briefing.max_tokens")),
                           "max_tokens", 50, 100_000)
@@ -42,7 +50,9 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
         if item.get("kind") == "session":
             item["summary"] = headline(item.get("body") or "") or item["summary"]
     asked = {r["id"] for r in relevant}
-    order = ["pinned", "relevant", *(key for key in standing if key != "pinned")]
+    order = ["pinned", *(["sessions"] if source == _COMPACT else []), "relevant",
+             *(key for key in standing if key not in ("pinned", "sessions")),
+             *([] if source == _COMPACT else ["sessions"])]
     sections = {key: relevant if key == "relevant" else [i for i in standing[key] if i["id"] not in asked]
                 for key in order}
     out = {"sections": sections, "budget": budget, "namespaces": namespaces or [ALL_NAMESPACES]}

@@ -362,7 +362,7 @@ def session_start(payload: dict) -> dict:
     store = _open_store(config)
     try:
         tokens = int(_number(config.get("hooks.briefing_tokens"), 900, 50, 100_000))
-        briefing = store.briefing(max_tokens=tokens, platform=detect_platform(payload))
+        briefing = store.briefing(max_tokens=tokens, platform=detect_platform(payload), source=_text(payload, "source"))
     finally:
         store.close()
     from supermemory.render import briefing_view

@@ -18,6 +18,10 @@ _SECTION_TITLES = {
     "recent": "Recent changes",
     "sessions": "Last sessions",
 }
+# Sections whose first memory the briefing keeps room for, up to a share of its budget, whatever comes before it:
+# what the caller asked about, and the last session (what the agent was doing; the one a compaction just captured).
+_LEAD_KEPT = ("relevant", "sessions")
+_LEAD_SHARE = 0.2
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,23 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
     return f"- [{item['id']} {label}] " + " — ".join(part for part in (title, text) if part) + stale
 
 
+def _briefing_line(key: str, item: dict) -> str:
+    """One memory of a briefing section, with what it superseded ("was: …")."""
+    line = memory_line(item, max_chars=320 if key == "sessions" else 200)
+    for was in item.get("was") or []:   # what it superseded (left out of the briefing)
+        line += "\n  was: " + (was if len(was) <= 120 else was[:119] + "…")
+    return line
+
+
+def _cut_to(line: str, room: int) -> str:
+    """`line` shortened to cost at most `room` tokens with its newline ('…' where it is cut), or 24 characters of it
+    when less fits."""
+    line = line.split("\n")[0]
+    while len(line) > 24 and estimate_tokens(line + "…") + 1 > room:
+        line = line[:-1]
+    return line.rstrip() + "…"
+
+
 def render_briefing(sections: dict, *, budget: int, namespace: str,
                     left_out: dict | None = None) -> tuple[str, int, dict[str, list[str]]]:
     """Section-by-section briefing cut to `budget` tokens, sections in the order of `sections` (the order the
@@ -71,8 +92,11 @@ def render_briefing(sections: dict, *, budget: int, namespace: str,
 
     Each line is charged its token estimate plus one for its newline. When items are left out,
     the "more not shown" note is charged too (room for it is kept back, so the total stays within
-    `budget` unless the header and the note alone exceed it). `left_out`: the memories imported from the file
-    the agent loads by itself (`{"file", "memories"}`), named when nothing else is there.
+    `budget` unless the header and the note alone exceed it). The first memory of `_LEAD_KEPT`'s sections
+    has room kept for it (a `_LEAD_SHARE` of the budget at most) while the sections before it are laid out, and is
+    cut to fit that room rather than left out; so is the very first memory, into whatever room there is.
+    `left_out`: the memories imported from the file the agent loads by itself (`{"file", "memories"}`), named
+    when nothing else is there.
     """
     total_items = sum(len(v) for v in sections.values())
     if total_items == 0:
@@ -82,29 +106,36 @@ def render_briefing(sections: dict, *, budget: int, namespace: str,
                 "as you learn them (decisions, gotchas, preferences, open tasks).")
         return text, estimate_tokens(text), {}
     header = f"# supermemory briefing ({namespace})"
+    laid = {key: [_briefing_line(key, item) for item in items] for key, items in sections.items()}
+
+    def heading_of(key: str) -> str:
+        return f"## {_SECTION_TITLES[key]}"
 
     def lay_out(limit: int) -> tuple[list[str], int, int, dict[str, list[str]]]:
         lines = [header]
         used = estimate_tokens(header)
         omitted = 0
         shown: dict[str, list[str]] = {}
+        kept = {key: min(estimate_tokens(heading_of(key)) + 1 + estimate_tokens(laid[key][0]) + 1,
+                         int(limit * _LEAD_SHARE)) for key in _LEAD_KEPT if laid.get(key)}
         for key, items in sections.items():
             if not items:
                 continue
-            heading = f"## {_SECTION_TITLES[key]}"
+            kept.pop(key, None)
+            heading = heading_of(key)
             cost_heading = estimate_tokens(heading) + 1
             first = True
-            for item in items:
-                line = memory_line(item, max_chars=320 if key == "sessions" else 200)
-                for was in item.get("was") or []:   # what it superseded (left out of the briefing)
-                    line += "\n  was: " + (was if len(was) <= 120 else was[:119] + "…")
+            for index, (item, line) in enumerate(zip(items, laid[key])):
                 cost = estimate_tokens(line) + 1
-                room = limit - used - (cost_heading if first else 0)
+                free = limit - used - (cost_heading if first else 0)
+                room = free - sum(kept.values())
                 if cost > room and not shown and not omitted:   # the most important one: cut to fit, never none
-                    line = line.split("\n")[0]
-                    while len(line) > 24 and estimate_tokens(line + "…") + 1 > room:
-                        line = line[:-1]
-                    line, cost = line.rstrip() + "…", estimate_tokens(line.rstrip() + "…") + 1
+                    room = free
+                    if cost > room:
+                        line = _cut_to(line, room)
+                elif cost > room and index == 0 and key in _LEAD_KEPT:   # its kept room
+                    line = _cut_to(line, room)
+                cost = estimate_tokens(line) + 1
                 if cost > room:
                     omitted += 1
                     continue

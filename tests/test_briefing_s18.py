@@ -1,11 +1,18 @@
-"""The briefing's budget goes first to what the agent needs at that moment (fresh-user run, session 17): what a
-`query` asked for."""
+"""The briefing's budget goes first to what the agent needs at that moment (fresh-user run, session 17): the session
+a compaction just captured and what a `query` asked for."""
 from __future__ import annotations
 
 import re
 
+import pytest
+
+from supermemory import hooks
+from supermemory.config import load_config
 from supermemory.core import MemoryStore
+from supermemory.embed import HashProvider
 from supermemory.render import briefing_view
+from supermemory.text import estimate_tokens
+from supermemory.transcripts import SessionDigest, render_digest
 
 
 def fill(store: MemoryStore, n: int = 14) -> None:
@@ -18,8 +25,68 @@ def fill(store: MemoryStore, n: int = 14) -> None:
                        "by Prometheus.", kind="decision")
 
 
+def capture_session(store: MemoryStore) -> str:
+    """A session digest as the PreCompact hook writes it; returns its id."""
+    title, body = render_digest(SessionDigest(
+        platform="claude-code", cwd="/work/shop", git_branch="main", model="claude-sonnet-4-5",
+        started_at="2026-12-04T05:01:00Z", requests=["The checkout tests are flaky on CI, can you figure out why?"],
+        open_ends=["Mock the Stripe client in test_refunds.py"], turns=1))
+    return store.remember(body, title=title, kind="session")["id"]
+
+
 def sections_of(text: str) -> list[str]:
     return re.findall(r"^## (.+)$", text, flags=re.M)
+
+
+def section(text: str, title: str) -> str:
+    return text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0] if f"## {title}\n" in text else ""
+
+
+# --- the session a compaction just captured -------------------------------------------------------------------
+
+def test_after_compaction_the_last_session_leads_the_briefing_within_its_budget(store):
+    """After PreCompact captured the session, the SessionStart(compact) briefing of a 30-memory store ended with
+    "(…5 more not shown…)" and no session: "Last sessions" was last, so the 900-token budget always cut it; the
+    compact briefing was the startup one byte for byte."""
+    store.remember("Never force-push to main.", kind="preference", pinned=True)
+    fill(store)
+    session = capture_session(store)
+    compact = briefing_view(store.briefing(max_tokens=900, source="compact"))
+    assert compact["tokens"] <= 900 and sum(compact["not_shown"].values()) > 0, compact["text"]
+    assert sections_of(compact["text"])[:2] == ["Pinned rules", "Last sessions"], compact["text"]
+    line = section(compact["text"], "Last sessions").splitlines()[0]
+    assert line.startswith(f"- [{session} session]") and "Mock the Stripe client in test_refunds.py" in line, line
+    startup = briefing_view(store.briefing(max_tokens=900, source="startup"))
+    assert startup["text"] != compact["text"]
+
+
+@pytest.mark.parametrize("budget", [150, 300, 900])
+def test_at_startup_the_last_session_keeps_a_share_of_the_budget_at_the_end(store, budget):
+    """At startup the last session stays the last section, but room is kept for it (cut to fit when the budget is
+    small) instead of the gotchas before it taking all."""
+    fill(store)
+    session = capture_session(store)
+    view = briefing_view(store.briefing(max_tokens=budget))
+    assert view["tokens"] <= budget and estimate_tokens(view["text"]) <= view["tokens"], view
+    assert sections_of(view["text"])[-1] == "Last sessions" and view["items"]["sessions"] == [session], view["text"]
+    if budget >= 900:
+        assert "Mock the Stripe client in test_refunds.py" in section(view["text"], "Last sessions")
+
+
+def test_the_session_start_hook_hands_its_source_to_the_briefing(tmp_path, isolated_home, monkeypatch):
+    """The hook passed no `source`, so a compaction's briefing could not differ from a startup's."""
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    cwd = tmp_path / "shop"
+    cwd.mkdir()
+    with MemoryStore(isolated_home / "memory.db", config=load_config(), embedder=HashProvider(),
+                     namespace="shop") as store:
+        fill(store)
+        session = capture_session(store)
+    contexts = {source: hooks.session_start({"cwd": str(cwd), "source": source})["hookSpecificOutput"][
+        "additionalContext"] for source in ("startup", "compact")}
+    assert sections_of(contexts["compact"])[0] == "Last sessions", contexts["compact"]
+    assert sections_of(contexts["startup"])[-1] == "Last sessions", contexts["startup"]
+    assert all(f"[{session} session]" in text for text in contexts.values())
 
 
 # --- briefing --query --------------------------------------------------------------------------------------------
