@@ -1096,7 +1096,9 @@ def test_a_megabyte_with_secrets_scattered_through_it_is_fast():
     out, counts = redact(text)
     elapsed = time.perf_counter() - start
     assert counts == {"password_assignment": len(pieces)}
-    assert elapsed < 0.5
+    # typically 0.12-0.17 s on the CI machine; the bound is ten times that (a suite running beside it loads the
+    # machine), so only a runaway pattern fails it
+    assert elapsed < 2.0
 
 
 def test_non_string_input_is_coerced_rather_than_raising():
