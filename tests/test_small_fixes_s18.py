@@ -94,3 +94,17 @@ def test_health_says_pending_vectors_are_work_in_progress_above_clean(store):
               "vectors_pending": 12, "stale": 0, "expired": 0, "clean": True}
     [pending] = [line for line in render_health(report).splitlines() if line.startswith("vectors pending")]
     assert "work in progress, not a problem" in pending
+
+
+def test_a_data_folder_that_is_a_file_is_named_as_the_cause(tmp_path, config):
+    # Fresh-user report: "cannot create the database at /tmp/f/memory.db: [Errno 17] File exists: '/tmp/f'; make that
+    # folder writable …" for SUPERMEMORY_HOME=/tmp/f, a file.
+    import pytest
+
+    from supermemory.errors import StorageError
+
+    home = tmp_path / "f"
+    home.write_text("")
+    for path in (home / "memory.db", home / "sub" / "memory.db"):
+        with pytest.raises(StorageError, match=f"{home} is a file, not a folder; point SUPERMEMORY_HOME at a folder"):
+            MemoryStore(path, config=config, embedder=None)

@@ -203,6 +203,14 @@ def _wal_waiting(path) -> bool:
         return False
 
 
+def _file_in_the_way(path: Path) -> Path | None:
+    """The nearest existing folder-to-be above `path` when it is a file (no folder can be made through it)."""
+    for parent in path.parents:
+        if os.path.lexists(parent):
+            return None if parent.is_dir() else parent
+    return None
+
+
 def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
     """Open a connection in autocommit mode with WAL, a 30 s busy timeout and sqlite-vec.
 
@@ -224,6 +232,10 @@ def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
             conn = driver.module.connect(str(path), isolation_level=None,
                                          check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
     except OSError as exc:
+        blocker = _file_in_the_way(Path(path))
+        if blocker is not None:   # SUPERMEMORY_HOME=/tmp/f with /tmp/f a file: no folder can be made there
+            raise StorageError(f"cannot create the database at {path}: {blocker} is a file, not a folder; point "
+                               "SUPERMEMORY_HOME at a folder, or move that file aside") from exc
         raise StorageError(f"cannot create the database at {path}: {exc}; make that folder writable or point "
                            "SUPERMEMORY_HOME at one that is") from exc
     except driver.Error as exc:
