@@ -1,5 +1,6 @@
 """The briefing's budget goes first to what the agent needs at that moment (fresh-user run, session 17): the session
-a compaction just captured and what a `query` asked for."""
+a compaction just captured, what a `query` asked for, and a long pinned rule shown as far as the budget allows,
+marked where it is cut."""
 from __future__ import annotations
 
 import re
@@ -118,3 +119,49 @@ def test_a_memory_relevant_to_the_query_is_listed_even_when_its_own_section_is_c
                             kind="gotcha")["id"]
     view = briefing_view(store.briefing(query="refund webhook signature", max_tokens=120))
     assert view["items"]["relevant"] == [wanted] and view["tokens"] <= 120, view["text"]
+
+
+# --- a long pinned rule ----------------------------------------------------------------------------------------
+
+RULE = "RULE: " + " ".join(f"Step {i}: always verify the migration checksum before deploy." for i in range(600))
+
+
+def test_a_long_pinned_rule_shows_more_of_its_text_and_says_where_the_rest_is(store):
+    """A 36,000-character pinned rule showed only "RULE: Step 0: always verify … before deploy." with no sign of
+    more, in a briefing of 677 characters of its 900-token budget."""
+    rule = store.remember(RULE, kind="preference", pinned=True, title="Deploy checklist")["id"]
+    short = store.remember("Never force-push to main.", kind="preference", pinned=True)["id"]
+    store.remember("We use MongoDB 7 for the catalog service.", kind="decision")
+    view = briefing_view(store.briefing(max_tokens=900))
+    line = next(line for line in view["text"].splitlines() if line.startswith(f"- [{rule} "))
+    assert "Step 20:" in line and line.endswith(f"… (memory_get {rule} for the rest)"), line
+    assert view["tokens"] <= 900 and view["tokens"] > 800, view   # the room left went to the rule
+    assert f"[{short} preference] Never force-push to main." in view["text"]
+    assert "memory_get " + short not in view["text"] and "MongoDB 7" in view["text"]
+
+
+@pytest.mark.parametrize("budget", [50, 80, 200])
+def test_a_long_pinned_rule_is_marked_cut_at_any_budget_and_the_budget_holds(store, budget):
+    rule = store.remember(RULE, kind="preference", pinned=True, title="Deploy checklist")["id"]
+    for i in range(8):
+        store.remember(f"Decision {i}: service_{i} exposes metrics on /metrics.", kind="decision")
+    capture_session(store)
+    view = briefing_view(store.briefing(max_tokens=budget, source="compact"))
+    assert view["tokens"] <= budget and estimate_tokens(view["text"]) <= view["tokens"], view
+    line = next(line for line in view["text"].splitlines() if line.startswith(f"- [{rule} "))
+    # At the least budget allowed the note itself does not fit: the '…' says the text goes on.
+    assert line.endswith(f"(memory_get {rule} for the rest)" if budget > 50 else "…"), line
+
+
+@pytest.mark.parametrize("budget", [60, 300, 900, 3000])
+def test_a_pinned_rule_that_superseded_another_grows_too_and_keeps_its_was_line(budget):
+    rule = {"id": "M9", "kind": "preference", "title": "Deploy checklist", "summary": "RULE: Step 0: verify.",
+            "body": RULE, "was": ["Deploy whenever the tests pass."]}
+    decisions = [{"id": f"M{i}", "kind": "decision", "title": "", "summary": f"Decision {i}: use tool {i}."}
+                 for i in range(1, 4)]
+    view = briefing_view({"sections": {"pinned": [rule], "decisions": decisions}, "budget": budget,
+                          "namespaces": ["shop"]})
+    assert view["tokens"] <= budget and estimate_tokens(view["text"]) <= view["tokens"], view
+    if budget >= 300:
+        assert view["tokens"] >= budget - 12 and "  was: Deploy whenever the tests pass." in view["text"], view
+        assert "(memory_get M9 for the rest)\n  was:" in view["text"] and view["items"]["decisions"] == ["M1", "M2", "M3"]
