@@ -25,7 +25,9 @@ SessionStart hook after its answer is out (lexical-only, inside the budget), or 
 server while it idles.
 
 A database file that is visibly damaged (not SQLite, or shorter than its header says) is left
-untouched: the hook reports it on stderr and does nothing else.
+untouched: the hook reports it on stderr and does nothing else. When SessionStart cannot make its briefing
+(that, or any other error), its additionalContext is one line saying memory is unavailable this session and
+to run `supermemory doctor` (stderr reaches the user only in verbose mode, never the agent).
 """
 from __future__ import annotations
 
@@ -370,6 +372,16 @@ def session_start(payload: dict) -> dict:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": briefing_view(briefing)["text"]}}
 
 
+def memory_unavailable(exc: Exception) -> dict:
+    """The SessionStart answer when no briefing could be made (a damaged database, a data dir that is a file, …):
+    one line telling the agent memory is out this session and what shows why, since stderr reaches only the
+    user's verbose mode and the memory tools would otherwise fail with no word of the cause."""
+    reason = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": (
+        f"supermemory: long-term memory is unavailable this session ({reason}); its memory tools will fail. "
+        "Tell the user to run `supermemory doctor`.")}}
+
+
 def capture(payload: dict, *, housekeeping: bool = False, deadline: float | None = None) -> dict:
     """PreCompact / SessionEnd / Stop: store the session digest; SessionEnd also tidies up.
 
@@ -498,8 +510,12 @@ def run_hook(event: str, *, stdin=None, stdout=None, budget: float | None = None
             return 0
         payload = _read_payload(stdin)
         if event == "session-start":
-            text = json.dumps(session_start(payload), ensure_ascii=False) + "\n"
-            _emit(stdout, text)
+            try:
+                answer = session_start(payload)
+            except Exception as exc:  # noqa: BLE001 - the agent is told, then the error is reported as below
+                _emit(stdout, json.dumps(memory_unavailable(exc), ensure_ascii=False) + "\n")
+                raise
+            _emit(stdout, json.dumps(answer, ensure_ascii=False) + "\n")
             retried = retry_owed(payload, deadline=started + budget)
             if retried:
                 logger.info("owed captures: %s", retried)

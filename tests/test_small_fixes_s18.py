@@ -108,3 +108,28 @@ def test_a_data_folder_that_is_a_file_is_named_as_the_cause(tmp_path, config):
     for path in (home / "memory.db", home / "sub" / "memory.db"):
         with pytest.raises(StorageError, match=f"{home} is a file, not a folder; point SUPERMEMORY_HOME at a folder"):
             MemoryStore(path, config=config, embedder=None)
+
+
+def test_session_start_on_a_damaged_database_tells_the_agent_memory_is_unavailable(tmp_path, monkeypatch, capsys):
+    # Fresh-user report: a corrupt memory.db gave an empty SessionStart (exit 0); the reason went to stderr only,
+    # which Claude Code shows in verbose mode alone, and the agent's tool calls then failed with no word why.
+    import io
+    import json
+
+    from supermemory import hooks
+
+    home = tmp_path / "home"
+    home.mkdir()
+    db = home / "memory.db"
+    db.write_text("junk\n")
+    monkeypatch.setenv("SUPERMEMORY_HOME", str(home))
+    out = io.StringIO()
+    payload = json.dumps({"source": "startup", "cwd": str(tmp_path)})
+    assert hooks.run_hook("session-start", stdin=io.StringIO(payload), stdout=out, budget=30) == 0
+    assert out.getvalue().count("\n") == 1
+    answer = json.loads(out.getvalue())["hookSpecificOutput"]
+    assert answer["hookEventName"] == "SessionStart"
+    assert answer["additionalContext"].startswith("supermemory: long-term memory is unavailable this session (")
+    assert "not an SQLite database" in answer["additionalContext"]
+    assert "supermemory doctor" in answer["additionalContext"] and "\n" not in answer["additionalContext"]
+    assert "left untouched" in capsys.readouterr().err and db.read_text() == "junk\n"
