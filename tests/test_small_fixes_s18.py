@@ -133,3 +133,22 @@ def test_session_start_on_a_damaged_database_tells_the_agent_memory_is_unavailab
     assert "not an SQLite database" in answer["additionalContext"]
     assert "supermemory doctor" in answer["additionalContext"] and "\n" not in answer["additionalContext"]
     assert "left untouched" in capsys.readouterr().err and db.read_text() == "junk\n"
+
+
+def test_blank_and_empty_content_are_refused_alike_under_every_protocol_version(store):
+    # Fresh-user report (protocol 2025-06-18): content "" gave JSON-RPC -32602, content "   " a tool result with
+    # isError "content must not be empty". Both now take the schema's path: -32602 before 2025-11-25, an
+    # "invalid arguments" tool result from it on (SEP-1303).
+    from tests.test_mcp_server import INIT
+
+    for version in ("2025-06-18", "2025-11-25"):
+        init = {**INIT, "params": {**INIT["params"], "protocolVersion": version}}
+        answers = [call(store, "memory_remember", {"content": content}, init=init) for content in ("", "   \n\t")]
+        for tool, args in (("memory_recall", {"query": "  "}), ("memory_remember", {"content": "x", "tags": [" "]})):
+            answers.append(call(store, tool, args, init=init))
+        for answer in answers:
+            if version == "2025-06-18":
+                assert answer["error"]["code"] == -32602 and answer["error"]["message"].endswith("must not be empty")
+            else:
+                assert answer["result"]["isError"] is True
+                assert answer["result"]["content"][0]["text"].startswith("invalid arguments: arguments.")

@@ -31,7 +31,9 @@ def validate(schema: dict, value: Any, path: str = "arguments") -> Any:
     """Check `value` against a JSON Schema subset; returns it (integral floats become ints).
 
     Supported keywords: type (incl. lists), enum, minimum, maximum, minLength, maxLength,
-    items, minItems, maxItems, properties, required, additionalProperties (false only).
+    items, minItems, maxItems, properties, required, additionalProperties (false only). A string of only
+    whitespace fails `minLength: 1` as "" does (the store strips every text it takes), so "   " is refused
+    the same way as "" under every protocol version, not as a tool error after the schema passed it.
     Raises:
         JsonRpcError: INVALID_PARAMS naming the offending field, e.g. "arguments.limit: expected integer".
     """
@@ -50,7 +52,7 @@ def validate(schema: dict, value: Any, path: str = "arguments") -> Any:
     if isinstance(value, str):
         if len(value) > schema.get("maxLength", len(value)):
             raise fail(f"longer than {schema['maxLength']} characters ({len(value)})")
-        if len(value) < schema.get("minLength", 0):
+        if len(value) < schema.get("minLength", 0) or (schema.get("minLength") == 1 and not value.strip()):
             raise fail("must not be empty" if schema["minLength"] == 1 else
                        f"shorter than {schema['minLength']} characters")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
