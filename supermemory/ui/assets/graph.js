@@ -9,6 +9,7 @@ async function graphPage() {
   const root = view();
   const data = await api("/api/graph", { namespace: state.namespace });
   put(root, h("h1", {}, "Graph"), h("p", { class: "muted", id: "graph-note" }, graphNote(data) +
+    " Arrows point from a memory to the one it supersedes, refines, contradicts, depends on or is related to." +
     " Scroll to zoom, drag to move, click a memory to open it."));
   if (!data.nodes.length) {
     root.appendChild(h("p", {}, "No links yet: agents record them with memory_link (CLI: supermemory link)."));
@@ -27,21 +28,33 @@ async function graphPage() {
   const height = 560;
   const positions = layout(data.nodes, data.edges, width, height);
   const scene = s("g", { class: "scene" });
-  const svg = s("svg", { id: "graph", viewBox: `0 0 ${width} ${height}`, role: "img" }, s("title", {}, "memory graph"), scene);
+  // One arrowhead per relation colour: a link points from its source to its target (src supersedes dst).
+  const defs = s("defs", {}, Object.entries({ ...RELATION_COLORS, other: "#999" }).map(([rel, color]) =>
+    s("marker", { id: "arrow-" + rel, viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 11, markerHeight: 11,
+      markerUnits: "userSpaceOnUse", orient: "auto" }, s("path", { d: "M0,0 L10,5 L0,10 z", fill: color }))));
+  const svg = s("svg", { id: "graph", viewBox: `0 0 ${width} ${height}`, role: "img" }, s("title", {}, "memory graph"),
+    defs, scene);
   for (const e of data.edges) {
     const a = positions.get(e.src);
     const b = positions.get(e.dst);
-    scene.appendChild(s("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, stroke: RELATION_COLORS[e.relation] || "#999",
-      "stroke-width": 2, class: "edge" }, s("title", {}, `${e.src} ${e.relation} ${e.dst}`)));
+    const d = Math.max(1e-9, Math.hypot(b.x - a.x, b.y - a.y));
+    const end = Math.max(0, d - NODE_RADIUS - 2) / d;   // the arrow's tip stops at the target's rim
+    const rel = e.relation in RELATION_COLORS ? e.relation : "other";
+    scene.appendChild(s("line", { x1: a.x, y1: a.y, x2: a.x + (b.x - a.x) * end, y2: a.y + (b.y - a.y) * end,
+      stroke: RELATION_COLORS[e.relation] || "#999", "stroke-width": 2, class: "edge", "marker-end": `url(#arrow-${rel})`,
+      "data-src": e.src, "data-dst": e.dst }, s("title", {}, `${e.src} ${e.relation} ${e.dst}`)));
   }
-  for (const n of data.nodes) {
+  const labels = new Map(data.nodes.map((n) => [n.id, n.title.length > 28 ? n.title.slice(0, 27) + "…" : n.title]));
+  const places = placeLabels(data.nodes.map((n) => ({ ...positions.get(n.id), width: labelWidth(labels.get(n.id)) })),
+    width, height);
+  data.nodes.forEach((n, i) => {
     const p = positions.get(n.id);
-    const label = n.title.length > 28 ? n.title.slice(0, 27) + "…" : n.title;
+    const place = places[i];
     const node = s("g", { class: "node" + (n.live ? "" : " dead"), transform: `translate(${p.x},${p.y})`, "data-id": n.id,
       tabindex: 0, role: "link" },   // its <title> below names it
       s("title", {}, `${n.id} · ${n.kind}: ${n.title}`),
-      s("circle", { r: 9, fill: KIND_COLORS[n.kind] || "#777" }),
-      s("text", { x: 13, y: 4 }, label));
+      s("circle", { r: NODE_RADIUS, fill: KIND_COLORS[n.kind] || "#777" }),
+      s("text", { x: place.x, y: place.y, "text-anchor": place.anchor }, labels.get(n.id)));
     node.addEventListener("click", () => { if (!dragged) location.hash = "#/memory/" + encodeURIComponent(n.id); });
     node.addEventListener("keydown", (event) => {   // Tab reaches each memory; Enter or Space opens it
       if (event.key !== "Enter" && event.key !== " ") return;
@@ -49,7 +62,7 @@ async function graphPage() {
       location.hash = "#/memory/" + encodeURIComponent(n.id);
     });
     scene.appendChild(node);
-  }
+  });
   let zoom = { k: 1, x: 0, y: 0 };
   let dragged = false;
   const apply = () => scene.setAttribute("transform", `translate(${zoom.x},${zoom.y}) scale(${zoom.k})`);
@@ -91,6 +104,67 @@ function graphNote(data) {
   }
   return `Showing the ${count(data.edges.length)} newest of ${count(data.total_edges)} typed links ` +
     `(${count(data.nodes.length)} memories); open a memory to see its own links.`;
+}
+
+const NODE_RADIUS = 9;
+const LABEL_HEIGHT = 15;   // 12px text (app.css) with its white halo
+
+function labelWidth(text) {
+  // A 12px sans-serif label's width, estimated (no layout pass needed): about 6.6 px a character.
+  return 6.6 * [...text].length + 4;
+}
+
+function placeLabels(items, width, height) {
+  // Each label beside its node where it covers no other node and no label placed before it: right, left, above,
+  // below, then the same a line further out; when every spot collides, the one that covers least. Returns, per
+  // item in order, the text's offset from its node and its anchor. Linked pairs drawn side by side had one's label
+  // over the other's node and label.
+  const r = NODE_RADIUS, gap = 4, hh = LABEL_HEIGHT;
+  const spots = [[r + gap, 4, "start"], [-r - gap, 4, "end"], [0, -r - gap, "middle"], [0, r + gap + hh - 4, "middle"],
+    [r + gap, -hh + 4, "start"], [-r - gap, -hh + 4, "end"], [r + gap, hh + 4, "start"], [-r - gap, hh + 4, "end"],
+    [0, -r - gap - hh, "middle"], [0, r + gap + 2 * hh - 4, "middle"]];
+  const box = (p, [dx, dy, anchor], w) => {
+    const left = anchor === "start" ? p.x + dx : anchor === "end" ? p.x + dx - w : p.x + dx - w / 2;
+    return { x0: left, x1: left + w, y0: p.y + dy - hh + 4, y1: p.y + dy + 4 };
+  };
+  const overlap = (a, b) => Math.max(0, Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0)) *
+    Math.max(0, Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0));
+  // Boxes binned in cells 100 units wide, so a label is checked against its neighbours only.
+  const size = 100, cells = new Map();
+  const keys = (b) => {
+    const out = [];
+    for (let cx = Math.floor(b.x0 / size); cx <= Math.floor(b.x1 / size); cx++) {
+      for (let cy = Math.floor(b.y0 / size); cy <= Math.floor(b.y1 / size); cy++) out.push(cx + "," + cy);
+    }
+    return out;
+  };
+  const add = (b) => { for (const key of keys(b)) { if (!cells.has(key)) cells.set(key, []); cells.get(key).push(b); } };
+  const cost = (b, own) => {
+    let sum = 0;
+    const seen = new Set();
+    for (const key of keys(b)) {
+      for (const other of cells.get(key) || []) {
+        if (other === own || seen.has(other)) continue;
+        seen.add(other);
+        sum += overlap(b, other);
+      }
+    }
+    const outside = Math.max(0, -b.x0) + Math.max(0, b.x1 - width) + Math.max(0, -b.y0) + Math.max(0, b.y1 - height);
+    return sum + outside * hh;
+  };
+  const dots = items.map((p) => ({ x0: p.x - r, x1: p.x + r, y0: p.y - r, y1: p.y + r }));
+  dots.forEach(add);
+  return items.map((p, i) => {
+    let best = null;
+    for (const spot of spots) {
+      const b = box(p, spot, p.width);
+      const c = cost(b, dots[i]);
+      if (!best || c < best.c) best = { c, b, spot };
+      if (c === 0) break;
+    }
+    add(best.b);
+    return { x: best.spot[0], y: best.spot[1], anchor: best.spot[2] };
+  });
 }
 
 function layout(nodes, edges, width, height) {
