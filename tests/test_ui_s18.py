@@ -1,5 +1,5 @@
-"""The UI in headless chromium: the graph's links point from source to target and the labels of linked pairs do not
-cover each other (fresh.md s17 #17)."""
+"""The UI in headless chromium: a search hit shows its calibrated relevance; the graph's links point from source to
+target and the labels of linked pairs do not cover each other (fresh.md s17 #17, #18)."""
 from __future__ import annotations
 
 import threading
@@ -95,3 +95,17 @@ def test_graph_links_point_at_their_target_and_labels_cover_no_other_label_or_no
     placed = b.js("placeLabels([{x: 300, y: 200, width: 170}, {x: 390, y: 202, width: 170}], 1000, 560)")
     assert placed[0]["anchor"] == "end" and placed[1]["anchor"] == "start", placed
 
+
+def test_search_hits_show_their_relevance_next_to_the_score(page):
+    b, server, store, ids = page
+    b.navigate(server.url + "#/search?q=webpack")
+    b.wait_for("document.querySelectorAll('.hit').length > 0")
+    shown = b.js("[...document.querySelectorAll('.hit')].map(h => [h.querySelector('.id').textContent, "
+                 "h.querySelector('.relevance') && h.querySelector('.relevance').textContent, "
+                 "h.querySelector('header').textContent])")
+    found = store.recall("webpack", touch=False)["results"]
+    assert [row[0] for row in shown] == [hit["id"] for hit in found]
+    for (_id, relevance, header), hit in zip(shown, found):
+        assert relevance == f"relevance {hit['relevance']:.2f}", shown
+        assert header.index("relevance") < header.index("score"), header   # the figure that counts comes first
+    b.screenshot(ARTEFACTS / "search-s18.png")

@@ -254,7 +254,8 @@ async function searchPage(params) {
   for (const r of result.results) {
     results.appendChild(h("article", { class: "hit" },
       h("header", {}, kindBadge(r.kind), memoryLink(r.id, r.title), h("span", { class: "muted id" }, r.id),
-        h("span", { class: "score" }, `score ${r.score.toFixed(3)} · attention ${(r.attention * 100).toFixed(0)}%`)),
+        h("span", { class: "figures" }, relevanceBadge(r.relevance),
+          h("span", { class: "score" }, `score ${r.score.toFixed(3)} · attention ${(r.attention * 100).toFixed(0)}%`))),
       h("p", { class: "summary" }, r.summary),
       explainBars(r.contributions || {}, scale),
       h("details", {}, h("summary", {}, "features"), featureTable(r.features || {}))));
@@ -267,6 +268,14 @@ async function searchPage(params) {
         h("th", {}, "title"), h("th", {}, "why"), h("th", { class: "num" }, "score"))), h("tbody", {}, rows))
         : h("p", { class: "muted" }, "none"));
   }
+}
+
+function relevanceBadge(relevance) {
+  // The calibrated chance that a hit answers the query: the figure the CLI and MCP print first, and the one the
+  // nothing-relevant gate reads (the score only orders the hits of one query).
+  if (typeof relevance !== "number") return null;
+  return h("span", { class: "relevance",
+    title: "relevance: the calibrated chance that this memory answers the query" }, `relevance ${relevance.toFixed(2)}`);
 }
 
 function explainBars(contributions, scale) {
