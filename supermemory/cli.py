@@ -428,8 +428,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("recall", cmd_recall, "find the memories relevant to a query")
     p.add_argument("query", help="what you want to know")
     p.add_argument("--limit", type=int, help="maximum results (default 8)")
-    p.add_argument("--kind", action="append", choices=KINDS, help="only these kinds (repeatable)")
-    p.add_argument("--tag", action="append", help="only memories with this tag (repeatable)")
+    p.add_argument("--kind", action="append", choices=KINDS,
+                   help="only this kind; repeat for several (--kind decision --kind task)")
+    p.add_argument("--tag", action="append", help="only memories with this tag (repeatable: all of them)")
     p.add_argument("--since", help="updated since (ISO date, 7d, 24h, last_week)")
     p.add_argument("--until", help="created until (ISO date or relative)")
     p.add_argument("--max-tokens", type=int, help="token budget of the result page, passages included (default: setting recall.max_tokens, 1500)")
@@ -448,8 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ids", nargs="+", help="memory ids like M12")
 
     p = add("list", cmd_list, "index of memories (titles and summaries)")
-    p.add_argument("--kind", action="append", choices=KINDS, help="only these kinds")
-    p.add_argument("--tag", action="append", help="only with this tag")
+    p.add_argument("--kind", action="append", choices=KINDS,
+                   help="only this kind; repeat for several (--kind decision --kind task)")
+    p.add_argument("--tag", action="append", help="only memories with this tag (repeatable: all of them)")
     p.add_argument("--status", choices=TASK_STATUSES, help="task status")
     p.add_argument("--since", help="updated since")
     p.add_argument("--limit", type=int, default=50, help="page size")

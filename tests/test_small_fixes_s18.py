@@ -152,3 +152,16 @@ def test_blank_and_empty_content_are_refused_alike_under_every_protocol_version(
             else:
                 assert answer["result"]["isError"] is True
                 assert answer["result"]["content"][0]["text"].startswith("invalid arguments: arguments.")
+
+
+def test_list_help_says_kind_is_one_kind_repeated_for_several():
+    # Fresh-user report: `list --help` said "--kind … only these kinds" but the option takes one kind a time.
+    from supermemory.cli import build_parser
+
+    parser = build_parser()
+    for command in ("list", "recall"):
+        sub = parser._subparsers._group_actions[0].choices[command]
+        help_of = {a.dest: a.help for a in sub._actions}
+        assert help_of["kind"] == "only this kind; repeat for several (--kind decision --kind task)"
+        extra = ["x"] if command == "recall" else []
+        assert sub.parse_args(extra + ["--kind", "decision", "--kind", "task"]).kind == ["decision", "task"]
