@@ -165,3 +165,25 @@ def test_list_help_says_kind_is_one_kind_repeated_for_several():
         assert help_of["kind"] == "only this kind; repeat for several (--kind decision --kind task)"
         extra = ["x"] if command == "recall" else []
         assert sub.parse_args(extra + ["--kind", "decision", "--kind", "task"]).kind == ["decision", "task"]
+
+
+def test_two_workspace_roots_say_once_on_stderr_that_only_the_first_is_read(store, tmp_path, caplog):
+    # Fresh-user report: with roots A and B the server silently used A's namespace; B's memories never came back.
+    from tests.test_mcp_server import INIT, INITIALIZED, by_id, run
+
+    roots = []
+    for name in ("Alpha Proj", "Beta Proj"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+        roots.append({"uri": "file://" + str(tmp_path / name).replace(" ", "%20"), "name": name})
+    init = {**INIT, "params": {**INIT["params"], "capabilities": {"roots": {"listChanged": True}}}}
+    changed = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+    with caplog.at_level("WARNING", logger="supermemory"):
+        responses = run([init, INITIALIZED,
+                         {"jsonrpc": "2.0", "id": "sm-roots-1", "result": {"roots": roots}}, changed,
+                         {"jsonrpc": "2.0", "id": "sm-roots-2", "result": {"roots": roots}},
+                         {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                          "params": {"name": "memory_remember", "arguments": {"content": "Roots decide"}}}], store)
+    assert by_id(responses)[5]["result"]["structuredContent"]["namespace"] == "alpha-proj"
+    told = [r.getMessage() for r in caplog.records if "workspace roots" in r.getMessage()]
+    assert len(told) == 1, told
+    assert "first one's namespace (alpha-proj)" in told[0] and str(tmp_path / "Beta Proj") in told[0]

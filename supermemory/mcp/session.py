@@ -80,6 +80,7 @@ class Session:
         self._roots_deadline: float | None = None   # monotonic time until which tool calls wait for roots
         self._roots_request: str | None = None      # our latest roots/list: older answers are out of date
         self._held: list[dict] = []                 # tool calls waiting for the roots answer, in arrival order
+        self._told_roots = False                    # said on stderr that only the first of several roots is used
         self.warmup_thread: threading.Thread | None = None
         # ids named by cancellations the reader has read but the loop has not reached: requests before them still
         # waiting (queued behind a slow call, or held for the roots) are dropped unanswered
@@ -177,13 +178,21 @@ class Session:
             return
         result = message.get("result")
         roots = result.get("roots") if isinstance(result, dict) else None
+        paths = []
         for root in roots if isinstance(roots, list) else []:
             uri = root.get("uri") if isinstance(root, dict) else None
             path = _path_from_uri(uri) if isinstance(uri, str) else None
-            if path:
-                self.apply_root(path)
-                return
-        logger.info("client listed no file:// roots; keeping namespace %s", self.default_namespace())
+            if path and path not in paths:
+                paths.append(path)
+        if not paths:
+            logger.info("client listed no file:// roots; keeping namespace %s", self.default_namespace())
+            return
+        self.apply_root(paths[0])
+        if len(paths) > 1 and not self._told_roots and not self.config.explicit_namespace:
+            self._told_roots = True   # once a connection: a multi-root workspace answers every roots/list alike
+            logger.warning("the client lists %d workspace roots; memories use the first one's namespace (%s) only: "
+                           "the memories of %s are not read or written unless a tool call names their namespace", len(paths),
+                           self.default_namespace(), ", ".join(paths[1:]))
 
     def apply_root(self, path: str) -> None:
         """Use a workspace root as the project (unless SUPERMEMORY_NAMESPACE pins one)."""
