@@ -19,8 +19,8 @@ _COMPACT = "compact"
 
 def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | None = None,
              namespace: str | None = None, platform: str | None = None, source: str | None = None) -> dict:
-    """The session-start hand-off's memories by section and its token budget; `render.briefing_view` turns it
-    into text, sections in the order of the dict (the order the budget serves them): pinned rules, what is
+    """The session-start hand-off's memories by section and its token budget; `render_briefing.briefing_view` turns
+    it into text, sections in the order of the dict (the order the budget serves them): pinned rules, what is
     relevant to `query` (the caller asked for it: before the standing sections, which leave its memories out),
     open tasks, decisions, preferences, gotchas, recent changes, last sessions; after a compaction
     (`source` 'compact') the last sessions come right after the pinned rules: the agent gets back what it was

@@ -176,7 +176,7 @@ def cmd_link(args) -> int:
 def cmd_briefing(args) -> int:
     with _store(args) as store:
         result = store.briefing(query=args.query, max_tokens=args.max_tokens, namespace=_ns(args))
-    from supermemory.render import briefing_view
+    from supermemory.render_briefing import briefing_view
 
     result = briefing_view(result)
     _print_json(result) if args.json else say(result["text"])

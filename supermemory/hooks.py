@@ -367,7 +367,7 @@ def session_start(payload: dict) -> dict:
         briefing = store.briefing(max_tokens=tokens, platform=detect_platform(payload), source=_text(payload, "source"))
     finally:
         store.close()
-    from supermemory.render import briefing_view
+    from supermemory.render_briefing import briefing_view
 
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": briefing_view(briefing)["text"]}}
 

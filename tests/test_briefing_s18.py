@@ -11,7 +11,7 @@ from supermemory import hooks
 from supermemory.config import load_config
 from supermemory.core import MemoryStore
 from supermemory.embed import HashProvider
-from supermemory.render import briefing_view
+from supermemory.render_briefing import briefing_view
 from supermemory.text import estimate_tokens
 from supermemory.transcripts import SessionDigest, render_digest
 

@@ -11,7 +11,8 @@ import pytest
 
 from supermemory.config import Config
 from supermemory.core import MemoryStore
-from supermemory.render import briefing_view, render_index_md
+from supermemory.render import render_index_md
+from supermemory.render_briefing import briefing_view
 from supermemory.embed import HashProvider
 from supermemory.errors import (EmbeddingUnavailableError, InvalidInputError, ModelMismatchError, NamespaceError,
                                  NotFoundError, StorageError)

@@ -17,7 +17,7 @@ import pytest
 from helpers.common import McpClient, check_consistency, memory_states
 from supermemory.config import GLOBAL_NAMESPACE, KINDS, Config
 from supermemory.core import MemoryStore, parse_id
-from supermemory.render import briefing_view
+from supermemory.render_briefing import briefing_view
 from supermemory.embed import HashProvider
 from supermemory.errors import NotFoundError
 

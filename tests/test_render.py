@@ -195,7 +195,7 @@ def test_the_briefing_lists_as_shown_exactly_the_ids_its_text_shows_and_counts_t
     show two; the structured lists now describe the text, and what the budget cut is only counted."""
     import re
 
-    from supermemory.render import briefing_view
+    from supermemory.render_briefing import briefing_view
 
     decisions = [{"id": f"M{i}", "kind": "decision", "title": f"Decision {i}",
                   "summary": f"Decision {i}: use library{i} for feature{i} because of reasons" + " long" * (i % 3)}
@@ -253,7 +253,7 @@ def test_history_names_what_changed_besides_the_text_and_shows_an_unchanged_body
 def test_the_smallest_briefing_budget_still_shows_the_most_important_memory_shortened(store):
     """`memory_briefing {"query": "CI", "max_tokens": 50}` (the least allowed) showed the header and "(…7 more not
     shown)" only: no line fitted whole. The first memory in the briefing's order is now cut to fit instead."""
-    from supermemory.render import briefing_view
+    from supermemory.render_briefing import briefing_view
 
     rule = store.remember("CI runs the full pytest suite on every push and blocks the merge when any test fails, "
                           "including the slow browser tests that need chromium installed", kind="preference",

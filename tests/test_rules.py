@@ -217,7 +217,7 @@ def test_a_file_that_is_not_utf8_is_reported_not_imported_with_replacement_chara
 
 def test_a_briefing_with_only_the_agents_own_rules_says_so(store, project):
     """Not "no memories yet" when the rules imported from the file the agent loads itself are all there is."""
-    from supermemory.render import briefing_view
+    from supermemory.render_briefing import briefing_view
 
     (project / "CLAUDE.md").write_text("# Claude\n- Run ruff before committing.\n- Keep diffs small.\n",
                                        encoding="utf-8")

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from supermemory.core import MemoryStore
-from supermemory.render import CLI_COMMANDS, MCP_COMMANDS, briefing_view, render_history, render_recall, render_remember
+from supermemory.render import CLI_COMMANDS, MCP_COMMANDS, render_history, render_recall, render_remember
+from supermemory.render_briefing import briefing_view
 from conftest import FakeEmbedder
 
 OLD = "Staging deploys run from the Jenkins deploy-staging job every night."

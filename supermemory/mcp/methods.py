@@ -92,7 +92,7 @@ def _instructions(session) -> str:
     except SupermemoryError as exc:
         logger.warning("no briefing in the instructions: %s", exc)
         return text
-    from supermemory.render import briefing_view
+    from supermemory.render_briefing import briefing_view
 
     return text + "\n\n" + briefing_view(briefing)["text"]
 

@@ -12,9 +12,10 @@ from supermemory.errors import InvalidInputError, SupermemoryError
 from supermemory.guide import usage_guide
 from supermemory.mcp.fitting import fit_bodies, fit_list, fit_recall
 from supermemory.store.records import parse_id
-from supermemory.render import (MCP_COMMANDS, briefing_view, render_export, render_forget, render_get,
+from supermemory.render import (MCP_COMMANDS, render_export, render_forget, render_get,
                                 render_history, render_link, render_list, render_unlink, render_merge, render_recall,
                                 render_remember, render_restore, render_stats, render_update)
+from supermemory.render_briefing import briefing_view
 
 
 # --- schema building blocks -----------------------------------------------------------------------
