@@ -114,6 +114,21 @@ def test_a_kind_with_a_topic_whose_answer_is_of_another_kind_gets_that_answer(mi
 
 
 @pytest.mark.model
+def test_a_kind_with_a_topic_the_store_never_mentions_stays_empty_when_only_the_intent_words_match(
+        db_path, config, onnx_embedder):
+    """Found by a fresh-user run: "open tasks about helm" answered with a decision on OpenSearch (relevance 0.74):
+    the question's own "open" matched the identifier's part, and its answers were of another kind."""
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
+        s.remember("Search uses OpenSearch 2.11 for product search.", kind="decision")
+        s.remember("Background jobs run as Celery tasks on redis.", kind="decision")
+        s.remember("Add pagination to the invoices endpoint.", kind="task", status="open")
+        for question in ("open tasks about helm", "open tasks about kubernetes"):
+            result = s.recall(question, explain=True)
+            assert result["results"] == [] and result["query"] == question, question
+            assert result["intent"]["applied"] == "none (nothing relevant to the topic)"
+
+
+@pytest.mark.model
 @pytest.mark.parametrize("question", ["decisions about migrations on Fridays", "decisions about sentry",
                                       "open tasks", "the things we ruled on", "which database for the catalog"])
 def test_one_recall_is_one_search_logged_under_the_question_asked(mixed, question):

@@ -73,9 +73,15 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
                                                 if r["relevance"] is not None and r["relevance"] >= relevant}
         result = plain(found.topic or text, **filters, relevance_threshold=0)
         if not answers & {r["id"] for r in result["results"]}:
+            # Its answers are of another kind, status or period, or they answer the intent words themselves ("open
+            # tasks about helm" found a memory on OpenSearch through "open"): what the question names besides its
+            # intent words decides which.
+            topical = plain(found.rest) if found.rest else {**asked, "results": []}
+            topical["query"] = text
             if explain:
-                asked["intent"] = {**found.as_dict(), "applied": "none (the question's answers are of another kind)"}
-            return asked
+                topical["intent"] = {**found.as_dict(), "applied": "none (the question's answers are of another kind)"
+                                     if topical["results"] else "none (nothing relevant to the topic)"}
+            return topical
     applied = bool(result["results"])
     if applied:
         result["query"] = text

@@ -50,6 +50,7 @@ class Intent:
     only: bool = False
     words: tuple[str, ...] = field(default_factory=tuple)
     topic: str = ""
+    rest: str = ""              # the query without any intent phrase (none words included): what it names besides them
     by_meaning: bool = False    # read from the question's vector near the prototypes (`from_meaning`), not its words
 
     @property
@@ -208,7 +209,7 @@ def parse(text: str, now: float) -> Intent:
     if not (kinds or status or time):
         return Intent(words=tuple(e.phrase for e in found))
     return Intent(kinds=tuple(kinds), status=status, since=since, until=until, soft_since=time == "recent",
-                  only=only, words=tuple(e.phrase for e in found), topic=topic)
+                  only=only, words=tuple(e.phrase for e in found), topic=topic, rest=" ".join(" ".join(pieces).split()))
 
 
 # A question the words above miss can still be read by its meaning (`retrieval.broad.by_meaning` embeds it): these
