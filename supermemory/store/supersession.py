@@ -26,7 +26,8 @@ restates it, whatever the marker: a change that shares a topic word with an open
 change to one occurrence ("today's … was postponed") leaves an older recurring schedule ("every Thursday")
 standing (`text.traits.one_off`).
 A change that names its values ("from A to B", "A is replaced by B", "dropped A in favour of B", "B instead of A",
-"moved off A": `text.traits.change_values`) is about the memories that state A: one that states no A (none of its
+"B is now used for … instead of A", "B, which replaced A", "B is …; A was dropped", "moved off A":
+`text.traits.change_values`) is about the memories that state A: one that states no A (none of its
 words, or another version: "OpenSearch 2.10" is not "OpenSearch 2.11") is another fact of the same subject ("switched
 the pnpm store from the home folder to …" beside "the package manager is pnpm") and is never superseded; one that
 does needs no `min_overlap` (naming the replaced value is saying what the change is about, where a long older memory

@@ -144,12 +144,18 @@ _CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"abandoned|ditched) in favou?r of (?P<new>{_SIDE})",
     rf"\b(?:replaced|swapped) (?!by |with )(?P<old>{_SIDE}?) (?:with|by|for) (?P<new>{_SIDE})",
     rf"\b(?:dropped|ditched|abandoned|retired|removed|deprecated) (?P<old>{_SIDE}?) in favou?r of (?P<new>{_SIDE})",
+    rf"(?<!\S)(?P<new>{_SIDE}) (?:is|are) (?:now )?(?:used|in use|run|chosen|preferred)\b[^.;:!?]{{0,60}}? "
+    rf"instead of (?P<old>{_SIDE})",
     rf"(?<!\S)(?P<new>{_SIDE}) instead of (?P<old>{_SIDE})",
+    rf"(?<!\S)(?P<new>{_SIDE}),? (?:which|that) (?:has |have )?(?:replaced|superseded|took over from) (?P<old>{_SIDE})",
+    rf"(?<!\S)(?P<new>{_SIDE}) (?:is|are) (?:now )?[^.;:!?]{{0,60}}?[;,] (?:and )?(?P<old>{_SIDE}) (?:is|are|was|were|"
+    rf"has been|have been|got) (?:dropped|retired|removed|deprecated|abandoned|ditched|gone)\b",
     rf"\b(?:moved|migrated|switched|went) (?:off|away from) (?P<old>{_SIDE})",
     rf"从(?P<old>{_SIDE_CJK}?)(?:迁移到|迁到|换成了?|换为|改为|改成|改用|切换到|升级到)(?P<new>{_SIDE_CJK})",
 ))
 _CONNECTIVES = frozenset("to onto into over after because since so for in on at with when last this next starting "
-                         "per as and but which that now by due until from via across everywhere".split())
+                         "per as and but which that now by due until from via across everywhere is are was were"
+                         .split())
 
 
 def _side(words: str, *, leading: bool) -> str:
@@ -169,15 +175,19 @@ def change_values(text: str) -> list[tuple[str, str]]:
     """What the text's change wording names as replaced and as its replacement: [(old, new)], in text order, ''
     for a side the wording does not name ("moved off Mailgun" → ("Mailgun", "")). Only as words of a sentence,
     never inside code. Used with `revision_marker`: these forms name the values, the markers say it is a change."""
-    out = []
+    out, read = [], set()
     for pattern in _CHANGES:
         for m in pattern.finditer(text or ""):
             if _in_code(text, m.start(), m.end()):
+                continue
+            if "old" in m.groupdict() and m.end("old") in read:   # an earlier, closer form read this change
                 continue
             old, new = (_side(m.group(name) or "", leading=m.start(name) == m.start()) if name in m.groupdict()
                         else "" for name in ("old", "new"))
             if old or new:
                 out.append((m.start(), old, new))
+                if "old" in m.groupdict():
+                    read.add(m.end("old"))
     return [(old, new) for _, old, new in sorted(out)]
 
 
