@@ -314,9 +314,23 @@ def _linked(ctx: StoreContext, rows: list, first, second):
                        dtype=bool, count=len(first))
 
 
+def _stale(ctx: StoreContext, rows: list, first, second):
+    """Which pairs (index arrays into `rows`) hold a memory a live one supersedes, as a boolean array: it is the
+    record of an older fact (recall shows it as "was: …"), not a copy to fold into its neighbour."""
+    import numpy as np
+
+    stale = {dst for (dst,) in ctx.q(f"SELECT DISTINCT l.dst FROM links l JOIN memories m ON m.id = l.src "
+                                     f"WHERE l.relation = 'supersedes' AND {LIVE}")}
+    if not stale:
+        return np.zeros(len(first), dtype=bool)
+    marked = np.fromiter((r[0] in stale for r in rows), dtype=bool, count=len(rows))
+    return marked[first] | marked[second]
+
+
 def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similarity: float = 0.9,
            max_pairs: int = 50, rule_similarity: float = 0.75) -> dict:
-    """Near-duplicate pairs, contradictions (linked; close pairs where one text negates what the other
+    """Near-duplicate pairs (less those a supersedes or contradicts link joins, and those holding a superseded
+    memory), contradictions (linked; close pairs where one text negates what the other
     says and no supersedes or contradicts link joins: `possible_contradictions`, both within one namespace; and new memories that contradict an imported rule:
     `rule_conflicts`), orphans, stale/expired counts, schema and model pin. Lists hold the first
     `max_pairs` items, with counts of all (`near_duplicate_pairs`, `contradiction_count`,
@@ -339,7 +353,9 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
         matrix = np.vstack([from_blob(r[1]) for r in rows])
         first, second, cosines = namespace_pairs(matrix, [r[6] for r in rows], duplicate_similarity)
         copies, opposite = sort_close_pairs(ctx, rows, first, second)
-        opposite &= ~_linked(ctx, rows, first, second)   # a supersedes or contradicts link settled the pair
+        settled = _linked(ctx, rows, first, second)   # a supersedes or contradicts link settled the pair
+        opposite &= ~settled
+        copies &= ~settled & ~_stale(ctx, rows, first, second)   # no merge of a stale fact into anything
         opposed_count = int(opposite.sum())
         opposed = [{"a": format_id(rows[int(a)][0]), "b": format_id(rows[int(b)][0]),
                     "similarity": round(float(similarity), 4), "titles": [rows[int(a)][5], rows[int(b)][5]]}
@@ -349,8 +365,6 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
         for a, b, similarity in zip(first[:max_pairs], second[:max_pairs], cosines[:max_pairs]):
             ra, rb = rows[int(a)], rows[int(b)]
             keep, other = (ra, rb) if (ra[2], ra[3], ra[4]) >= (rb[2], rb[3], rb[4]) else (rb, ra)
-            if versions.supersedes_path(ctx, other[0], keep[0]):   # OTHER holds the newer fact: merge keeps it
-                keep, other = other, keep
             pairs.append({"a": format_id(ra[0]), "b": format_id(rb[0]), "similarity": round(float(similarity), 4),
                           "canonical": format_id(keep[0]), "merge": f"supermemory merge {format_id(keep[0])} "
                                                                     f"{format_id(other[0])}",
