@@ -309,8 +309,8 @@ def close_memories(ctx: StoreContext, vector, namespaces: list[str], body: str) 
         if copy:
             near.append({**hit, "hint": "similar memory exists: update it instead if this revises it"})
         elif against:
-            opposed.append({**hit, "hint": "close, but one of the two says not: update it instead if this "
-                                           "reverses it"})
+            opposed.append({**hit, "hint": "close, but one of the two says not or gives another value: update it "
+                                           "instead if this reverses or revises it"})
     return near, opposed
 
 
@@ -321,21 +321,30 @@ def read_close_pairs(texts: dict[int, str], first, second):
     negation words differ ("Use X" / "Do not use X") may be a contradiction, and a pair whose numbers
     ("widget 14" / "widget 15") or CJK words differ names two things, as does a pair close only through its
     redacted secrets ("staging: KEY=[REDACTED:…]" / "prod: KEY=[REDACTED:…]": other words around the markers, or
-    a secret in one only); neither is a copy. Each text's negations, and the rest of its blind spots, become one
+    a secret in one only); neither is a copy. Nor is a pair that says one thing with one value swapped for another
+    ("Deploys happen on Tuesdays" / "… Thursdays", "version 3.11" / "3.12": `text.traits.swapped_value`): that
+    may be a contradiction. Each text's negations, and the rest of its blind spots, become one
     id each, compared as arrays (`health` reads millions of pairs; `remember` its few close memories)."""
     import numpy as np
 
-    from supermemory.text.traits import blind_spots
+    from supermemory.text.traits import blind_spots, swapped_value
 
     size = max(texts) + 1 if texts else 0
-    negation_ids, thing_ids = {}, {}
-    negation, things = np.zeros(size, dtype=int), np.zeros(size, dtype=int)
+    negation_ids, thing_ids, rest_ids = {}, {}, {}
+    negation, things, rest = (np.zeros(size, dtype=int) for _ in range(3))
     for i, text in texts.items():
-        negated, *named = blind_spots(text)
+        negated, digits, *named = blind_spots(text)
         negation[i] = negation_ids.setdefault(negated, len(negation_ids))
-        things[i] = thing_ids.setdefault(tuple(named), len(thing_ids))
+        things[i] = thing_ids.setdefault((digits, *named), len(thing_ids))
+        rest[i] = rest_ids.setdefault(tuple(named), len(rest_ids))
     opposite = negation[first] != negation[second]
-    return ~opposite & (things[first] == things[second]), opposite
+    copies = ~opposite & (things[first] == things[second])
+    # One value in place of another ("on Tuesdays" / "on Thursdays", "3.11" / "3.12"): two claims about one
+    # setting, never a merge; said as a possible contradiction instead.
+    for k in np.flatnonzero(~opposite & (rest[first] == rest[second])):
+        if swapped_value(texts[int(first[k])], texts[int(second[k])]):
+            copies[k], opposite[k] = False, True
+    return copies, opposite
 
 
 def insert_embedded(ctx: StoreContext, rows: Iterable[dict], *, batch: int = 2000) -> int:

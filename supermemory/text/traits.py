@@ -250,6 +250,28 @@ def replaced_numbers(older: str, newer: str) -> int:
     return min(len(old - new), len(new - old))
 
 
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+")   # a numbered word that is a value of one thing: "3.11", "v1.4.2"
+
+
+def swapped_value(first: str, second: str) -> bool:
+    """Do two texts say the same thing but for one value: one word in place of another ("Deploys happen on
+    Tuesdays" / "… Thursdays"), or one version ("Python version is 3.11" / "… 3.12")? Close vectors, yet
+    not copies: either the same setting stated twice with two values (a contradiction, or a revision nobody
+    marked), never two memories to merge. A counted name ("widget 14" / "widget 15") is two things, not this."""
+    def words(text: str) -> frozenset:
+        return frozenset(t for t in tokenize(text) if t.isalpha() and t not in stopwords())
+
+    a, b = words(first), words(second)
+    if len(a & b) < 2:
+        return False
+    old, new = numbered_words(first), numbered_words(second)
+    if a == b:      # one version for another, nothing else changed
+        gone, added = old - new, new - old
+        return (len(gone) == 1 and len(added) == 1
+                and all(_VERSION.fullmatch(w) for w in gone | added))
+    return old == new and len(a - b) == 1 and len(b - a) == 1
+
+
 def cjk_words(text: str) -> frozenset:
     """The CJK tokens of a text (unigrams and bigrams, runs cut at Chinese function words, stop characters out):
     what an English embedder reads as unknown tokens, so two texts that differ only there have near-equal vectors."""
