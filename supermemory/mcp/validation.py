@@ -5,6 +5,7 @@ import json
 from typing import Any
 
 from supermemory.mcp.protocol import INVALID_PARAMS, JsonRpcError
+from supermemory.store.records import blank
 
 
 def type_ok(value: Any, name: str) -> bool:
@@ -31,9 +32,10 @@ def validate(schema: dict, value: Any, path: str = "arguments") -> Any:
     """Check `value` against a JSON Schema subset; returns it (integral floats become ints).
 
     Supported keywords: type (incl. lists), enum, minimum, maximum, minLength, maxLength,
-    items, minItems, maxItems, properties, required, additionalProperties (false only). A string of only
-    whitespace fails `minLength: 1` as "" does (the store strips every text it takes), so "   " is refused
-    the same way as "" under every protocol version, not as a tool error after the schema passed it.
+    items, minItems, maxItems, properties, required, additionalProperties (false only). A string that is
+    empty once cleaned (only whitespace and NULs: `records.blank`, the store's own rule) fails `minLength: 1` as ""
+    does, so "   " and "\\u0000" are refused the same way as "" under every protocol version, not as a tool error
+    after the schema passed them.
     Raises:
         JsonRpcError: INVALID_PARAMS naming the offending field, e.g. "arguments.limit: expected integer".
     """
@@ -52,7 +54,7 @@ def validate(schema: dict, value: Any, path: str = "arguments") -> Any:
     if isinstance(value, str):
         if len(value) > schema.get("maxLength", len(value)):
             raise fail(f"longer than {schema['maxLength']} characters ({len(value)})")
-        if len(value) < schema.get("minLength", 0) or (schema.get("minLength") == 1 and not value.strip()):
+        if len(value) < schema.get("minLength", 0) or (schema.get("minLength") == 1 and blank(value)):
             raise fail("must not be empty" if schema["minLength"] == 1 else
                        f"shorter than {schema['minLength']} characters")
     if isinstance(value, (int, float)) and not isinstance(value, bool):

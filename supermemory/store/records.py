@@ -113,9 +113,15 @@ def clean_text(value: Any, field: str, *, max_chars: int, allow_empty: bool = Fa
         logger.warning("%s held %d character(s) that are not valid UTF-8; stored as U+FFFD", field, bad)
         _collect(field, SURROGATES, bad)
         text = fixed
-    if not text.strip() and not allow_empty:
+    if blank(text) and not allow_empty:
         raise InvalidInputError(f"{field} must not be empty")
     return text
+
+
+def blank(text: str) -> bool:
+    """Whether `text` is empty once cleaned (nothing but whitespace and NULs): the one rule `clean_text` and the
+    MCP input schema's `minLength: 1` both apply, so "", "   " and "\\u0000" are refused alike."""
+    return not text.replace("\x00", "").strip()
 
 
 def _collect(field: str, what: str, count: int) -> None:
