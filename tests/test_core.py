@@ -774,7 +774,7 @@ def test_health_pairs_are_the_same_whatever_the_block_size():
 
 
 def test_health_lists_the_first_pairs_and_links_counts_them_all_and_pending_vectors_are_no_problem(store):
-    twins = [store.remember(f"Use pnpm for installs in the web workspace {'today' * n}")["id"] for n in range(4)]
+    twins = [store.remember(f"Use pnpm for installs in the web workspace {'today ' * n}")["id"] for n in range(4)]
     for other in twins[1:]:
         store.link(twins[0], other, relation="contradicts")
     report = store.health(max_pairs=2)

@@ -16,6 +16,8 @@ def test_swapped_value_is_one_word_or_one_version_in_place_of_another():
     assert not swapped_value("Use pnpm 9 for installs in the web workspace",
                              "Use pnpm 9 for installs in the web workspace today")
     assert not swapped_value("Python 3.11 on 2 cores", "Python 3.12 on 4 cores")
+    assert not swapped_value("We switched the dev proxy from nginx to Caddy.",     # the change verb differs
+                             "The dev proxy is Caddy, which replaced nginx.")
 
 
 @pytest.mark.parametrize("older, newer", [

@@ -257,19 +257,25 @@ def swapped_value(first: str, second: str) -> bool:
     """Do two texts say the same thing but for one value: one word in place of another ("Deploys happen on
     Tuesdays" / "… Thursdays"), or one version ("Python version is 3.11" / "… 3.12")? Close vectors, yet
     not copies: either the same setting stated twice with two values (a contradiction, or a revision nobody
-    marked), never two memories to merge. A counted name ("widget 14" / "widget 15") is two things, not this."""
-    def words(text: str) -> frozenset:
-        return frozenset(t for t in tokenize(text) if t.isalpha() and t not in stopwords())
-
-    a, b = words(first), words(second)
-    if len(a & b) < 2:
+    marked), never two memories to merge. A counted name ("widget 14" / "widget 15") is two things, not this; nor
+    are two texts one of which announces a change ("switched the proxy from nginx to Caddy" / "the proxy is Caddy,
+    which replaced nginx": they differ in the change verb, and `store.supersession` reads their values)."""
+    (marked_a, a, old), (marked_b, b, new) = _value_reading(first), _value_reading(second)
+    if marked_a or marked_b or len(a & b) < 2:
         return False
-    old, new = numbered_words(first), numbered_words(second)
     if a == b:      # one version for another, nothing else changed
         gone, added = old - new, new - old
         return (len(gone) == 1 and len(added) == 1
                 and all(_VERSION.fullmatch(w) for w in gone | added))
     return old == new and len(a - b) == 1 and len(b - a) == 1
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_reading(text: str) -> tuple[bool, frozenset, frozenset]:
+    """(announces a change, its words without numbers and stop words, its numbered words): `health` reads one
+    text in many pairs."""
+    return (revision_marker(text) == "strong",
+            frozenset(t for t in tokenize(text) if t.isalpha() and t not in stopwords()), numbered_words(text))
 
 
 def cjk_words(text: str) -> frozenset:
