@@ -6,6 +6,7 @@ from collections import Counter
 from supermemory import rules
 from supermemory.config import ALL_NAMESPACES
 from supermemory.retrieval import pipeline
+from supermemory.store import capture_state
 from supermemory.store import namespaces as nsm
 from supermemory.store import reads
 from supermemory.store import records as rec_
@@ -18,7 +19,8 @@ _COMPACT = "compact"
 
 
 def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | None = None,
-             namespace: str | None = None, platform: str | None = None, source: str | None = None) -> dict:
+             namespace: str | None = None, platform: str | None = None, source: str | None = None,
+             session_id: str | None = None) -> dict:
     """The session-start hand-off's memories by section and its token budget; `render_briefing.briefing_view` turns
     it into text, sections in the order of the dict (the order the budget serves them): pinned rules, what is
     relevant to `query` (the caller asked for it: before the standing sections, which leave its memories out),
@@ -31,6 +33,8 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
         that agent loads by itself (CLAUDE.md, AGENTS.md) are left out; the other file's stay.
     :param source: why the session starts, as the SessionStart hook says it ('startup', 'resume', 'clear',
         'compact'); None for a briefing asked for.
+    :param session_id: the session starting (the SessionStart payload's); after a compaction its digest leads
+        the last sessions, even when a parallel session was captured since.
     """
     budget = rec_.integer(max_tokens if max_tokens is not None else int(ctx.config.get("briefing.max_tokens")),
                           "max_tokens", 50, 100_000)
@@ -39,6 +43,8 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
     without = [rules.file_tag(own)] if own else []
     standing = reads.briefing_sections(ctx, namespaces, recent_days=float(ctx.config.get("briefing.recent_days")),
                                        without_tags=without)
+    if source == _COMPACT and session_id:
+        standing["sessions"] = _compacted_first(ctx, standing["sessions"], session_id, platform, namespaces)
     relevant = []
     if query:
         found = pipeline.recall(ctx, query, namespace=namespace, limit=8, lexical_only=True, touch=False,
@@ -61,6 +67,27 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
         if left_out:
             out["left_out"] = {"file": own, "memories": left_out}
     return out
+
+
+def _compacted_first(ctx: StoreContext, sessions: list[dict], session_id: str, platform: str | None,
+                     namespaces: list[str] | None) -> list[dict]:
+    """The last sessions with the digest of `session_id` (the one just compacted) first, as many as before (the
+    oldest dropped when it was not among them). Its memory is found by the key capture writes it under
+    (`platform:session id`; the platform capture sniffed from the transcript may differ from the hook's)."""
+    for plat in dict.fromkeys([platform or "unknown", "claude-code", "codex", "unknown"]):
+        memory_id = capture_state.session_memory(ctx, f"{plat}:{session_id}")
+        if memory_id is not None:
+            break
+    else:
+        return sessions
+    own = [s for s in sessions if s["id"] == rec_.format_id(memory_id)]
+    if not own:
+        record = ctx.fetch(memory_id)
+        if record is None or (namespaces is not None and record["namespace"] not in namespaces) or (
+                record["expires_at"] is not None and record["expires_at"] <= ctx.clock()):
+            return sessions
+        own = [rec_.public(record)]
+    return (own + [s for s in sessions if s["id"] != own[0]["id"]])[:max(len(sessions), 1)]
 
 
 def memory_index(ctx: StoreContext, *, max_lines: int = 200, namespace: str | None = None) -> dict:

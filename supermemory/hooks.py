@@ -364,7 +364,8 @@ def session_start(payload: dict) -> dict:
     store = _open_store(config)
     try:
         tokens = int(_number(config.get("hooks.briefing_tokens"), 900, 50, 100_000))
-        briefing = store.briefing(max_tokens=tokens, platform=detect_platform(payload), source=_text(payload, "source"))
+        briefing = store.briefing(max_tokens=tokens, platform=detect_platform(payload), source=_text(payload, "source"),
+                                  session_id=_text(payload, "session_id"))
     finally:
         store.close()
     from supermemory.render_briefing import briefing_view

@@ -22,3 +22,47 @@ def test_text_empty_once_cleaned_is_refused_as_the_empty_string_is(store):
             else:
                 assert answer["result"]["isError"] is True
                 assert answer["result"]["content"][0]["text"].startswith("invalid arguments: arguments.")
+
+
+def _capture(tmp_path, cwd, session: str, request: str, hour: int) -> None:
+    """A Claude Code transcript of one request under `session`, captured as PreCompact does."""
+    from supermemory import hooks
+    from tests.test_hooks import append_lines, claude_line, claude_payload
+
+    transcript = tmp_path / "transcripts" / f"{session}.jsonl"
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    lines = [claude_line(1, "user", request, ts=f"2026-11-30T{hour:02d}:00:00.000Z"),
+             claude_line(2, "assistant", [{"type": "text", "text": f"On it. TODO: {request}"}],
+                         ts=f"2026-11-30T{hour:02d}:01:00.000Z")]
+    for line in lines:
+        line.update(sessionId=session, cwd=str(cwd))
+        if line["type"] == "assistant":
+            line["message"]["model"] = "claude-sonnet-4-5"
+    append_lines(transcript, lines)
+    assert hooks.capture(claude_payload(transcript, cwd, session=session))["status"] == "created"
+
+
+def test_the_compacted_session_leads_last_sessions_though_a_parallel_one_was_captured_since(
+        tmp_path, isolated_home, monkeypatch):
+    # Fresh-user report: session S compacted (PreCompact captured it), then a parallel session S9 ended; the
+    # SessionStart(compact) briefing of S listed S9's digest first, and render keeps room for the first only.
+    from supermemory import hooks
+    from tests.test_hooks import project
+
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    cwd = project(tmp_path, "shop")
+    _capture(tmp_path, cwd, "S", "Mock the Stripe client in test_refunds.py", 9)
+    _capture(tmp_path, cwd, "S9", "Rename the billing module to invoicing", 10)
+
+    def last_sessions(source: str, session: str = "S") -> list[str]:
+        context = hooks.session_start({"cwd": str(cwd), "source": source, "session_id": session})[
+            "hookSpecificOutput"]["additionalContext"]
+        return context.split("## Last sessions\n", 1)[1].split("\n## ", 1)[0].strip().splitlines()
+
+    compact = last_sessions("compact")
+    assert "test_refunds.py" in compact[0] and "billing module" in compact[1], compact
+    assert "billing module" in last_sessions("startup")[0]            # at startup: newest first, as before
+    assert "billing module" in last_sessions("compact", "S9")[0]
+    _capture(tmp_path, cwd, "S10", "Bump the Django version to 5.1", 11)   # S is now third: not in the last two
+    compact = last_sessions("compact")
+    assert len(compact) == 2 and "test_refunds.py" in compact[0] and "Django" in compact[1], compact
