@@ -66,3 +66,21 @@ def test_the_compacted_session_leads_last_sessions_though_a_parallel_one_was_cap
     _capture(tmp_path, cwd, "S10", "Bump the Django version to 5.1", 11)   # S is now third: not in the last two
     compact = last_sessions("compact")
     assert len(compact) == 2 and "test_refunds.py" in compact[0] and "Django" in compact[1], compact
+
+
+def test_the_index_keeps_recalled_facts_and_notes_over_a_newer_burst_of_routine_ones(store):
+    # Fresh-user report: `supermemory index` kept all 150 "Concurrency probe N" facts and left out the Sentry fact
+    # recall had returned four times, and the local-dev note returned three times: facts and notes went newest first.
+    sentry = store.remember("Sentry DSN is configured via SENTRY_DSN; errors from the worker are tagged.", kind="fact")
+    dev = store.remember("Local dev: docker compose up -d db redis, then make run.", kind="note")
+    quiet = store.remember("The staging environment is at staging.shop.internal.", kind="fact")
+    for _ in range(3):
+        assert sentry["id"] in [r["id"] for r in store.recall("Sentry DSN worker errors")["results"]]
+    assert dev["id"] in [r["id"] for r in store.recall("docker compose local dev make run")["results"]]
+    for i in range(12):
+        store.remember(f"Concurrency probe {i}: widget-{i} noted.", kind="fact")
+    full = [item["id"] for item in store.memory_index()["items"]]
+    assert full[:2] == [sentry["id"], dev["id"]]          # recalled most, then less: before every newer one
+    assert full.index(quiet["id"]) == len(full) - 1      # never recalled, oldest: still by recency among equals
+    capped = [item["id"] for item in store.memory_index(max_lines=4)["items"]]
+    assert capped[:2] == [sentry["id"], dev["id"]]

@@ -229,14 +229,15 @@ def _fold_superseded(ctx: StoreContext, sections: dict[str, list]) -> None:
 def index_items(ctx: StoreContext, namespace: str | None) -> list[dict]:
     """Live, unexpired, non-session memories for a MEMORY.md-style index (no bodies), in the order a length cap
     cuts from the end: pinned, then preferences and gotchas, then open tasks and decisions, then the rest
-    (facts, notes, finished tasks), each tier by importance and recency; last, every memory a live `supersedes`
-    link targets, naming its successor. A burst of routine facts must not push the durable ones out."""
+    (facts, notes, finished tasks), each tier by importance, then how often recall returned it, then recency;
+    last, every memory a live `supersedes` link targets, naming its successor. A burst of routine facts must not
+    push the durable ones out, the ones recall keeps returning least of all."""
     ns_sql, ns_params = nsm.clause(nsm.for_read(ctx, namespace))
     rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE {LIVE} AND {ns_sql} AND "
                  f"(m.expires_at IS NULL OR m.expires_at > ?) AND m.kind != 'session' ORDER BY m.pinned DESC, "
                  f"CASE WHEN m.kind IN ('preference', 'gotcha') THEN 0 "
                  f"WHEN m.kind = 'decision' OR (m.kind = 'task' AND m.status = 'open') THEN 1 ELSE 2 END, "
-                 f"m.importance DESC, m.updated_at DESC", ns_params + [ctx.clock()])
+                 f"m.importance DESC, m.recall_count DESC, m.updated_at DESC", ns_params + [ctx.clock()])
     items = mark_superseded(ctx, [public(record(r), body=False) for r in rows])
     return sorted(items, key=lambda item: bool(item.get("superseded_by")))   # stable: each part keeps its order
 
