@@ -84,3 +84,30 @@ def test_the_index_keeps_recalled_facts_and_notes_over_a_newer_burst_of_routine_
     assert full.index(quiet["id"]) == len(full) - 1      # never recalled, oldest: still by recency among equals
     capped = [item["id"] for item in store.memory_index(max_lines=4)["items"]]
     assert capped[:2] == [sentry["id"], dev["id"]]
+
+
+def test_what_is_still_open_lists_recent_session_open_ends_after_the_open_tasks(store):
+    # Fresh-user report: "what's still open?" listed the 15 open tasks only; the digest whose open ends held the
+    # user's "To do: mock the Stripe client in test_refunds.py" reached the agent through the briefing alone.
+    import time
+
+    from supermemory.transcripts import SessionDigest, render_digest
+
+    def digest(request: str, open_ends: list[str], *, days_ago: float = 0) -> str:
+        title, body = render_digest(SessionDigest(platform="claude-code", cwd="/work/shop", requests=[request],
+                                                  open_ends=open_ends, turns=1))
+        return store.remember(body, title=title, kind="session", at=time.time() - days_ago * 86400)["id"]
+
+    old = digest("Profile the importer", ["Note: TODO: cache the importer lookups"], days_ago=40)
+    task = store.remember("Finish the retry logic in the uploader.", kind="task")["id"]
+    store.remember("Write the refund webhook tests.", kind="task", status="done")
+    todo = digest("The checkout tests are flaky", ["Note: To do: mock the Stripe client in test_refunds.py"])
+    digest("Rename the billing module", [])                         # no open ends: not open work
+    store.remember("Orders live in PostgreSQL 15.", kind="decision")
+    for query in ("what's still open?", "any TODOs left?"):
+        found = store.recall(query)
+        assert [r["id"] for r in found["results"]] == [task, todo], found
+        assert "test_refunds.py" in found["results"][1]["summary"]
+    assert [r["id"] for r in store.recall("what's still open?", limit=1)["results"]] == [task]   # tasks first
+    assert old not in [r["id"] for r in store.recall("what's still open?", limit=10)["results"]]
+    assert [r["kind"] for r in store.recall("open decisions")["results"]] == ["decision"]

@@ -23,7 +23,7 @@ from supermemory.store import embedding, reads, search_log
 from supermemory.store.context import StoreContext
 from supermemory.store.records import parse_id, public
 from supermemory.text import estimate_tokens
-from supermemory.transcripts.digest import headline
+from supermemory.transcripts.digest import OPEN_ENDS_HEADING, headline
 
 LISTED_KINDS = tuple(k for k in KINDS if k != "session")   # listed first; session digests after them (`_page`)
 MAX_PAGE = 1000   # the longest page `reads.list_memories` reads
@@ -145,7 +145,9 @@ def _page(ctx: StoreContext, found: intent_.Intent, since: float | None, *, name
           limit: int) -> dict:
     """The first `limit` memories of the facets, current ones first and then those a newer memory supersedes
     (`superseded_by`; demoted as recall demotes them, never hidden), each group newest first; for a question of
-    time alone, the session digests of the period after them, newest first.
+    time alone, the session digests of the period after them, newest first; for open tasks, after them the recent
+    session digests (of the last `briefing.recent_days`, the briefing's "recent") whose open ends are listed (a
+    to-do the user said in a session is open work too), newest first.
 
     A page holding superseded memories is read again, longer by as many, so that a current memory just past
     the first `limit` is not left out for an outdated one.
@@ -166,6 +168,15 @@ def _page(ctx: StoreContext, found: intent_.Intent, since: float | None, *, name
                                        limit=limit - len(items), order="recent")
         items += sessions["items"]
         total += sessions["total"]
+    elif found.status == "open" and len(items) < limit:
+        recent = ctx.clock() - float(ctx.config.get("briefing.recent_days")) * 86400
+        sessions = reads.list_memories(ctx, namespace=namespace, kinds=["session"], until=found.until,
+                                       since=recent if since is None else max(since, recent), limit=MAX_PAGE,
+                                       order="recent", count=False)["items"]
+        held = [item for item in sessions if not item["superseded_by"] and headline(
+            (ctx.fetch(parse_id(item["id"])) or {}).get("body") or "").startswith(OPEN_ENDS_HEADING)]
+        items += held[:limit - len(items)]
+        total += len(held)
     return {"items": items, "total": total}
 
 
