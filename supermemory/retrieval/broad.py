@@ -76,12 +76,13 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
             # Its answers are of another kind, status or period, or they answer the intent words themselves ("open
             # tasks about helm" found a memory on OpenSearch through "open"): what the question names besides its
             # intent words decides which.
+            # The question as asked ranks them (its intent words help the order); the rest alone only vouches.
             topical = plain(found.rest) if found.rest else {**asked, "results": []}
-            topical["query"] = text
+            answer = asked if topical["results"] else {**topical, "query": text}
             if explain:
-                topical["intent"] = {**found.as_dict(), "applied": "none (the question's answers are of another kind)"
-                                     if topical["results"] else "none (nothing relevant to the topic)"}
-            return topical
+                answer["intent"] = {**found.as_dict(), "applied": "none (the question's answers are of another kind)"
+                                    if topical["results"] else "none (nothing relevant to the topic)"}
+            return answer
     applied = bool(result["results"])
     if applied:
         result["query"] = text
