@@ -86,6 +86,8 @@ __all__ = ["redact", "unclosed_private", "rules_hit", "rules_fingerprint", "REDA
 PRIVATE_TYPE = "private"
 
 _MARKER_PREFIX = "[REDACTED:"
+# A marker as `_marker` writes it, for readers of redacted text (`text.traits.around_secrets`).
+MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 
 
 def _marker(kind: str) -> str:

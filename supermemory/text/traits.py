@@ -285,7 +285,6 @@ def cjk_words(text: str) -> frozenset:
     return frozenset(t for t in tokenize(text or "", query=True) if t not in stop and any(is_cjk(ch) for ch in t))
 
 
-_SECRET_MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")   # where `redact` took a secret out
 _ANY_WORD = re.compile(r"\w+")
 
 
@@ -295,8 +294,10 @@ def around_secrets(text: str) -> str:
     so "staging: AWS_SECRET_ACCESS_KEY=[REDACTED:…]" and "prod: AWS_SECRET_ACCESS_KEY=[REDACTED:…]" read as one
     text: two texts with secrets are copies only when all of this agrees, and never a text with secrets and one
     without."""
+    from supermemory.redact import MARKER   # where `redact` took a secret out (the module loads only when needed)
+
     text = text or ""
-    markers = list(_SECRET_MARKER.finditer(text)) if "[REDACTED:" in text else []
+    markers = list(MARKER.finditer(text)) if "[REDACTED:" in text else []
     if not markers:
         return ""
     out, start = [], 0
