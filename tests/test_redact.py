@@ -1104,3 +1104,10 @@ def test_a_megabyte_with_secrets_scattered_through_it_is_fast():
 def test_non_string_input_is_coerced_rather_than_raising():
     assert redact(None) == ("", {})  # type: ignore[arg-type]
     assert redact(b"password=hunter2") == ("password=[REDACTED:password_assignment]", {"password_assignment": 1})  # type: ignore[arg-type]
+
+
+def test_every_marker_redact_writes_is_read_back_by_its_pattern():
+    from supermemory.redact import MARKER, PRIVATE_TYPE, REDACTION_TYPES, _marker
+
+    for kind in [*REDACTION_TYPES, PRIVATE_TYPE]:
+        assert MARKER.fullmatch(_marker(kind)), kind
