@@ -209,10 +209,6 @@ def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: s
             out["reason"] = reason
         results.append(out)
     latency = (time.perf_counter() - started) * 1000
-    hit_ids = [parse_id(r["id"]) for r in results]
-    if trace and ((touch and hit_ids) or ctx.config.get("search_log.enabled")):
-        search_log.trace_recall(ctx, query=text, namespaces=namespaces, candidates=page["total"], hit_ids=hit_ids,
-                                top_score=None, latency_ms=latency, origin=origin, touch=touch)
     out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,
            "candidates": page["total"], "latency_ms": round(latency, 2),
            "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"]) for r in results),
@@ -220,4 +216,6 @@ def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: s
                                                  else "")) if results else f"{reason}: no memory matches"}
     if explain:
         out["intent"] = {**found.as_dict(), "applied": "listing", "widened": widened}
+    if trace:   # every listed memory counts as recalled: the question asked for exactly these
+        search_log.trace_page(ctx, out, query=text, namespaces=namespaces, origin=origin, touch=touch)
     return out

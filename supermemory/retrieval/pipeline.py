@@ -122,8 +122,7 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
                                 started=started, plain=plain)
         if answered is not None:
             if trace:
-                search_log.trace_page(ctx, answered, query=text, namespaces=namespaces, origin=origin, touch=touch,
-                                      counted_from=ranking.shipped_threshold("auto"))
+                _trace(ctx, {**answered, "query": text}, namespaces=namespaces, origin=origin, touch=touch)
             return answered
     # --- end broad questions ---
     where, params = reads.filters(kinds=kinds, tags=tags, since=since, until=until, platform=platform,
@@ -197,15 +196,6 @@ def _page(ctx: StoreContext, query: Query, namespaces, found: Gathered, selected
             out["contributions"] = {k: round(v, 4) for k, v in item.contributions.items()}
         results.append(out)
     latency = (time.perf_counter() - started) * 1000
-    hit_ids = [item.candidate.id for item in selected]
-    # Only a hit relevant on its own counts as recalled: the filler below the fitted threshold would otherwise
-    # gain reinforcement from every recall that lists it and climb the next query's ranking.
-    relevant = ranking.shipped_threshold("auto")
-    counted = [item.candidate.id for item in selected if item.features["relevance"] >= relevant]
-    if trace and ((touch and counted) or ctx.config.get("search_log.enabled")):
-        search_log.trace_recall(ctx, query=text, namespaces=namespaces, candidates=len(found.candidates),
-                                hit_ids=hit_ids, top_score=results[0]["score"] if results else None,
-                                latency_ms=latency, origin=origin, touch=touch, counted_ids=counted)
     out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,
            "candidates": len(found.candidates), "latency_ms": round(latency, 2),
            "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"])
@@ -221,4 +211,13 @@ def _page(ctx: StoreContext, query: Query, namespaces, found: Gathered, selected
         out["dropped"] = [{"id": format_id(d.candidate.id), "title": found.records[d.candidate.id]["title"],
                            "reason": d.gated, "score": round(d.score, 4), "features": _features(d)}
                           for d in dropped]
+    if trace:
+        _trace(ctx, out, namespaces=namespaces, origin=origin, touch=touch)
     return out
+
+
+def _trace(ctx: StoreContext, page: dict, *, namespaces, origin: str, touch: bool) -> None:
+    """Count and log a ranked page. Only a hit relevant on its own counts as recalled: the filler below the fitted
+    threshold would otherwise gain reinforcement from every recall that lists it and climb the next query's ranking."""
+    search_log.trace_page(ctx, page, query=page["query"], namespaces=namespaces, origin=origin, touch=touch,
+                          counted_from=ranking.shipped_threshold("auto"))
