@@ -91,22 +91,33 @@ def entries() -> tuple[Entry, ...]:
     """
     out = []
     for row in lexicons.table("intent_words"):
-        phrase, facets, scope = row[0].lower(), row[1].split(), row[2]
-        kinds, status, time = [], None, None
-        for facet in facets:
-            name, _, value = facet.partition(":")
-            if name == "kind":
-                kinds.append(value)
-            elif name == "status":
-                status = value
-            elif name == "time" and value in TIME_FACETS:
-                time = value
-            elif facet != "none":
-                raise ValueError(f"intent_words: unknown facet {facet!r} for {phrase!r}")
+        phrase, scope = row[0].lower(), row[2]
+        kinds, status, time = facets_of(row[1], f"intent_words ({phrase!r})", also=("none",))
         if scope not in ("any", "alone"):
             raise ValueError(f"intent_words: scope must be any or alone, not {scope!r}")
-        out.append(Entry(phrase, tuple(kinds), status, time, scope == "alone"))
+        out.append(Entry(phrase, kinds, status, time, scope == "alone"))
     return tuple(sorted(out, key=lambda e: -len(e.phrase)))
+
+
+def facets_of(spec: str, where: str, *, also: tuple[str, ...] = ()) -> tuple[tuple[str, ...], str | None, str | None]:
+    """(kinds, status, time) of a lexicon row's facets (`kind:K` repeatable, `status:S`, `time:T`); words in `also`
+    are allowed and name nothing.
+
+    Raises:
+        ValueError: an unknown facet (a broken data file), named with `where`.
+    """
+    kinds, status, time = [], None, None
+    for facet in spec.split():
+        name, _, value = facet.partition(":")
+        if name == "kind" and value:
+            kinds.append(value)
+        elif name == "status" and value in ("open", "done", "dropped"):
+            status = value
+        elif name == "time" and value in TIME_FACETS:
+            time = value
+        elif facet not in also:
+            raise ValueError(f"{where}: unknown facet {facet!r}")
+    return tuple(kinds), status, time
 
 
 @functools.cache
@@ -229,11 +240,8 @@ def prototypes() -> tuple[tuple[str, str], ...]:
     """
     rows = tuple((row[0], row[1]) for row in lexicons.table("intent_prototypes"))
     for facets, _ in rows:
-        for facet in facets.split():
-            name, _, value = facet.partition(":")
-            if facet != "overview" and not ((name == "kind" and value) or (name == "status" and value in
-                                                                            ("open", "done", "dropped"))):
-                raise ValueError(f"intent_prototypes: unknown facet {facet!r}")
+        if facets_of(facets, "intent_prototypes", also=("overview",))[2] is not None:
+            raise ValueError(f"intent_prototypes: a time facet is read from words only ({facets!r})")
     return rows
 
 
@@ -245,11 +253,5 @@ def from_meaning(nearest: dict[str, float]) -> Intent | None:
         return None
     if len(ranked) > 1 and ranked[0][1] - ranked[1][1] < MEANING_MARGIN:
         return None
-    kinds, status = [], None
-    for facet in ranked[0][0].split():
-        name, _, value = facet.partition(":")
-        if name == "kind":
-            kinds.append(value)
-        else:
-            status = value
-    return Intent(kinds=tuple(kinds), status=status, only=True, by_meaning=True)
+    kinds, status, _ = facets_of(ranked[0][0], "intent_prototypes")
+    return Intent(kinds=kinds, status=status, only=True, by_meaning=True)
