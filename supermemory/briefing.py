@@ -14,8 +14,7 @@ from supermemory.store.context import StoreContext
 from supermemory.transcripts.digest import headline
 
 
-# Sessions a briefing shows: the last ones (the one just compacted among them) as what was being done.
-_COMPACT = "compact"
+_COMPACT = "compact"   # the SessionStart source after a compaction: the last sessions lead the briefing
 
 
 def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | None = None,
@@ -44,7 +43,7 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
     standing = reads.briefing_sections(ctx, namespaces, recent_days=float(ctx.config.get("briefing.recent_days")),
                                        without_tags=without)
     if source == _COMPACT and session_id:
-        standing["sessions"] = _compacted_first(ctx, standing["sessions"], session_id, platform, namespaces)
+        standing["sessions"] = _compacted_first(ctx, standing["sessions"], session_id, namespaces)
     relevant = []
     if query:
         found = pipeline.recall(ctx, query, namespace=namespace, limit=8, lexical_only=True, touch=False,
@@ -69,16 +68,12 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
     return out
 
 
-def _compacted_first(ctx: StoreContext, sessions: list[dict], session_id: str, platform: str | None,
+def _compacted_first(ctx: StoreContext, sessions: list[dict], session_id: str,
                      namespaces: list[str] | None) -> list[dict]:
     """The last sessions with the digest of `session_id` (the one just compacted) first, as many as before (the
-    oldest dropped when it was not among them). Its memory is found by the key capture writes it under
-    (`platform:session id`; the platform capture sniffed from the transcript may differ from the hook's)."""
-    for plat in dict.fromkeys([platform or "unknown", "claude-code", "codex", "unknown"]):
-        memory_id = capture_state.session_memory(ctx, f"{plat}:{session_id}")
-        if memory_id is not None:
-            break
-    else:
+    oldest dropped when it was not among them)."""
+    memory_id = capture_state.session_memory_of(ctx, session_id)
+    if memory_id is None:
         return sessions
     own = [s for s in sessions if s["id"] == rec_.format_id(memory_id)]
     if not own:

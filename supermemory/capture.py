@@ -132,11 +132,11 @@ def plan_capture(ctx: StoreContext, path, *, session_id: str | None = None, plat
     path = os.path.abspath(os.path.expanduser(os.fspath(path)))
     if not os.path.isfile(path):
         return CapturePlan("no transcript", path=path)
-    known = ("claude-code", "codex")
+    known = capture_state.PLATFORMS
     sniffed = transcripts.detect_platform(transcripts.read_new_lines(path, 0, max_bytes=256 * 1024)[0])
     plat = sniffed if sniffed in known else (platform if platform in known else None)
     session = session_id.strip() if isinstance(session_id, str) and session_id.strip() else None
-    key_id = f"{plat or 'unknown'}:{session or 'file:' + path}"
+    key_id = f"{plat or capture_state.UNKNOWN}:{session or 'file:' + path}"
 
     saved = capture_state.load(ctx, key_id)
     legacy_key = None

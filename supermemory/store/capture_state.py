@@ -5,6 +5,12 @@ from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, json_text
 
 
+# The agents a capture's key can name (`capture.plan` writes `<platform>:<session id>`), "unknown" when the
+# transcript says none of them.
+PLATFORMS = ("claude-code", "codex")
+UNKNOWN = "unknown"
+
+
 def load(ctx: StoreContext, key: str) -> tuple | None:
     """(offset, digest JSON, memory_id, path) saved for a session key, or None."""
     rows = ctx.q("SELECT offset, digest, memory_id, path FROM capture_state WHERE session_key = ?", (key,))
@@ -29,6 +35,15 @@ def session_memory(ctx: StoreContext, key: str) -> int | None:
     """The live session memory written for this key (when the saved state was lost)."""
     rows = ctx.q(f"SELECT m.id FROM memories m WHERE m.external_key = ? AND m.kind = 'session' AND {LIVE} "
                  f"ORDER BY m.id DESC LIMIT 1", (key,))
+    return rows[0][0] if rows else None
+
+
+def session_memory_of(ctx: StoreContext, session_id: str) -> int | None:
+    """The live session memory captured for an agent's session id, whichever platform its key names (the one capture
+    read from the transcript may differ from the hook's)."""
+    keys = [f"{platform}:{session_id}" for platform in (*PLATFORMS, UNKNOWN)]
+    rows = ctx.q(f"SELECT m.id FROM memories m WHERE m.external_key IN (?, ?, ?) AND m.kind = 'session' AND {LIVE} "
+                 f"ORDER BY m.id DESC LIMIT 1", keys)
     return rows[0][0] if rows else None
 
 
