@@ -55,10 +55,11 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
     # when the question as asked has one of them among its answers (a one-word topic alone reads weaker than the
     # whole question, which the short-query evidence holds against it); then the filtered recall lists by topic
     # without the gate. When the question's answers are all of another kind, status or period, they are the
-    # answer (found by a fresh-user run: "decisions about
-    # migrations on Fridays" listed two unrelated decisions at relevance 0.03 and left out the preference that
-    # answers it). When it has none, the store has no answer, and a question naming a kind and a subject the store
-    # never mentions lists none of that kind's unrelated memories (bench/RESULTS.md).
+    # answer (a fresh-user run: "decisions about migrations on Fridays" listed two unrelated decisions at relevance
+    # 0.03 and left out the preference that answers it), provided what it names besides its intent words finds
+    # something ("open tasks about helm" found a memory on OpenSearch through "open"). When it has none, the
+    # store has no answer, and a question naming a kind and a subject the store never mentions lists none of that
+    # kind's unrelated memories (bench/RESULTS.md).
     filters = dict(kinds=list(found.kinds) or None, status=found.status, since=found.since, until=found.until)
     result = plain(found.topic or text, **filters)
     if not result["results"]:
@@ -73,10 +74,7 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
                                                 if r["relevance"] is not None and r["relevance"] >= relevant}
         result = plain(found.topic or text, **filters, relevance_threshold=0)
         if not answers & {r["id"] for r in result["results"]}:
-            # Its answers are of another kind, status or period, or they answer the intent words themselves ("open
-            # tasks about helm" found a memory on OpenSearch through "open"): what the question names besides its
-            # intent words decides which.
-            # The question as asked ranks them (its intent words help the order); the rest alone only vouches.
+            # The question as asked ranks its answers (its intent words help the order); the rest only vouches.
             topical = plain(found.rest) if found.rest else {**asked, "results": []}
             answer = asked if topical["results"] else {**topical, "query": text}
             if explain:
