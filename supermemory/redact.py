@@ -799,13 +799,16 @@ _PROSE_LINK = (
     r"|[ \t]*(?:=>|->|:=|=|:)))?"
     r"[ \t]+"
 )
-# One run without spaces, 8 to 200 characters, ending before sentence punctuation (a trailing "!" stays in:
-# it is as often part of a password as the end of a sentence).
-_PROSE_VALUE = (
-    r"[\"'`]?(?P<s>[^\s\"'`<>()\[\]{},;]{7,199}[^\s\"'`<>()\[\]{},;.:?])(?=[.,;:?)\]}\"'`>]*(?:\s|$))"
-)
+def _prose_value(shortest: int) -> str:
+    """A value in prose: one run without spaces, `shortest` to 200 characters, optionally quoted, ending before
+    sentence punctuation (a trailing "!" stays in: it is as often part of a password as the end of a sentence)."""
+    return (rf"[\"'`]?(?P<s>[^\s\"'`<>()\[\]{{}},;]{{{shortest - 1},199}}[^\s\"'`<>()\[\]{{}},;.:?])"
+            r"(?=[.,;:?)\]}\"'`>]*(?:\s|$))")
+
+
+_PROSE_VALUE = _prose_value(8)
 # A password's value may be short ("hunter2", "abc1"): 4 to 200 characters.
-_PROSE_PASSWORD_VALUE = _PROSE_VALUE.replace("{7,199}", "{3,199}", 1)
+_PROSE_PASSWORD_VALUE = _prose_value(4)
 # The same in Chinese, where no space need stand around the value: 密码：<v>, 数据库密码是<v>, 口令已改为 <v>.
 _ZH_PASSWORD_KW = r"(?P<kw>密码|密碼|口令)"
 _ZH_SECRET_KW = r"(?P<kw>令牌|密钥|密鑰|秘钥|凭证|凭据|憑證)"
