@@ -124,11 +124,13 @@ def facets_of(spec: str, where: str, *, also: tuple[str, ...] = ()) -> tuple[tup
 def _pattern() -> re.Pattern:
     """One alternation of every phrase, longest first: ASCII ones as whole words (a possessive 's included: "last
     week's notes"), CJK ones anywhere."""
-    parts = []
+    words, cjk = [], []
     for entry in entries():
         escaped = r"\s+".join(re.escape(w) for w in entry.phrase.split())
-        parts.append(rf"(?<![\w'-]){escaped}(?:['’]s)?(?![\w'-])" if entry.phrase[0].isascii() else escaped)
-    return re.compile("|".join(parts), re.IGNORECASE)
+        (words if entry.phrase[0].isascii() else cjk).append(escaped)
+    # The word boundaries stand once around the ASCII alternation, not in each of its hundreds of phrases: the
+    # engine tests them once per position (every recall parses its query).
+    return re.compile(rf"(?<![\w'-])(?:{'|'.join(words)})(?:['’]s)?(?![\w'-])|{'|'.join(cjk)}", re.IGNORECASE)
 
 
 @functools.cache
