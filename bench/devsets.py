@@ -23,7 +23,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SHARED = ("locomo-dev", "longmemeval-dev", "scifact-train", "codesearch-dev", "cmrc2018")
-SETS = ("cases",) + SHARED + ("small-stores",)   # small-stores: built from the others (bench/small_stores.py)
+OURS = ("cases", "agent-notes")   # written for this project, kept in bench/ (the others are in ../shared/bench)
+SETS = OURS + SHARED + ("small-stores",)   # small-stores: built from the others (bench/small_stores.py)
 GATHER_LIMIT = {"cmrc2018": 1000}   # of 4221 questions: enough to fit, a quarter of the memory
 CROSS_SCOPE = ("locomo-dev", "longmemeval-dev")   # sets whose scopes give cross-scope negatives
 # Bump when a gathered row gains a field or a feature changes meaning, so old caches are re-gathered
@@ -41,8 +42,8 @@ def load(name: str, data: Path) -> tuple[list[dict], list[dict]]:
     from supermemory.bench import load_cases
     from supermemory.jsonl import read_jsonl
 
-    if name == "cases":
-        return load_cases(ROOT / "bench" / "cases.jsonl")
+    if name in OURS:
+        return load_cases(ROOT / "bench" / (name.replace("-", "_") + ".jsonl"))
     if name == "small-stores":
         import small_stores
 
