@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fit the ranker's relevance model (supermemory/retrieval/relevance.json) on the six dev sets together.
+"""Fit the ranker's relevance model (supermemory/retrieval/relevance.json) on the dev sets together (bench/devsets.py).
 
 Every set gets the same weight in the loss and every query the same weight within its set, so no set
 decides alone. Queries are split into a `fit` and a `report` half: by scope for the chat sets (the same
@@ -81,6 +81,13 @@ def cached_matrices(name: str, data: Path, cache: Path):
 
 
 COMPETITORS = 20   # irrelevant candidates each query's softmax holds: the strongest, re-chosen every step
+# The weight the order's score gets in the calibration, fixed at what it was fitted to before bench/agent_notes.jsonl
+# joined the sets (0.66). The log-odds gaps between one query's hits set its softmax attention, the relative
+# cutoff against filler, the other hits' relevance and how much the priors move the order; a free fit with the
+# agent notes put it at 0.47, flattening every page (a seven-memory store listed all seven under an exact
+# answer). The calibration of the best hit's probability is fitted around it (bench/RESULTS.md, "Coding notes of
+# ten projects: the relevance model recalibrated").
+ORDER_SCALE = 0.66
 
 
 def _listwise(chosen: dict, cand_idx: list, *, steps: int = 1500, competitors: int = COMPETITORS):
@@ -124,31 +131,35 @@ def _listwise(chosen: dict, cand_idx: list, *, steps: int = 1500, competitors: i
     return w
 
 
-def _logistic(X, y, sw, *, l2: float, iters: int = 50):
-    """Weighted, L2-regularised logistic regression by Newton steps; column 0 of X is the intercept."""
+def _logistic(X, y, sw, *, l2: float, iters: int = 50, offset=0.0):
+    """Weighted, L2-regularised logistic regression by Newton steps; column 0 of X is the intercept; `offset` is
+    added to every row's log-odds (a term whose weight is fixed)."""
     import numpy as np
 
     beta = np.zeros(X.shape[1])
+    beta[0] = -float(np.median(offset))     # start where the fixed term is centred (Newton from a saturated start diverges)
     reg = np.full(X.shape[1], l2)
     reg[0] = 0.0
-    for _ in range(iters):
-        p = 1 / (1 + np.exp(-np.clip(X @ beta, -30, 30)))
+    for _ in range(iters * 4):
+        p = 1 / (1 + np.exp(-np.clip(X @ beta + offset, -30, 30)))
         grad = X.T @ (sw * (p - y)) + reg * beta
         H = (X * (sw * p * (1 - p))[:, None]).T @ X + np.diag(reg)
         step = np.linalg.solve(H, grad)
+        step *= min(1.0, 5.0 / max(1e-12, float(np.abs(step).max())))   # damped: at most 5 log-odds per step
         beta -= step
         if np.abs(step).max() < 1e-8:
             break
     return beta
 
 
-def fit(sets: dict, *, l2: float = 1.0):
+def fit(sets: dict, *, l2: float = 1.0, order_scale: float | None = ORDER_SCALE):
     """Two steps, one linear model. (1) The candidate-level weights by a listwise objective (`_listwise`).
     (2) Calibration, on each query's best candidate: P(the query has its answer in the top 5) from [that
     candidate's score, the query-level features], positive queries whose answer the order finds against the
     negatives (cases negatives and cross-scope questions), each set weight 1. So the best hit's
     probability is what the nothing-relevant threshold reads. The result folds back into one intercept and
-    one weight per feature; the query-level features never change the order."""
+    one weight per feature; the query-level features never change the order. `order_scale` fixes the weight of
+    the order's score in step 2 (None: fitted with the rest)."""
     import numpy as np
 
     names = relevance.FEATURES
@@ -172,7 +183,11 @@ def fit(sets: dict, *, l2: float = 1.0):
             ys += [label] * len(group)
             ws += [1.0 / max(1, len(answered) + len(negatives))] * len(group)
     X = np.hstack([np.ones((len(rows), 1)), np.array(rows)])
-    beta = _logistic(X, np.array(ys), np.array(ws) * 1000, l2=l2)
+    if order_scale:     # the order's weight is fixed: calibration fits the intercept and the query-level features
+        rest = _logistic(np.delete(X, 1, axis=1), np.array(ys), np.array(ws) * 1000, l2=l2, offset=order_scale * X[:, 1])
+        beta = np.concatenate([rest[:1], [order_scale], rest[1:]])
+    else:
+        beta = _logistic(X, np.array(ys), np.array(ws) * 1000, l2=l2)
     weights = {names[i]: float(beta[1] * w[k]) for k, i in enumerate(cand_idx)}
     weights.update({names[i]: float(beta[2 + k]) for k, i in enumerate(query_idx)})
     return float(beta[0]), weights

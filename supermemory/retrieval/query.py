@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from supermemory.text import cross_terms, english_gloss
-from supermemory.text import cjk_share, leading_word, name_forms, named_terms, query_terms
+from supermemory.text import cjk_share, is_cjk, leading_word, name_forms, named_terms, query_terms
 
+CJK_CHARACTER_WEIGHT = 0.3   # a lone Chinese character's share of its IDF in coverage (`Query.cjk_fallbacks`)
 
 # A word only code or a log spells, besides the compounds the tokenizer finds (`is_open`, `MemoryStore`,
 # `store.recall`, `self-care`): backticks, a call's `()`, an all-caps token of four or more characters with at
@@ -66,7 +67,20 @@ class Query:
     def idf(self, doc_freq: dict[str, int], total: int) -> dict[str, float]:
         """IDF of each query term over `total` live chunks."""
         total = total or 1
-        return {t: math.log(1 + (total - doc_freq.get(t, 0) + 0.5) / (doc_freq.get(t, 0) + 0.5)) for t in self.terms}
+        weak = self.cjk_fallbacks
+        return {t: math.log(1 + (total - doc_freq.get(t, 0) + 0.5) / (doc_freq.get(t, 0) + 0.5))
+                * (CJK_CHARACTER_WEIGHT if t in weak else 1.0) for t in self.terms}
+
+    @functools.cached_property
+    def cjk_fallbacks(self) -> frozenset:
+        """The single Chinese characters of a query that also has two-character terms. They are there so a
+        memory can still be matched when the words do not line up, but one shared character (天 of 天气 in
+        每天) is no evidence that a memory is about the question: in coverage they weigh `CJK_CHARACTER_WEIGHT`
+        of their IDF, so an off-topic Chinese question no longer covers a third of itself through scattered
+        characters (bench/RESULTS.md, "Chinese questions calibrated")."""
+        if not any(len(t) == 2 and is_cjk(t[0]) for t in self.terms):
+            return frozenset()
+        return frozenset(t for t in self.terms if len(t) == 1 and is_cjk(t))
 
     def coverage(self, idf: dict, tokens: set) -> float:
         """Share of the query's IDF mass found in these index tokens, a translation standing in for its word.

@@ -11,7 +11,7 @@ store holds (code and science sit high for bge-small), not whether this query ha
 store or a filtered recall pads it with a prior. The ranker orders by the log-odds; the best hit's
 probability is the chance the query has its answer in the top five, and a query whose best hit stays below
 the threshold gets nothing. The coefficients are data (`relevance.json`), written by `bench/fit_relevance.py`
-from the six dev sets; pure functions, no I/O beyond reading that file once.
+from the dev sets (bench/devsets.py); pure functions, no I/O beyond reading that file once.
 """
 from __future__ import annotations
 
@@ -29,7 +29,11 @@ COEFFICIENTS = Path(__file__).with_name("relevance.json")
 # and against the query's own spread (z-score within the candidates: a channel whose best hit stands far
 # above the rest speaks loudly, a flat one barely). The lexical features come twice, for the part of the
 # query the embedder can read and for the part it cannot (Chinese, or any query when cosines carry no
-# meaning): then words are the only evidence and need weights of their own. A memory that reads as source
+# meaning): then words are the only evidence and need weights of their own. The embedder reads Chinese badly,
+# not blind: its cosine ranks a Chinese project's notes above chance, so a blind query keeps a small say for it
+# (`blind_cosine_z`, `blind_top_cosine`), and `blind` lets such a query sit on its own scale: the Chinese coding
+# notes of bench/agent_notes.jsonl lost a third of their answers to the threshold when English set it for both
+# (bench/RESULTS.md, "Chinese questions calibrated"). A memory that reads as source
 # code (`text.code_share`) gets its own say in the main channels (`code_*`): a question's words reach code
 # through identifiers and boilerplate many functions share, so there the words mean less and the meaning
 # more than in prose, and one set of weights for both served neither. `after_question` reads conversation
@@ -40,9 +44,9 @@ COEFFICIENTS = Path(__file__).with_name("relevance.json")
 CANDIDATE_FEATURES = ("coverage", "lexical", "lexical_rank", "lexical_z", "lexical_evidence",
                       "cosine_margin", "cosine_z", "vector_rank", "vector_evidence",
                       "blind_coverage", "blind_lexical", "blind_rank",
-                      "code", "code_coverage", "code_lexical_z", "code_cosine_z", "after_question")
-QUERY_FEATURES = ("best_coverage", "pooled_coverage", "top_margin", "top_cosine", "blind_pooled", "unknown_name",
-                  "few_terms", "short_pool", "short_pooled", "short_top_cosine")
+                      "code", "code_coverage", "code_lexical_z", "code_cosine_z", "after_question", "blind_cosine_z")
+QUERY_FEATURES = ("best_coverage", "pooled_coverage", "top_margin", "top_cosine", "blind", "blind_pooled",
+                  "blind_top_cosine", "unknown_name", "few_terms", "short_pool", "short_pooled", "short_top_cosine")
 FEATURES = CANDIDATE_FEATURES + QUERY_FEATURES
 FEW_TERMS = 3   # a query of fewer content words than this is short: `few_terms` is 2/3 for one word, 1/3 for two
 # The candidate pool a store of many memories fills (`ranking.candidates`). A smaller pool (a new user's store,
@@ -168,7 +172,8 @@ def features(cand, ev: QueryEvidence) -> dict:
     margin = (cand.cosine - ev.background) if has_cos else 0.0
     top_margin = (ev.top_cosine - ev.background) if ev.top_cosine is not None else 0.0
     lexical_z = zscore(-cand.bm25, ev.lexical_spread) * say if hit else 0.0
-    cosine_z = zscore(cand.cosine, ev.cosine_spread) * sees if has_cos else 0.0
+    raw_cosine_z = zscore(cand.cosine, ev.cosine_spread) if has_cos else 0.0
+    cosine_z = raw_cosine_z * sees
     return {
         "coverage": coverage * say,
         "lexical": lexical * say,
@@ -182,6 +187,7 @@ def features(cand, ev: QueryEvidence) -> dict:
         "blind_coverage": coverage * blind,
         "blind_lexical": lexical * coverage * blind,
         "blind_rank": lex_rank * coverage * blind,
+        "blind_cosine_z": raw_cosine_z * blind,
         "code": code * sees,
         "code_coverage": coverage * code * say,
         "code_lexical_z": lexical_z * code,
@@ -192,7 +198,8 @@ def features(cand, ev: QueryEvidence) -> dict:
         "top_margin": top_margin * sees,
         "top_cosine": (ev.top_cosine or 0.0) * sees,
         "blind_pooled": blind * ev.pooled_coverage,
-        "blind": blind,             # not a model input: what the gates read
+        "blind_top_cosine": blind * (ev.top_cosine or 0.0),
+        "blind": blind,
         "words_say": say,           # not a model input: how much the query's words speak for this memory
         "unknown_name": 1.0 if ev.unknown_name else 0.0,
         "few_terms": max(0, FEW_TERMS - ev.content_terms) / FEW_TERMS,
