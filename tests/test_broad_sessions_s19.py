@@ -1,0 +1,72 @@
+"""Broad questions a fresh-user run (session 19) found unanswered: the sessions themselves ("what did we do last
+session", 上次会话做了什么) as a kind the intent reader names, the session digests first for "what did we work on
+<period>", the Chinese "what changed this week" answered as the English one, a note when a kind word is set aside,
+and "what's next" read as open work rather than as part of an identifier."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from supermemory.core import MemoryStore
+from supermemory.retrieval import intent
+from supermemory.transcripts.digest import SessionDigest, render_digest
+from tests.conftest import FakeEmbedder
+
+NOW = dt.datetime(2026, 12, 4, 16, 0).timestamp()     # a Friday afternoon, local time
+HOUR = 3600.0
+
+
+@pytest.fixture
+def store_at(db_path, config):
+    now = [NOW]
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj", clock=lambda: now[0])
+    yield s, now
+    s.close()
+
+
+def remember_session(s: MemoryStore, session_id: str, request: str) -> str:
+    """A session memory as capture writes it (the digest's title and body); returns its id."""
+    digest = SessionDigest(platform="claude-code", session_id=session_id, cwd="/work/proj")
+    digest.requests = [request]
+    title, body = render_digest(digest)
+    return s.remember(body, title=title, kind="session")["id"]
+
+
+@pytest.fixture
+def worked_today(store_at):
+    """Two sessions of this morning, then nine memories of other kinds written after them (more than a page of 8)."""
+    s, now = store_at
+    now[0] = NOW - 8 * HOUR
+    older = remember_session(s, "s1", "fix the VAT rate of the Austrian invoices")
+    now[0] = NOW - 7 * HOUR
+    newer = remember_session(s, "s2", "rename the CSV exporter package")
+    others = []
+    for i in range(9):
+        now[0] = NOW - (6 - i * 0.5) * HOUR
+        kind = ("decision", "gotcha", "note")[i % 3]
+        others.append(s.remember(f"Ledger fact number {i}: the exporter writes file {i} of the batch.",
+                                 kind=kind)["id"])
+    now[0] = NOW - 30 * 86400
+    task = s.remember("Add rate limiting to the invoice send endpoint.", kind="task", status="open")["id"]
+    now[0] = NOW
+    return s, {"older": older, "newer": newer, "others": others, "task": task}
+
+
+@pytest.mark.parametrize("query", ["what's next", "what's next?", "what should we do next", "下一步做什么",
+                                   "接下来要做什么"])
+def test_what_is_next_lists_the_open_tasks_not_a_memory_naming_next_js(store_at, query):
+    s, now = store_at
+    s.remember("Frontend is SvelteKit with adapter-node; we chose it over Next.js for smaller bundles.",
+               kind="decision")
+    task = s.remember("Add rate limiting to the invoice send endpoint.", kind="task", status="open")["id"]
+    s.remember("Upgrade Postgres to 16.", kind="task", status="done")
+    result = s.recall(query)
+    assert [r["id"] for r in result["results"]] == [task], query
+    assert result["note"].startswith("broad query: kind=task status=open")
+
+
+def test_next_beside_a_topic_is_still_a_topic():
+    assert not intent.parse("what's next for the Next.js build", NOW).only
+    assert not intent.parse("next release date of the mobile app", NOW).only
+
