@@ -53,6 +53,15 @@ def worked_today(store_at):
     return s, {"older": older, "newer": newer, "others": others, "task": task}
 
 
+@pytest.mark.parametrize("query", ["本周改了什么", "这周改了什么", "这周我们改了哪些东西？", "这周修改了哪些东西"])
+def test_the_chinese_question_of_what_changed_this_week_answers_as_the_english_one(worked_today, query):
+    s, _ = worked_today
+    english = [r["id"] for r in s.recall("what did we change this week")["results"]]
+    result = s.recall(query)
+    assert english and [r["id"] for r in result["results"]] == english, query
+    assert result["note"].startswith("broad query: all kinds") and " since=" in result["note"]
+
+
 @pytest.mark.parametrize("query", ["what's next", "what's next?", "what should we do next", "下一步做什么",
                                    "接下来要做什么"])
 def test_what_is_next_lists_the_open_tasks_not_a_memory_naming_next_js(store_at, query):
@@ -69,4 +78,19 @@ def test_what_is_next_lists_the_open_tasks_not_a_memory_naming_next_js(store_at,
 def test_next_beside_a_topic_is_still_a_topic():
     assert not intent.parse("what's next for the Next.js build", NOW).only
     assert not intent.parse("next release date of the mobile app", NOW).only
+
+
+@pytest.mark.model
+def test_an_answer_of_another_kind_says_the_kind_word_was_set_aside(db_path, config, onnx_embedder):
+    """Found by a fresh-user run: "关于数据库的决定" was answered by two gotchas and said nothing of the decision filter
+    it had dropped."""
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
+        fridays = s.remember("Never run database migrations on Fridays.", kind="preference")["id"]
+        s.remember("We use MongoDB 7 for the catalog service because documents are schemaless.", kind="decision")
+        s.remember("Package manager for the web app is npm.", kind="decision")
+        result = s.recall("decisions about migrations on Fridays")
+        assert result["results"][0]["id"] == fridays
+        assert result["note"].startswith("kind=decision set aside")
+        applied = s.recall("decisions about the catalog database")          # the filter applied: its own note
+        assert applied["note"] == "intent filter: kind=decision"
 

@@ -6,7 +6,8 @@ namespaces, expiry and the read filters are the same as everywhere), within `lim
 budget; one a newer memory supersedes comes after the current ones, marked (`superseded_by`), as recall
 demotes it, and a question of time alone ("what did I work on last month") lists the session digests of the
 period after the other kinds. A query with a topic as well gets the facets as a filter on the normal recall, kept only
-when that recall finds something; otherwise the plain recall answers, so it is never worse.
+when that recall finds something; otherwise the plain recall answers, so it is never worse, and its `note` says the
+kind, status or period words were set aside.
 `pipeline.recall` calls `answer` in one marked place and hands it the plain recall as a function.
 """
 from __future__ import annotations
@@ -80,15 +81,25 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
             if explain:
                 answer["intent"] = {**found.as_dict(), "applied": "none (the question's answers are of another kind)"
                                     if topical["results"] else "none (nothing relevant to the topic)"}
-            return answer
+            return _set_aside(answer, found)
     applied = bool(result["results"])
     if applied:
         result["query"] = text
         result["note"] = "intent filter: " + found.describe()
     else:
-        result = plain()
+        result = _set_aside(plain(), found)
     if explain:
         result["intent"] = {**found.as_dict(), "applied": "filter" if applied else "none (the filtered recall was empty)"}
+    return result
+
+
+def _set_aside(result: dict, found: intent_.Intent) -> dict:
+    """`result`, a recall that answers without the facets the question's words named, with a `note` saying so: hits
+    of another kind must not read as the kind asked for (a fresh-user run: "关于数据库的决定" was answered by two
+    gotchas without a word)."""
+    if result["results"]:
+        said = found.describe() + " set aside: no such memory answers, the plain recall does"
+        result["note"] = said + (" · " + result["note"] if result.get("note") else "")
     return result
 
 
