@@ -1,5 +1,5 @@
 """A broad question of time alone ("what changed last month", "what did I work on last month") lists the session
-digests of the period after the other kinds, instead of saying that no memory matches."""
+digests of the period first, the other kinds after them, instead of saying that no memory matches."""
 from __future__ import annotations
 
 import datetime as dt
@@ -44,20 +44,20 @@ def test_a_question_of_time_alone_lists_the_session_of_that_period(store_at, que
     now[0] = NOW
     result = s.recall(query)
     assert [r["id"] for r in result["results"]] == [session]
-    assert "no memory matches" not in result["note"] and "sessions last" in result["note"]
+    assert "no memory matches" not in result["note"] and "sessions first" in result["note"]
     text = render_recall(result)
     assert f"[{session} session]" in text and "refactor the billing exporter" in text   # its requests, not its header
 
 
-def test_sessions_come_after_the_other_kinds_and_only_when_there_is_room(store_at):
+def test_sessions_come_before_the_other_kinds_which_fill_the_room_they_leave(store_at):
     s, now = store_at
-    now[0] = local(2026, 11, 25, 9)
-    session = remember_session(s)
     now[0] = local(2026, 11, 10, 9)
-    decision = s.remember("The ledger service uses Postgres 15.", kind="decision")["id"]   # older than the session
+    session = remember_session(s)                                                          # older than the decision
+    now[0] = local(2026, 11, 25, 9)
+    decision = s.remember("The ledger service uses Postgres 15.", kind="decision")["id"]
     now[0] = NOW
-    assert [r["id"] for r in s.recall("what changed last month")["results"]] == [decision, session]
-    assert [r["id"] for r in s.recall("what changed last month", limit=1)["results"]] == [decision]
+    assert [r["id"] for r in s.recall("what changed last month")["results"]] == [session, decision]
+    assert [r["id"] for r in s.recall("what changed last month", limit=1)["results"]] == [session]
 
 
 def test_a_question_naming_a_kind_or_status_lists_no_sessions(store_at):

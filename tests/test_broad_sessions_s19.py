@@ -53,6 +53,34 @@ def worked_today(store_at):
     return s, {"older": older, "newer": newer, "others": others, "task": task}
 
 
+@pytest.mark.parametrize("query", ["what did we do last session", "last session", "summary of the previous session",
+                                   "show me the previous sessions", "what happened in the last few sessions",
+                                   "上次会话做了什么", "之前的会话"])
+def test_a_question_about_the_last_sessions_lists_the_session_digests_newest_first(worked_today, query):
+    s, ids = worked_today
+    result = s.recall(query)
+    assert [r["id"] for r in result["results"]] == [ids["newer"], ids["older"]], query
+    assert result["note"].startswith("broad query: kind=session")
+
+
+def test_the_sessions_are_a_kind_the_intent_reader_names_alone_only():
+    found = intent.parse("what did we do last session", NOW)
+    assert found.only and found.kinds == ("session",) and found.status is None
+    assert not intent.parse("session cookie expiry in the auth service", NOW).active   # a topic, not the digests
+    assert not intent.parse("last session timeout of the api gateway", NOW).only
+
+
+@pytest.mark.parametrize("query", ["what did we work on today", "what did we change this week", "今天做了什么"])
+def test_what_was_worked_on_in_a_period_lists_its_session_digests_first(worked_today, query):
+    """The digests are the record of the period's work: listed after the other kinds, a busy day's facts cut them."""
+    s, ids = worked_today
+    result = s.recall(query)
+    got = [r["id"] for r in result["results"]]
+    assert got[:2] == [ids["newer"], ids["older"]] and len(got) == 8, query
+    assert got[2:] == ids["others"][::-1][:6]              # the other kinds fill the rest, newest first
+    assert "sessions first" in result["note"]
+
+
 @pytest.mark.parametrize("query", ["本周改了什么", "这周改了什么", "这周我们改了哪些东西？", "这周修改了哪些东西"])
 def test_the_chinese_question_of_what_changed_this_week_answers_as_the_english_one(worked_today, query):
     s, _ = worked_today
@@ -93,4 +121,3 @@ def test_an_answer_of_another_kind_says_the_kind_word_was_set_aside(db_path, con
         assert result["note"].startswith("kind=decision set aside")
         applied = s.recall("decisions about the catalog database")          # the filter applied: its own note
         assert applied["note"] == "intent filter: kind=decision"
-

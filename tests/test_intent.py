@@ -138,7 +138,7 @@ def test_every_lexicon_row_parses_and_has_a_provenance():
     rows = intent.entries()
     assert len(rows) == len(lexicons.table("intent_words"))
     for row in rows:
-        assert set(row.kinds) <= {"task", "decision", "gotcha", "preference", "note", "fact"}
+        assert set(row.kinds) <= {"task", "decision", "gotcha", "preference", "note", "fact", "session"}
 
 
 @pytest.mark.parametrize("query, topic", [

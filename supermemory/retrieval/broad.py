@@ -5,9 +5,10 @@ words is answered by listing the matching memories newest first (through `store.
 namespaces, expiry and the read filters are the same as everywhere), within `limit` and the token
 budget; one a newer memory supersedes comes after the current ones, marked (`superseded_by`), as recall
 demotes it, and a question of time alone ("what did I work on last month") lists the session digests of the
-period after the other kinds. A query with a topic as well gets the facets as a filter on the normal recall, kept only
-when that recall finds something; otherwise the plain recall answers, so it is never worse, and its `note` says the
-kind, status or period words were set aside.
+period first, the other kinds after them; one naming the sessions ("what did we do last session", 上次会话) lists the
+digests alone. A query with a topic as well gets the facets as a filter on the normal recall, kept only when that
+recall finds something; otherwise the plain recall answers, so it is never worse, and its `note` says the kind,
+status or period words were set aside.
 `pipeline.recall` calls `answer` in one marked place and hands it the plain recall as a function.
 """
 from __future__ import annotations
@@ -26,7 +27,7 @@ from supermemory.store.records import parse_id, public
 from supermemory.text import estimate_tokens
 from supermemory.transcripts.digest import OPEN_ENDS_HEADING, headline
 
-LISTED_KINDS = tuple(k for k in KINDS if k != "session")   # listed first; session digests after them (`_page`)
+LISTED_KINDS = tuple(k for k in KINDS if k != "session")   # the kinds a question of time alone lists after the digests
 MAX_PAGE = 1000   # the longest page `reads.list_memories` reads
 
 
@@ -132,7 +133,7 @@ def _reason(found: intent_.Intent, widened: bool) -> str:
     """What the listing applied, e.g. "broad query: kind=task status=open"."""
     from supermemory.timeparse import iso
 
-    parts = ["kind=" + ",".join(found.kinds) if found.kinds else "all kinds" + (" (sessions last)" if _with_sessions(found)
+    parts = ["kind=" + ",".join(found.kinds) if found.kinds else "all kinds" + (" (sessions first)" if _with_sessions(found)
                                                                              else "")]
     if found.status:
         parts.append("status=" + found.status)
@@ -146,8 +147,16 @@ def _reason(found: intent_.Intent, widened: bool) -> str:
 
 
 def _with_sessions(found: intent_.Intent) -> bool:
-    """Whether session digests belong in the listing: a question that names only a period asks what was done then,
-    and the digests are the record of that; one naming a kind or a task status asks for those memories only."""
+    """Whether session digests lead the listing: a question that names only a period asks what was done then,
+    and the digests are the record of that; one naming a kind or a task status asks for those memories only.
+
+    They come first, not after the other kinds: one digest is the record of a whole session (its requests, the files
+    it edited, the commands it ran, what it left open), while a decision or a gotcha remembered that day is one fact
+    of that work, which the session's digest usually names too. Listed after them, the digests were cut at the default
+    page of 8 by any busy day's facts (a fresh-user run: "what did we work on today" left out both of the day's
+    digests), so the answer to "what did we work on" lost the one memory that says it; first, they take at most the
+    page, and the period's other memories fill what they leave.
+    """
     return not found.kinds and not found.status
 
 
@@ -155,7 +164,7 @@ def _page(ctx: StoreContext, found: intent_.Intent, since: float | None, *, name
           limit: int) -> dict:
     """The first `limit` memories of the facets, current ones first and then those a newer memory supersedes
     (`superseded_by`; demoted as recall demotes them, never hidden), each group newest first; for a question of
-    time alone, the session digests of the period after them, newest first; for open tasks, after them the recent
+    time alone, the session digests of the period before them, newest first (`_with_sessions`); for open tasks, after them the recent
     session digests (of the last `briefing.recent_days`, the briefing's "recent") whose open ends are listed (a
     to-do the user said in a session is open work too), newest first.
 
@@ -163,6 +172,16 @@ def _page(ctx: StoreContext, found: intent_.Intent, since: float | None, *, name
     the first `limit` is not left out for an outdated one.
     """
     kinds = list(found.kinds) or list(LISTED_KINDS)
+    first, total = [], 0
+    if _with_sessions(found):
+        sessions = reads.list_memories(ctx, namespace=namespace, kinds=["session"], since=since, until=found.until,
+                                       limit=limit, order="recent")
+        first, total = sessions["items"], sessions["total"]
+        limit -= len(first)
+        if limit <= 0:
+            page = reads.list_memories(ctx, namespace=namespace, kinds=kinds, since=since, until=found.until, limit=1,
+                                       order="recent")
+            return {"items": first, "total": total + page["total"]}
     wanted = limit
     while True:
         page = reads.list_memories(ctx, namespace=namespace, kinds=kinds, status=found.status, since=since,
@@ -171,14 +190,9 @@ def _page(ctx: StoreContext, found: intent_.Intent, since: float | None, *, name
         if not page["truncated"] or wanted >= min(limit + stale, MAX_PAGE):
             break
         wanted = min(limit + stale, MAX_PAGE)
-    items = sorted(page["items"], key=lambda item: item["superseded_by"] is not None)[:limit]
-    total = page["total"]
-    if _with_sessions(found) and len(items) < limit:
-        sessions = reads.list_memories(ctx, namespace=namespace, kinds=["session"], since=since, until=found.until,
-                                       limit=limit - len(items), order="recent")
-        items += sessions["items"]
-        total += sessions["total"]
-    elif found.status == "open" and len(items) < limit:
+    items = first + sorted(page["items"], key=lambda item: item["superseded_by"] is not None)[:limit]
+    total += page["total"]
+    if found.status == "open" and len(items) < limit:
         recent = ctx.clock() - float(ctx.config.get("briefing.recent_days")) * 86400
         sessions = reads.list_memories(ctx, namespace=namespace, kinds=["session"], until=found.until,
                                        since=recent if since is None else max(since, recent), limit=MAX_PAGE,
@@ -194,7 +208,7 @@ def listing(ctx: StoreContext, text: str, found: intent_.Intent, *, namespace: s
             namespaces: list[str] | None, limit: int, max_tokens: int | None, explain: bool, touch: bool,
             origin: str, started: float, trace: bool = True) -> dict:
     """The memories matching the facets, newest first (a soft "recently" window is widened when empty), sessions
-    last for a question of time alone; `trace`: count and log it here (False: the caller traces the page it returns)."""
+    first for a question of time alone; `trace`: count and log it here (False: the caller traces the page it returns)."""
     page = _page(ctx, found, found.since, namespace=namespace, limit=limit)
     widened = False
     if not page["items"] and found.soft_since:
