@@ -670,7 +670,7 @@ def test_search_log_stays_under_its_cap_after_10k_recalls_and_stats_match_it(db_
     s = MemoryStore(db_path, config=cfg, embedder=FakeEmbedder(), namespace="p")
     s.remember("something to find")
     for i in range(10_000):
-        s.recall(f"query {i % 97}", touch=False, lexical_only=True)
+        s.recall(f"query {i % 97}", lexical_only=True)
     rows = s.conn.execute("SELECT count(*) FROM search_log").fetchone()[0]
     assert rows == 500
     # Known latencies, newest row slowest-first: 500.1234 ... 1.1234 ms.

@@ -90,6 +90,8 @@ def recall(ctx: StoreContext, text: str, *, limit: int | None = None, namespace:
     :param status: only tasks of this status (open, done, dropped).
     :param intent: read kind / status / time words in the query (`retrieval/broad.py`); None: the
         `recall.intent` setting.
+    :param touch: count the hits as recalled and log the search; False (`recall --no-touch`, the page's searches, the
+        briefing, bench runs): neither, so the recall stays out of `stats` and the Health figures.
     :param trace: count the hits as recalled (with `touch`) and write the search log; False for the look-ups a broad
         question makes before it answers (it traces the page it returns, once).
 

@@ -32,18 +32,22 @@ def trace_recall(ctx: StoreContext, **trace) -> None:
 
 def trace_page(ctx: StoreContext, page: dict, *, query: str, namespaces: list[str] | None, origin: str, touch: bool,
                counted_from: float | None = None) -> None:
-    """`trace_recall` of a finished result page, when it is worth one (`touch` and hits, or the search log on): the page
+    """`trace_recall` of a finished result page, when it is worth one (hits to count, or the search log on): the page
     a broad question returns after reading the store more than once is logged once, under the question asked.
+    A recall with `touch` False (`recall --no-touch`, the page's searches, the briefing, bench runs) is not counted at
+    all: no recall counters and no search-log row, so it stays out of `stats` and the Health figures.
 
     :param counted_from: only hits of at least this relevance count as recalled (None: every hit, as a listing's).
     """
     from supermemory.store.records import parse_id
 
+    if not touch:
+        return
     results = page["results"]
     hit_ids = [parse_id(r["id"]) for r in results]
     counted = hit_ids if counted_from is None else [
         parse_id(r["id"]) for r in results if r.get("relevance") is None or r["relevance"] >= counted_from]
-    if (touch and counted) or ctx.config.get("search_log.enabled"):
+    if counted or ctx.config.get("search_log.enabled"):
         trace_recall(ctx, query=query, namespaces=namespaces, candidates=page.get("candidates", 0), hit_ids=hit_ids,
                      top_score=results[0].get("score") if results else None, latency_ms=page.get("latency_ms", 0.0),
                      origin=origin, touch=touch, counted_ids=counted)
@@ -81,8 +85,9 @@ def trim(ctx: StoreContext) -> int:
     return ctx.conn.execute("DELETE FROM search_log WHERE id <= ?", (last - cap,)).rowcount  # a PK range: cheap
 
 
-# Searches from the local page (`supermemory ui`) are logged under this origin and left out of the figures:
-# a person browsing is not an agent recalling.
+# Searches from the local page (`supermemory ui`) carry this origin and are left out of the figures: a person
+# browsing is not an agent recalling. They pass `touch=False`, so `trace_page` no longer logs them; the filter keeps
+# out the rows an older version wrote.
 UI_ORIGIN = "ui"
 
 
