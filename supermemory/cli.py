@@ -115,7 +115,7 @@ def cmd_history(args) -> int:
 
 
 def cmd_update(args) -> int:
-    from supermemory.render import render_update, text_notes
+    from supermemory.render import render_update, text_notes, update_moved
 
     if all(v is None for v in (args.content, args.title, args.kind, args.tag, args.importance, args.pin, args.status)):
         raise SupermemoryError("nothing to update: give --content, --title, --kind, --tag, --importance, "
@@ -125,8 +125,9 @@ def cmd_update(args) -> int:
                               kind=args.kind, tags=args.tag,
                               importance=args.importance, pinned=args.pin, status=args.status,
                               namespace=_ns(args), source={"by": "cli"})
-    unchanged = [render_update(result)] if result["status"] == "unchanged" else []   # else only the id said so
-    _print_written(args, result, unchanged + text_notes(result))
+    # The id alone on stdout; on stderr, that nothing changed, or that an old version's id was redirected.
+    said = [render_update(result)] if result["status"] == "unchanged" else update_moved(result)
+    _print_written(args, result, said + text_notes(result))
     return 0
 
 

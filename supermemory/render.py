@@ -220,10 +220,16 @@ def list_json(result: dict) -> dict:
     return {"memories": result["items"], **result}
 
 
+def update_moved(result: dict) -> list[str]:
+    """The line an update of an old version's id adds (`asked`: the change went to the current version of its
+    chain), in the words MCP and the CLI share; none for an update of a current version."""
+    return ([f"{result['asked']} was superseded: the change went to its current version."]
+            if result.get("asked") else [])
+
+
 def render_update(result: dict) -> str:
     """An update result: the new version and the one it supersedes, or that nothing changed."""
-    moved = ([f"{result['asked']} was superseded: the change went to its current version."]
-             if result.get("asked") else [])
+    moved = update_moved(result)
     if result.get("status") == "unchanged":
         return "\n".join(moved + [f"{result['id']} unchanged: the new values equal the current ones."])
     return "\n".join(moved + [f"Updated: {result['id']} is the new version and supersedes {result.get('previous')} "
