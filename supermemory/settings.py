@@ -74,6 +74,8 @@ DEFAULTS: dict[str, Any] = {
         "write_embed_chunks": 32,     # chunks a write embeds before it answers (~0.1 s each); the rest of a
                                       # long text gets its vectors while the server idles or at maintenance
         "near_duplicate_similarity": 0.9,
+        "negated_pair_similarity": 0.75,   # a pair this close that says the same words, one negated, may contradict
+                                           # (`text.traits.negated_twin`): "uses REST" / "does not use REST" is 0.82
         "redact_secrets": True,
         "default_importance": 0.5,
     },
@@ -155,6 +157,7 @@ RULES: dict[str, Rule] = {
     "store.max_content_chars": _AT_LEAST_ONE,
     "store.write_embed_chunks": _AT_LEAST_ONE,
     "store.near_duplicate_similarity": _SHARE,
+    "store.negated_pair_similarity": _SHARE,
     "store.default_importance": _SHARE,
     "lifecycle.stale_days": Rule(0, 36_500, real=True),
     "lifecycle.importance_floor": _SHARE,

@@ -289,15 +289,52 @@ def _texts(ctx: StoreContext, ids: list[int]) -> dict[int, str]:
     return out
 
 
-def sort_close_pairs(ctx: StoreContext, rows: list, first, second):
+def sort_close_pairs(ctx: StoreContext, rows: list, first, second, below=None):
     """Which close pairs (index arrays into `rows`) are near-duplicates to merge and which may contradict each
     other, as two boolean arrays: `writes.read_close_pairs` (the `remember` hint reads its close memories so too)
-    over the bodies of the rows involved."""
+    over the bodies of the rows involved (`below`: the pairs under the near-duplicate bound)."""
     import numpy as np
 
     involved = [int(i) for i in np.unique(np.concatenate([first, second]))]
     bodies = _texts(ctx, [rows[i][0] for i in involved])
-    return writes.read_close_pairs({i: bodies.get(rows[i][0], "") for i in involved}, first, second)
+    return writes.read_close_pairs({i: bodies.get(rows[i][0], "") for i in involved}, first, second, below=below)
+
+
+# Texts a negation can move below the near-duplicate bound: in a sentence or two one "not" weighs (0.82 for "The API
+# uses REST." / "… does not use REST."); in a longer text it is one word among many and the pair stays above it.
+_NEGATED_TWIN_CHARS = 500
+
+
+def negated_pairs(ctx: StoreContext, rows: list, matrix, ns_sql: str, ns_params: list, *, floor: float,
+                  bound: float):
+    """Pairs of `rows` (a < b, index arrays, with their cosines) within one namespace, at least `floor` but less
+    than `bound` close, that say the same words, one of the two negated (`text.traits.negated_twin`): what the
+    cosine bound of `namespace_pairs` leaves out. Found by their words (the short texts grouped by what they say
+    without their negations), not by comparing every vector again."""
+    import itertools
+
+    import numpy as np
+
+    from supermemory.text.traits import negation_count, said_words
+
+    index = {row[0]: i for i, row in enumerate(rows)}
+    groups: dict[tuple, list[tuple[int, int]]] = {}
+    for memory_id, body in ctx.q(f"SELECT m.id, m.body FROM memories m WHERE {LIVE} AND {ns_sql} "
+                                 f"AND length(m.body) <= ?", ns_params + [_NEGATED_TWIN_CHARS]):
+        words = said_words(body) if memory_id in index else None
+        if words:
+            i = index[memory_id]
+            groups.setdefault((rows[i][6], words), []).append((i, negation_count(body)))
+    a, b = [], []
+    for members in groups.values():
+        for (i, said_i), (j, said_j) in itertools.combinations(members, 2):
+            if said_i != said_j:
+                a.append(min(i, j))
+                b.append(max(i, j))
+    a, b = np.asarray(a, dtype=int), np.asarray(b, dtype=int)
+    cosines = np.einsum("ij,ij->i", matrix[a], matrix[b]) if len(a) else np.empty(0)
+    keep = (cosines >= floor) & (cosines < bound)
+    return a[keep], b[keep], cosines[keep]
 
 
 def _linked(ctx: StoreContext, rows: list, first, second):
@@ -331,7 +368,8 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
            max_pairs: int = 50, rule_similarity: float = 0.75) -> dict:
     """Near-duplicate pairs (less those a supersedes or contradicts link joins, and those holding a superseded
     memory), contradictions (linked; close pairs where one text negates what the other
-    says and no supersedes or contradicts link joins: `possible_contradictions`, both within one namespace; and new memories that contradict an imported rule:
+    says and no supersedes or contradicts link joins: `possible_contradictions`, both within one namespace, down to
+    `store.negated_pair_similarity` for a pair that says the same words, one negated (`negated_pairs`); and new memories that contradict an imported rule:
     `rule_conflicts`), orphans, stale/expired counts, schema and model pin. Lists hold the first
     `max_pairs` items, with counts of all (`near_duplicate_pairs`, `contradiction_count`,
     `possible_contradiction_count`); the chunks of these namespaces still waiting for a vector (`vectors_pending`:
@@ -352,7 +390,13 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
     if len(rows) > 1:
         matrix = np.vstack([from_blob(r[1]) for r in rows])
         first, second, cosines = namespace_pairs(matrix, [r[6] for r in rows], duplicate_similarity)
-        copies, opposite = sort_close_pairs(ctx, rows, first, second)
+        twins = negated_pairs(ctx, rows, matrix, ns_sql, ns_params, bound=duplicate_similarity,
+                              floor=min(duplicate_similarity, float(ctx.config.get("store.negated_pair_similarity"))))
+        if len(twins[0]):   # "uses REST" / "does not use REST": close pairs too, however far the "not" moved them
+            first, second, cosines = (np.concatenate(part) for part in zip((first, second, cosines), twins))
+            order = np.argsort(-cosines, kind="stable")
+            first, second, cosines = first[order], second[order], cosines[order]
+        copies, opposite = sort_close_pairs(ctx, rows, first, second, below=cosines < duplicate_similarity)
         settled = _linked(ctx, rows, first, second)   # a supersedes or contradicts link settled the pair
         opposite &= ~settled
         copies &= ~settled & ~_stale(ctx, rows, first, second)   # no merge of a stale fact into anything

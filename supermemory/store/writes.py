@@ -289,20 +289,25 @@ def close_memories(ctx: StoreContext, vector, namespaces: list[str], body: str) 
     `health` reads its close pairs (`read_close_pairs`): (near-duplicates, possible contradictions). "Do not use X"
     is no revision of "use X" but may contradict it; "widget 15" is neither a copy of "widget 14" nor against it,
     nor is a sentence of other Chinese words its English twin's, nor "prod: KEY=[REDACTED:…]" one of
-    "staging: KEY=[REDACTED:…]", however close their vectors."""
+    "staging: KEY=[REDACTED:…]", however close their vectors. Below that bound, down to
+    `store.negated_pair_similarity`, a memory that says the same words as this one, one of the two negated
+    (`text.traits.negated_twin`: "The API uses REST." / "The API does not use REST.", 0.82 apart), may contradict
+    it too: in a short text the "not" moves the vector as far as a paraphrase would."""
     import numpy as np
 
     threshold = float(ctx.config.get("store.near_duplicate_similarity"))
+    floor = min(threshold, float(ctx.config.get("store.negated_pair_similarity")))
     close: dict[int, float] = {}
-    for memory_id, cosine in search_index.vector_search(ctx, vector, namespaces, k=5):
-        if cosine >= threshold and memory_id not in close:
+    for memory_id, cosine in search_index.vector_search(ctx, vector, namespaces, k=10):
+        if cosine >= floor and memory_id not in close:
             close[memory_id] = cosine
     if not close:
         return [], []
     records = [ctx.fetch(memory_id) for memory_id in close]
     texts = {0: body, **{i: rec["body"] for i, rec in enumerate(records, 1)}}
     others = np.arange(1, len(records) + 1)
-    copies, opposite = read_close_pairs(texts, np.zeros(len(records), dtype=int), others)
+    below = np.fromiter((close[rec["id"]] < threshold for rec in records), dtype=bool, count=len(records))
+    copies, opposite = read_close_pairs(texts, np.zeros(len(records), dtype=int), others, below=below)
     near, opposed = [], []
     for rec, copy, against in zip(records, copies, opposite):
         hit = {"id": format_id(rec["id"]), "title": rec["title"], "similarity": round(close[rec["id"]], 4)}
@@ -314,34 +319,42 @@ def close_memories(ctx: StoreContext, vector, namespaces: list[str], body: str) 
     return near, opposed
 
 
-def read_close_pairs(texts: dict[int, str], first, second):
+def read_close_pairs(texts: dict[int, str], first, second, *, below=None):
     """Which close pairs are near-duplicates to merge and which may contradict each other, as two boolean
-    arrays (`first`, `second`: index arrays into `texts`, whose keys are those indexes). Vectors barely see a
+    arrays (`first`, `second`: index arrays into `texts`, whose keys are those indexes; `below`: a boolean array,
+    the pairs under the near-duplicate bound, which only a negated twin makes anything). Vectors barely see a
     "not", a number or a Chinese word, nor what a redaction marker hid (`text.traits.blind_spots`): a pair whose
     negation words differ ("Use X" / "Do not use X") may be a contradiction, and a pair whose numbers
     ("widget 14" / "widget 15") or CJK words differ names two things, as does a pair close only through its
     redacted secrets ("staging: KEY=[REDACTED:…]" / "prod: KEY=[REDACTED:…]": other words around the markers, or
     a secret in one only); neither is a copy. Nor is a pair that says one thing with one value swapped for another
     ("Deploys happen on Tuesdays" / "… Thursdays", "version 3.11" / "3.12": `text.traits.swapped_value`): that
-    may be a contradiction. Each text's negations, and the rest of its blind spots, become one
-    id each, compared as arrays (`health` reads millions of pairs; `remember` its few close memories)."""
+    may be a contradiction, as is a pair that says the same words, one of the two negated more often
+    (`text.traits.negated_twin`: "Use X." / "Do not use X."; "Don't use X. Don't use Y." / "Don't use X. Use Y.").
+    Each text's negations, its said words, and the rest of its blind spots, become one id each, compared as
+    arrays (`health` reads millions of pairs; `remember` its few close memories)."""
     import numpy as np
 
-    from supermemory.text.traits import blind_spots, swapped_value
+    from supermemory.text.traits import blind_spots, negation_count, said_words, swapped_value
 
     size = max(texts) + 1 if texts else 0
-    negation_ids, thing_ids, rest_ids = {}, {}, {}
-    negation, things, rest = (np.zeros(size, dtype=int) for _ in range(3))
+    negation_ids, thing_ids, rest_ids, word_ids = {}, {}, {}, {frozenset(): 0}
+    negation, things, rest, words, count = (np.zeros(size, dtype=int) for _ in range(5))
     for i, text in texts.items():
         negated, digits, *named = blind_spots(text)
         negation[i] = negation_ids.setdefault(negated, len(negation_ids))
         things[i] = thing_ids.setdefault((digits, *named), len(thing_ids))
         rest[i] = rest_ids.setdefault(tuple(named), len(rest_ids))
-    opposite = negation[first] != negation[second]
-    copies = ~opposite & (things[first] == things[second])
+        words[i] = word_ids.setdefault(said_words(text), len(word_ids))   # 0: no words besides its negations
+        count[i] = negation_count(text)
+    twins = (words[first] == words[second]) & (words[first] != 0) & (count[first] != count[second])
+    if below is None:
+        below = np.zeros(len(first), dtype=bool)
+    opposite = np.where(below, twins, (negation[first] != negation[second]) | twins)
+    copies = ~below & ~opposite & (things[first] == things[second])
     # One value in place of another ("on Tuesdays" / "on Thursdays", "3.11" / "3.12"): two claims about one
     # setting, never a merge; said as a possible contradiction instead.
-    for k in np.flatnonzero(~opposite & (rest[first] == rest[second])):
+    for k in np.flatnonzero(~below & ~opposite & (rest[first] == rest[second])):
         if swapped_value(texts[int(first[k])], texts[int(second[k])]):
             copies[k], opposite[k] = False, True
     return copies, opposite

@@ -225,6 +225,50 @@ def negations(text: str) -> frozenset:
     return frozenset(found.union(c for c in cjk if c in folded))
 
 
+# A CJK negator with the modal it is said with ("不要", "不再", "没有", "别再"): the whole phrase is the "not".
+_CJK_NOT = re.compile(r"(?:[不没別别勿未无](?:要|再|会|能|可以|可|应该|应|该|必|是|有|用|得)?)")
+_NT_BASE = {"wo": "will", "ca": "can", "ai": "is", "sha": "shall"}   # "won't" → "will", "can't" → "can"
+
+
+def negation_count(text: str) -> int:
+    """How many negation words a text says ("don't", "never", 不 …, each time it says one)."""
+    folded = unicodedata.normalize("NFKC", text or "").casefold().replace("\u2019", "'")
+    english, cjk = _negators()
+    return sum(w in english for w in _WORD.findall(folded)) + sum(folded.count(c) for c in cjk)
+
+
+@functools.lru_cache(maxsize=4096)
+def said_words(text: str) -> frozenset:
+    """The content words (index tokens less stop words) a text says with its negations taken out: "The API does
+    not use REST." and "The API uses REST." say the same words, one negated. A negator said as a contraction
+    leaves its verb ("mustn't" → "must"), a Chinese one its modal (不要使用 → 使用). `health` reads one text in
+    many pairs."""
+    folded = unicodedata.normalize("NFKC", text or "").casefold().replace("\u2019", "'")
+    english, _ = _negators()
+
+    def plain(match: re.Match) -> str:
+        word = match.group()
+        if word not in english:
+            return word
+        if word.endswith("n't"):
+            return _NT_BASE.get(word[:-3], word[:-3])
+        return "can" if word == "cannot" else " "
+
+    folded = _CJK_NOT.sub(" ", _WORD.sub(plain, folded))
+    return frozenset(t for t in tokenize(folded) if t not in stopwords())
+
+
+def negated_twin(first: str, second: str) -> bool:
+    """Does one text say what the other says, but negated ("The API uses REST." / "The API does not use REST.",
+    "Use tabs." / "Don't use tabs.")? The same content words (`said_words`), a different number of negations.
+    An embedder reads a short pair as far apart as a paraphrase (bge-small: 0.81 for that pair) because "not" is
+    one word in four; the words say it is "X" against "not X", whatever the length. A pair that says no words
+    besides its negations, or the same words with as many negations ("Use pnpm, never npm" / "Don't use npm, use
+    pnpm": one each), is not."""
+    words = said_words(first)
+    return bool(words) and words == said_words(second) and negation_count(first) != negation_count(second)
+
+
 def numbers(text: str) -> tuple[str, ...]:
     """The digit runs of a text, in order: "widget 14" and "widget 15" name different things however
     close their vectors are (NFKC, so full-width digits read as ASCII ones)."""
