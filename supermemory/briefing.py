@@ -26,7 +26,8 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
     open tasks, decisions, preferences, gotchas, recent changes, last sessions; after a compaction
     (`source` 'compact') the last sessions come right after the pinned rules: the agent gets back what it was
     doing. Never loads the embedding model. A session's summary is its digest's headline
-    (`transcripts.digest.headline`: open ends first, else requests).
+    (`transcripts.digest.headline`: the standing instructions the user set in it and its open ends, else its
+    requests; the instructions first, so that a line cut short keeps them).
 
     :param platform: the agent it is for ('claude-code', 'codex'): imported rules from the file
         that agent loads by itself (CLAUDE.md, AGENTS.md) are left out; the other file's stay.
@@ -53,7 +54,7 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
                     if r["id"] not in own_place and not set(without) & set(r.get("tags") or [])]
     for item in [*standing["sessions"], *relevant]:   # what it left open (else asked), not its platform header
         if item.get("kind") == "session":
-            item["summary"] = headline(item.get("body") or "") or item["summary"]
+            item["summary"] = headline(item.get("body") or "", standing_first=True) or item["summary"]
     asked = {r["id"] for r in relevant}
     order = ["pinned", *(["sessions"] if source == _COMPACT else []), "relevant",
              *(key for key in standing if key not in ("pinned", "sessions")),

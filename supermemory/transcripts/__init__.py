@@ -6,7 +6,7 @@ with :func:`parse`, persist ``digest_to_dict(d)`` plus the byte offset between
 runs, and store ``render_digest(d)`` as the one "session" memory.
 
 No LLM is involved: everything is pulled out of the log as written (user
-requests, files edited or read, shell commands, errors, open ends).  The package
+requests, files edited or read, shell commands, errors, standing instructions, open ends).  The package
 is standard library only and imports nothing else from supermemory; redaction
 of secrets is the caller's job.
 
@@ -30,6 +30,7 @@ from supermemory.transcripts.digest import (
     MAX_ERRORS,
     MAX_FILES,
     MAX_FILES_READ,
+    MAX_INSTRUCTIONS,
     MAX_OPEN_ENDS,
     MAX_REQUESTS,
     NOTE_CHARS,
@@ -57,6 +58,7 @@ __all__ = [
     "MAX_REQUESTS",
     "MAX_FILES",
     "MAX_FILES_READ",
+    "MAX_INSTRUCTIONS",
     "MAX_COMMANDS",
     "MAX_ERRORS",
     "MAX_OPEN_ENDS",

@@ -16,6 +16,7 @@ MAX_FILES_READ = 200
 MAX_COMMANDS = 100
 MAX_ERRORS = 50
 MAX_OPEN_ENDS = 12
+MAX_INSTRUCTIONS = 8
 
 REQUEST_CHARS = 300
 COMMAND_CHARS = 200
@@ -65,6 +66,11 @@ class SessionDigest:
     A later success of the same command (``pytest`` after ``pytest``) clears an
     error entirely; a sentence that only asks to fix a TODO ("fix the TODO in
     x.py") is a request, not an open end.
+
+    ``instructions`` are the standing instructions the user stated, each sentence once, the latest
+    ``MAX_INSTRUCTIONS``: a rule for the sessions to come ("from now on always run make lint before you commit",
+    "never push to main", "每次提交前都要跑 lint", "记住：…"), not a request for now ("run make lint now") and never a
+    question or an assistant turn.
     """
 
     platform: str = "unknown"  # "claude-code" | "codex" ("unknown" until detected)
@@ -80,6 +86,7 @@ class SessionDigest:
     commands: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     open_ends: list[str] = field(default_factory=list)
+    instructions: list[str] = field(default_factory=list)
     turns: int = 0
     state: dict = field(default_factory=dict)
 
@@ -89,7 +96,7 @@ def _state(d: SessionDigest) -> dict:
     st = d.state if isinstance(d.state, dict) else {}
     d.state = st
     st["v"] = _STATE_VERSION
-    for name in ("uuids", "req_keys", "err_keys", "done_calls", "unresolved", "todos", "notes", "asks"):
+    for name in ("uuids", "req_keys", "err_keys", "done_calls", "unresolved", "todos", "notes", "asks", "rules"):
         if not isinstance(st.get(name), list):
             st[name] = []
     for name in ("pending", "dropped"):
@@ -156,6 +163,7 @@ def digest_from_dict(data: Any) -> SessionDigest:
         commands=strs("commands"),
         errors=strs("errors"),
         open_ends=strs("open_ends"),
+        instructions=strs("instructions"),
         turns=turns if isinstance(turns, int) and not isinstance(turns, bool) and turns >= 0 else 0,
         state=copy.deepcopy(state) if isinstance(state, dict) else {},
     )
@@ -195,30 +203,34 @@ def _title(d: SessionDigest) -> str:
 
 REQUESTS_HEADING = "Requests:"
 OPEN_ENDS_HEADING = "Open ends:"
-# What a one-line mention of a session shows, first found first: what it left open, else what was asked.
-_HEADLINE_SECTIONS = (OPEN_ENDS_HEADING, REQUESTS_HEADING)
+STANDING_HEADING = "Standing instructions:"
 _MORE_RE = re.compile(r"^… \d+ more$")
+_HEADLINE_JOIN = " · "
 
 
-def headline(body: str) -> str:
+def headline(body: str, *, standing_first: bool = False) -> str:
     """The substance of a body `render_digest` wrote, for a one-line mention of the session (the briefing's
-    "Last sessions"): its open ends when it has any, else its requests, as `Open ends: a; b`; '' for a text
-    that is not such a body (the header's platform / project / branch / model are never part of it)."""
+    "Last sessions", the open-task listing): what it left open and what the user set for the sessions to come,
+    `Open ends: a; b · Standing instructions: c` (each when it has any; `standing_first` puts the instructions
+    first, where a line cut short keeps them), else its requests as `Requests: a; b`; '' for a text that is not
+    such a body (the header's platform / project / branch / model are never part of it)."""
     blocks = [block.split("\n") for block in (body or "").replace("\r\n", "\n").split("\n\n")]
     by_heading = {lines[0].strip(): lines[1:] for lines in blocks if lines}
-    for heading in _HEADLINE_SECTIONS:
+
+    def part(heading: str) -> str:
         items = [line[2:].strip() for line in by_heading.get(heading, []) if line.startswith("- ")]
         items = [item for item in items if item and not _MORE_RE.match(item)]
-        if items:
-            return f"{heading} {'; '.join(items)}"
-    return ""
+        return f"{heading} {'; '.join(items)}" if items else ""
+
+    order = (STANDING_HEADING, OPEN_ENDS_HEADING) if standing_first else (OPEN_ENDS_HEADING, STANDING_HEADING)
+    return _HEADLINE_JOIN.join(p for p in map(part, order) if p) or part(REQUESTS_HEADING)
 
 
 def render_digest(d: SessionDigest, *, max_chars: int = 6000) -> tuple[str, str]:
     """Return (title, body).
 
     The body is plain text: a header line, then 'Requests:', 'Files edited:',
-    'Files read:', 'Commands:', 'Errors:' and 'Open ends:' sections of bullet
+    'Files read:', 'Commands:', 'Errors:', 'Standing instructions:' and 'Open ends:' sections of bullet
     lines (empty sections are left out).  It is capped to `max_chars` by
     trimming the longest lists first, keeping their first and last items and
     saying '… N more'; then long items are shortened; then the text is cut.
@@ -252,12 +264,13 @@ def render_digest(d: SessionDigest, *, max_chars: int = 6000) -> tuple[str, str]
         ("Files read:", read_only, _int(dropped.get("files_read")), MAX_FILES_READ // 2),
         ("Commands:", list(d.commands), _int(dropped.get("commands")), MAX_COMMANDS // 2),
         ("Errors:", list(d.errors), _int(dropped.get("errors")), MAX_ERRORS // 2),
+        (STANDING_HEADING, list(d.instructions), 0, MAX_INSTRUCTIONS),
         (OPEN_ENDS_HEADING, list(d.open_ends), 0, MAX_OPEN_ENDS),
     ]
     sections = [s for s in sections if s[1]]
     # On ties the least valuable list is trimmed first.
     trim_rank = {"Files read:": 5, "Commands:": 4, "Files edited:": 3, "Errors:": 2, REQUESTS_HEADING: 1,
-                 OPEN_ENDS_HEADING: 0}
+                 OPEN_ENDS_HEADING: 0, STANDING_HEADING: -1}
     keep = [len(s[1]) for s in sections]
     item_limit = [None]
 

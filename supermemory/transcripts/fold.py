@@ -9,7 +9,7 @@ from typing import Any
 from supermemory.transcripts.commands import _command_key, _read_paths
 from supermemory.transcripts.digest import (
     _CAPS, _LAST_TEXT_CHARS, _MAX_KEYS, _MAX_NOTES, _MAX_PENDING, _MAX_TODOS, _MAX_UNRESOLVED, _clip, _collapse,
-    COMMAND_CHARS, ERROR_CHARS, MAX_OPEN_ENDS, NOTE_CHARS, PATH_CHARS, REQUEST_CHARS, SessionDigest,
+    COMMAND_CHARS, ERROR_CHARS, MAX_INSTRUCTIONS, MAX_OPEN_ENDS, NOTE_CHARS, PATH_CHARS, REQUEST_CHARS, SessionDigest,
 )
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -255,6 +255,8 @@ def _human_text(d: SessionDigest, st: dict, text: Any) -> None:
     st["last_text"] = ""
     # What the user says is still to do is an open end; a question ("can you do the follow-up?") asks for now.
     _scan_notes(st["asks"], _CODE_TODO_RE.sub("", t), questions=False)
+    # What the user says holds from now on ("always run make lint before you commit") is a standing instruction.
+    _scan_rules(st["rules"], t)
 
 
 _TODO_CS_RE = re.compile(r"\b(?:TODO|FIXME|XXX|WIP)\b")
@@ -278,7 +280,7 @@ _DOING_TODO_RE = re.compile(
 _CODE_TODO_RE = re.compile(r"(?m)^\s*(?:#|//|/\*|--|;)\s*(?:TODO|FIXME|XXX)\b.*$")
 _FENCE_RE = re.compile(r"```.*?(?:```|$)", re.S)
 _BULLET_RE = re.compile(r"^(?:[-*•+]\s+|\d+[.)]\s+|#+\s+|>\s*)")
-_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？；])\s*(?=\S)")
 
 
 def _text_lines(text: str) -> list[str]:
@@ -309,6 +311,48 @@ def _scan_notes(notes: list, text: str, *, questions: bool = True) -> None:
             if len(note) < 8 or note in notes:
                 continue
             _remember(notes, note, _MAX_NOTES)
+
+
+# A standing instruction: a rule the user sets for the sessions to come, not a request for now. English: "from now
+# on" / "going forward" anywhere in the sentence, or a sentence that starts (after "and", "please", "make sure to",
+# "you should" …) with "always", "never", "don't ever", "every time you" or "whenever you" ("always fails" and
+# "never mind" are no rule). Chinese: 从现在开始/从今以后, 以后都/以后不要 …, 每次 … 都要/必须/记得 …, 永远不要, a
+# sentence that starts with 记住. Questions are never one.
+_RULE_LEAD = (r"(?:(?:and|also|so|but|oh|ok|okay|then|please|pls|remember to|make sure(?: to| you| that you)?|"
+              r"be sure to|(?:you|we) (?:should|must|need to|have to)|i want you to|let'?s)\b[\s,:]*)*")
+_RULE_EN_RE = re.compile(
+    r"(?i)\b(?:from now on|from here on(?: out)?|going forward|henceforth)\b|^" + _RULE_LEAD +
+    r"(?:always\b(?!\s+(?:fails?|failed|failing|happens|happened|crashes|crashed|breaks|broke|was|were|is|are|has|"
+    r"had|gets|got|seems|returns|shows)\b)|never\b(?!\s+(?:mind|seen|had|been|worked|works|got|did|does|was|were|"
+    r"happened|heard|thought|knew|used)\b)|(?:don'?t|do not) ever\b|(?:every|each) time you\b|whenever you\b)"
+)
+_RULE_ZH_RE = re.compile(
+    r"从现在(?:开始|起)|从今(?:以后|往后|天起)|(?:以后|今后)(?:都|也都|一律|每次|永远|始终|总是|不要|别|不许|不准|请)|"
+    r"每次.{0,30}?(?:都要|都得|都先|必须|记得|务必|一定要|之前先|前先|不要|别|不许|不准)|"
+    r"永远(?:不要|别|不许|不准|不能)|绝对?不要|^(?:请|你要|要|一定要)?记住"
+)
+_RULE_CONNECTIVE_RE = re.compile(r"(?i)^(?:(?:and|also|so|but|oh|ok|okay|then)\b[\s,]*)+")
+_QUESTION_END_RE = re.compile(r"(?:[?？]|[吗呢])[\s\"'”’)）]*$")
+
+
+def _rule_key(rule: str) -> str:
+    """The same rule said again ("Always run go vet!" after "always run go vet.") has the same key."""
+    return _key(rule.rstrip(" .!。！;；"))
+
+
+def _scan_rules(rules: list, text: str) -> None:
+    """Collect the standing instructions a user turn states into `rules`, as their sentences (code blocks, code
+    TODO comments and questions ignored; a leading "and" / "also" left out), each once."""
+    for ln in _text_lines(_CODE_TODO_RE.sub("", text)):
+        for sentence in _SENTENCE_RE.split(ln):
+            sentence = _RULE_CONNECTIVE_RE.sub("", sentence.strip())
+            if _QUESTION_END_RE.search(sentence) or not (
+                    _RULE_EN_RE.search(sentence) or _RULE_ZH_RE.search(sentence)):
+                continue
+            rule = _clip(sentence[:1].upper() + sentence[1:], NOTE_CHARS)
+            if len(rule) < 8 or any(_rule_key(rule) == _rule_key(seen) for seen in rules if isinstance(seen, str)):
+                continue
+            _remember(rules, rule, MAX_INSTRUCTIONS)
 
 
 def _assistant_text(st: dict, text: Any) -> None:
@@ -379,6 +423,7 @@ def _finish(d: SessionDigest, st: dict) -> None:
             seen.add(e)
             unique.append(e)
     d.open_ends = unique[:MAX_OPEN_ENDS]
+    d.instructions = [rule for rule in st["rules"] if isinstance(rule, str)][-MAX_INSTRUCTIONS:]
 
 
 def _pending_put(st: dict, call_id: Any, info: dict) -> None:
