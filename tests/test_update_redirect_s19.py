@@ -4,22 +4,11 @@ version." Both now say it, in the same words."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 from tests.test_mcp_server import call
+from tests.test_update_nothing import cli
 
-ROOT = Path(__file__).resolve().parents[1]
 SAID = "{asked} was superseded: the change went to its current version."
-
-
-def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUPERMEMORY")}
-    env.update(SUPERMEMORY_HOME=str(tmp_path / "home"), SUPERMEMORY_EMBED_PROVIDER="hash", PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "supermemory", *args, "--namespace", "proj"], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
 
 
 def test_the_cli_says_a_status_change_to_an_old_version_went_to_its_current_version(tmp_path):
