@@ -300,11 +300,6 @@ def sort_close_pairs(ctx: StoreContext, rows: list, first, second, below=None):
     return writes.read_close_pairs({i: bodies.get(rows[i][0], "") for i in involved}, first, second, below=below)
 
 
-# Texts a negation can move below the near-duplicate bound: in a sentence or two one "not" weighs (0.82 for "The API
-# uses REST." / "… does not use REST."); in a longer text it is one word among many and the pair stays above it.
-_NEGATED_TWIN_CHARS = 500
-
-
 def negated_pairs(ctx: StoreContext, rows: list, matrix, ns_sql: str, ns_params: list, *, floor: float,
                   bound: float):
     """Pairs of `rows` (a < b, index arrays, with their cosines) within one namespace, at least `floor` but less
@@ -315,12 +310,12 @@ def negated_pairs(ctx: StoreContext, rows: list, matrix, ns_sql: str, ns_params:
 
     import numpy as np
 
-    from supermemory.text.traits import negation_count, said_words
+    from supermemory.text.traits import NEGATED_TWIN_CHARS, negation_count, said_words
 
     index = {row[0]: i for i, row in enumerate(rows)}
     groups: dict[tuple, list[tuple[int, int]]] = {}
     for memory_id, body in ctx.q(f"SELECT m.id, m.body FROM memories m WHERE {LIVE} AND {ns_sql} "
-                                 f"AND length(m.body) <= ?", ns_params + [_NEGATED_TWIN_CHARS]):
+                                 f"AND length(m.body) <= ?", ns_params + [NEGATED_TWIN_CHARS]):
         words = said_words(body) if memory_id in index else None
         if words:
             i = index[memory_id]

@@ -298,9 +298,11 @@ def close_memories(ctx: StoreContext, vector, namespaces: list[str], body: str) 
     threshold = float(ctx.config.get("store.near_duplicate_similarity"))
     floor = min(threshold, float(ctx.config.get("store.negated_pair_similarity")))
     close: dict[int, float] = {}
+    under: dict[int, float] = {}
     for memory_id, cosine in search_index.vector_search(ctx, vector, namespaces, k=10):
-        if cosine >= floor and memory_id not in close:
-            close[memory_id] = cosine
+        if memory_id not in close and memory_id not in under and cosine >= floor:
+            (close if cosine >= threshold else under)[memory_id] = cosine
+    close.update(_saying_the_same(ctx, body, under))
     if not close:
         return [], []
     records = [ctx.fetch(memory_id) for memory_id in close]
@@ -317,6 +319,21 @@ def close_memories(ctx: StoreContext, vector, namespaces: list[str], body: str) 
             opposed.append({**hit, "hint": "close, but one of the two says not or gives another value: update it "
                                            "instead if this reverses or revises it"})
     return near, opposed
+
+
+def _saying_the_same(ctx: StoreContext, body: str, candidates: dict[int, float]) -> dict[int, float]:
+    """The `candidates` (memory id → cosine, under the near-duplicate bound) that say this text's content words
+    (`text.traits.said_words`), both short (`NEGATED_TWIN_CHARS`): only they can be its negated twin, so only they are
+    fetched and read with the close memories (a write must not read ten neighbours' texts for a rare case)."""
+    from supermemory.text.traits import NEGATED_TWIN_CHARS, said_words
+
+    words = said_words(body) if len(body) <= NEGATED_TWIN_CHARS else frozenset()
+    if not candidates or not words:
+        return {}
+    ids = list(candidates)
+    rows = ctx.q(f"SELECT id, body FROM memories WHERE id IN ({','.join('?' * len(ids))}) AND length(body) <= ?",
+                 ids + [NEGATED_TWIN_CHARS])
+    return {memory_id: candidates[memory_id] for memory_id, text in rows if said_words(text) == words}
 
 
 def read_close_pairs(texts: dict[int, str], first, second, *, below=None):

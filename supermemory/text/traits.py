@@ -230,6 +230,12 @@ _CJK_NOT = re.compile(r"(?:[不没別别勿未无](?:要|再|会|能|可以|可|
 _NT_BASE = {"wo": "will", "ca": "can", "ai": "is", "sha": "shall"}   # "won't" → "will", "can't" → "can"
 
 
+# Texts a negation can move below the near-duplicate bound: in a sentence or two one "not" weighs (0.82 for "The API
+# uses REST." / "… does not use REST."); in a longer text it is one word among many and the pair stays above it.
+# Longer texts are not read for negated twins (`store.writes`, `store.lifecycle.negated_pairs`).
+NEGATED_TWIN_CHARS = 500
+
+
 def negation_count(text: str) -> int:
     """How many negation words a text says ("don't", "never", 不 …, each time it says one)."""
     folded = unicodedata.normalize("NFKC", text or "").casefold().replace("\u2019", "'")
