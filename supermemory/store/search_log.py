@@ -50,17 +50,17 @@ def trace_page(ctx: StoreContext, page: dict, *, query: str, namespaces: list[st
     if counted or ctx.config.get("search_log.enabled"):
         trace_recall(ctx, query=query, namespaces=namespaces, candidates=page.get("candidates", 0), hit_ids=hit_ids,
                      top_score=results[0].get("score") if results else None, latency_ms=page.get("latency_ms", 0.0),
-                     origin=origin, touch=touch, counted_ids=counted)
+                     origin=origin, counted_ids=counted)
 
 
 def record_recall(ctx: StoreContext, *, query: str, namespaces: list[str] | None, candidates: int,
                   hit_ids: Sequence[int], top_score: float | None, latency_ms: float, origin: str,
-                  touch: bool, counted_ids: Sequence[int] | None = None) -> None:
-    """One recall's trace (inside a write transaction): the recall counters of the returned memories, or of
-    `counted_ids` when given (when `touch`), and a search-log row (when `search_log.enabled`), capped at
-    `search_log.max_rows`."""
+                  counted_ids: Sequence[int] | None = None) -> None:
+    """One counted recall's trace (inside a write transaction): the recall counters of the returned memories, or of
+    `counted_ids` when given, and a search-log row (when `search_log.enabled`), capped at `search_log.max_rows`.
+    A recall that does not count (`touch` False) leaves none (`trace_page`)."""
     counted = list(hit_ids if counted_ids is None else counted_ids)
-    if touch and counted:
+    if counted:
         marks = ",".join("?" * len(counted))
         ctx.conn.execute(f"UPDATE memories SET last_recalled_at = ?, recall_count = recall_count + 1 "
                          f"WHERE id IN ({marks})", [ctx.clock()] + counted)
