@@ -286,6 +286,28 @@ def test_prose_with_a_stray_mark_reads_as_prose(text):
     assert code_share(text) < 0.2
 
 
+@pytest.mark.parametrize("short", [
+    "def close(self) -> None:\n    raise NotImplementedError",
+    "with open(path) as fh:\n    data = json.load(fh)",
+])
+def test_a_short_function_reads_as_code_by_its_indented_body(short):
+    """Two lines carry few brackets; the body indented under the line that opens it is what says code."""
+    from supermemory.text import code_share
+
+    assert code_share(short) > 0.35
+    assert code_share(short.replace("\n    ", " ").replace("\n\t", " ")) < code_share(short) - 0.2
+
+
+@pytest.mark.parametrize("text", [
+    "Release steps:\n  1. bump the version\n  2. tag it\n  3. push the tag",
+    "Gotchas for the importer:\n    - dates arrive as local time\n    - the CSV has a BOM",
+])
+def test_an_indented_list_under_a_heading_stays_prose(text):
+    from supermemory.text import code_share
+
+    assert code_share(text) < 0.2
+
+
 def test_code_share_grows_with_the_marks_and_reads_a_bounded_sample():
     from supermemory.text import code_share
 

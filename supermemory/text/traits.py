@@ -376,6 +376,8 @@ _CODE_CHARS = str.maketrans("", "", "(){}[]<>=;_")
 _PROSE_LEVEL, _CODE_LEVEL = 0.03, 0.10   # marks per visible character: prose sits below, code above
 _CODE_SAMPLE = 2000                       # characters read: enough to tell, cheap for every candidate of a recall
 _CODE_PSEUDO = 40                         # unmarked characters assumed besides: a few marks in a short line are not code
+_BLOCK_OPENERS = (":", "{", "(", ",", "[")  # a line ending so and an indented line after it: a block or a call goes on
+_BLOCK_MARKS = 2                          # marks such a pair counts for
 
 
 def code_share(text: str) -> float:
@@ -385,7 +387,9 @@ def code_share(text: str) -> float:
     so lexical evidence means less there than in prose; the relevance model reads this to weigh its channels
     per memory (`retrieval/relevance.py`). Measured as code marks per visible character (plus a pseudo-count,
     so a bracket or two in a short line stays prose): prose and chat turns sit under 0.03, functions at
-    0.08–0.2. String methods only (no regex): it runs for every candidate of every recall.
+    0.08–0.2. Layout counts too (`_indented_blocks`): a short function has few brackets but its body is
+    indented under a line that opens it, and without that it read as prose. String methods only (no regex):
+    it runs for every candidate of every recall.
     """
     sample = text[:_CODE_SAMPLE]
     blanks = sample.count(" ") + sample.count("\n") + sample.count("\t")
@@ -393,9 +397,19 @@ def code_share(text: str) -> float:
     if visible <= 0:
         return 0.0
     dots = sample.count(".") - sample.count(". ") - sample.count(".\n") - sample.endswith(".")
-    marks = len(sample) - len(sample.translate(_CODE_CHARS)) + max(0, dots)
+    marks = len(sample) - len(sample.translate(_CODE_CHARS)) + max(0, dots) + _BLOCK_MARKS * _indented_blocks(sample)
     density = marks / (visible + _CODE_PSEUDO)
     return max(0.0, min(1.0, (density - _PROSE_LEVEL) / (_CODE_LEVEL - _PROSE_LEVEL)))
+
+
+def _indented_blocks(sample: str) -> int:
+    """How many lines end opening a block or a call (`_BLOCK_OPENERS`) with an indented line right after them:
+    the layout of code in any curly or indented language; prose indents only lists, under a heading line."""
+    if "\n " not in sample and "\n\t" not in sample:
+        return 0
+    lines = sample.split("\n")
+    return sum(1 for line, after in zip(lines, lines[1:])
+               if after[:1] in (" ", "\t") and after.strip() and line.rstrip().endswith(_BLOCK_OPENERS))
 
 
 def named_terms(query: str) -> list[tuple[tuple[str, ...], ...]]:
