@@ -447,7 +447,8 @@ def render_index_md(result: dict) -> dict:
 def render_health(result: dict) -> str:
     """`supermemory health` as text: pin, near-duplicates with their merge command, contradictions
     (linked: the first ones the store lists, and how many more; close pairs where one negates the other,
-    not to be merged; and new memories that contradict an imported rule), orphans, the chunks still
+    not to be merged; and new memories that contradict an imported rule), `supersedes` cycles with the
+    unlink commands that break them, orphans, the chunks still
     waiting for a vector (work to come, not a problem), stale and expired."""
     lines = [f"schema {result['schema_version']} · model pin: {result['model_pin_status']}",
              f"near-duplicate pairs: {result['near_duplicate_pairs']:,}"]
@@ -474,6 +475,15 @@ def render_health(result: dict) -> str:
         lines.append(f"memories that contradict an imported rule: {len(rules)}")
         for c in rules:
             lines.append(f"  {c['memory']} vs rule {c['rule']} ({c['file']}): {c['titles'][0]} / {c['titles'][1]}")
+    cycles = result.get("supersedes_cycles") or []
+    if cycles:
+        lines.append(f"supersedes cycles (each memory marks the next outdated, so a stale fact reads as current): "
+                     f"{len(cycles)}; remove the wrong link of each")
+    for cycle in cycles:
+        ids = cycle["ids"]
+        pairs = list(zip(ids, ids[1:] + ids[:1]))
+        lines.append("  " + " → ".join(ids + ids[:1]) + ": " + " / ".join(cycle["titles"]))
+        lines.append("    " + " or ".join(f"`supermemory unlink {a} {b} --relation supersedes`" for a, b in pairs))
     lines.append("orphans: " + ", ".join(f"{k} {v}" for k, v in result["orphans"].items()))
     if result.get("vectors_pending"):
         lines.append(f"vectors pending: {result['vectors_pending']:,} chunks of long texts, work in progress, not a problem "

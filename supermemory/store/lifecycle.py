@@ -365,7 +365,8 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
     memory), contradictions (linked; close pairs where one text negates what the other
     says and no supersedes or contradicts link joins: `possible_contradictions`, both within one namespace, down to
     `store.negated_pair_similarity` for a pair that says the same words, one negated (`negated_pairs`); and new memories that contradict an imported rule:
-    `rule_conflicts`), orphans, stale/expired counts, schema and model pin. Lists hold the first
+    `rule_conflicts`), `supersedes` links that go round in a circle (`supersedes_cycles`), orphans,
+    stale/expired counts, schema and model pin. Lists hold the first
     `max_pairs` items, with counts of all (`near_duplicate_pairs`, `contradiction_count`,
     `possible_contradiction_count`); the chunks of these namespaces still waiting for a vector (`vectors_pending`:
     a long text's rest, filled in later) are work in progress, not a problem, so they do not make the store unclean.
@@ -430,11 +431,12 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
     pin = embedding.pin_check(ctx)
     pin_status = {"mismatch": "mismatch: run `supermemory reindex`",
                   "unavailable": pin["message"]}.get(pin["status"], pin["status"])
-    problems = pair_count + opposed_count + len(contradictions) + len(conflicts) + sum(orphans.values())
+    cycles = versions.supersedes_cycles(ctx, namespaces, limit=max_pairs)   # each marks the next outdated
+    problems = pair_count + opposed_count + len(contradictions) + len(conflicts) + sum(orphans.values()) + len(cycles)
     return {"near_duplicates": pairs, "near_duplicate_pairs": pair_count,
             "contradictions": contradictions[:max_pairs], "contradiction_count": len(contradictions),
             "possible_contradictions": opposed, "possible_contradiction_count": opposed_count,
-            "rule_conflicts": conflicts, "orphans": orphans,
+            "rule_conflicts": conflicts, "supersedes_cycles": cycles, "orphans": orphans,
             "vectors_pending": embedding.waiting_chunks(ctx, namespaces), "stale": stale, "expired": expired,
             "expired_items": [{"id": format_id(r[0]), "kind": r[1], "title": r[2], "expired_at": iso(r[3])}
                               for r in expired_rows[:max_pairs]],

@@ -11,7 +11,7 @@ from supermemory.store import embedding, search_index, writes
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
-from supermemory.store.records import SELECT_COLUMNS, format_id, from_blob, parse_id, parse_ids, public, record
+from supermemory.store.records import LIVE, SELECT_COLUMNS, format_id, from_blob, parse_id, parse_ids, public, record
 from supermemory.text import summarize
 from supermemory.timeparse import iso
 
@@ -300,8 +300,13 @@ def link(ctx: StoreContext, src: Any, dst: Any, *, relation: str = "related", we
          namespace: str | None = None) -> dict:
     """Record a typed relation between two live memories (idempotent; weight updated).
 
+    A `supersedes` link that would close a cycle (DST already supersedes SRC, directly or through other live
+    memories) is refused, as `merge` refuses its own case: each memory would mark the other outdated, the stale
+    fact would rank as current and the correction drop out of the briefing.
+
     Raises:
-        InvalidInputError: unknown relation or a self-link. NotFoundError: unknown ids.
+        InvalidInputError: unknown relation, a self-link, or a `supersedes` link that closes a cycle.
+            NotFoundError: unknown ids.
     """
     if relation not in RELATIONS:
         raise InvalidInputError(f"relation must be one of {', '.join(RELATIONS)}")
@@ -311,6 +316,9 @@ def link(ctx: StoreContext, src: Any, dst: Any, *, relation: str = "related", we
     b = live(ctx, parse_id(dst), namespaces)
     if a["id"] == b["id"]:
         raise InvalidInputError("a memory cannot link to itself")
+    back = supersedes_path(ctx, b["id"], a["id"]) if relation == "supersedes" else []
+    if back:
+        _refuse_cycle(a, b, back)
     with ctx.txn():
         ctx.conn.execute("INSERT INTO links(src, dst, relation, weight, created_at) VALUES (?,?,?,?,?) "
                          "ON CONFLICT(src, dst, relation) DO UPDATE SET weight = excluded.weight",
@@ -341,6 +349,64 @@ def unlink(ctx: StoreContext, src: Any, dst: Any, *, relation: str | None = None
         raise NotFoundError(f"no {relation + ' ' if relation else ''}link from {format_id(a['id'])} to "
                             f"{format_id(b['id'])}")
     return {"src": format_id(a["id"]), "dst": format_id(b["id"]), "removed": removed}
+
+
+def _refuse_cycle(a: dict, b: dict, back: list[int]) -> None:
+    """The error of a `supersedes` link from A to B while B already supersedes A along `back` (B … A)."""
+    A, B, last = format_id(a["id"]), format_id(b["id"]), format_id(back[-2])
+    through = f" (through {', '.join(format_id(m) for m in back[1:-1])})" if len(back) > 2 else ""
+    raise InvalidInputError(
+        f"cannot link {A} supersedes {B}: {B} already supersedes {A}{through}, so the link would close a cycle "
+        f"and each would mark the other outdated. If {B} ({b['title']!r}) is the newer fact, the links already "
+        f"say so; if {A} ({a['title']!r}) is, remove the existing link first (`supermemory unlink {last} {A} "
+        f"--relation supersedes`; MCP: memory_link src {last}, dst {A}, relation supersedes, remove true), "
+        f"then link again")
+
+
+def supersedes_cycles(ctx: StoreContext, namespaces: list[str] | None, limit: int = 50) -> list[dict]:
+    """`supersedes` links between live memories of `namespaces` that go round in a circle (written before `link`
+    refused them, or by an import): each memory of one marks the next outdated, so the stale fact can rank as
+    current. One cycle per group of memories caught in one, its ids in link order (each supersedes the next,
+    the last the first), with their titles: for `health`, which says to remove the wrong link.
+    """
+    ns_sql, ns_params = nsm.clause(namespaces)
+    edges: dict[int, list[int]] = {}
+    titles: dict[int, str] = {}
+    for src, dst, src_title, dst_title in ctx.q(
+            f"SELECT l.src, l.dst, m.title, n.title FROM links l JOIN memories m ON m.id = l.src "
+            f"JOIN memories n ON n.id = l.dst WHERE l.relation = 'supersedes' AND {LIVE} "
+            f"AND n.superseded_by IS NULL AND n.deleted_at IS NULL AND {ns_sql} ORDER BY l.src, l.dst", ns_params):
+        edges.setdefault(src, []).append(dst)
+        titles[src], titles[dst] = src_title, dst_title
+    cycles, seen = [], set()
+    for start in sorted(edges):
+        if start in seen or len(cycles) >= limit:
+            continue
+        came_from, frontier, found = {start: None}, [start], None
+        while frontier and found is None:   # breadth first: the shortest way from `start` back to itself
+            step = []
+            for node in frontier:
+                for nxt in edges.get(node, []):
+                    if nxt == start:
+                        found = node
+                        break
+                    if nxt not in came_from:
+                        came_from[nxt] = node
+                        step.append(nxt)
+                if found is not None:
+                    break
+            frontier = step
+        if found is None:
+            continue
+        ring = [found]
+        while came_from[ring[-1]] is not None:
+            ring.append(came_from[ring[-1]])
+        ring.reverse()   # start … found, and found supersedes start
+        if seen.intersection(ring):
+            continue
+        seen.update(ring)
+        cycles.append({"ids": [format_id(m) for m in ring], "titles": [titles[m] for m in ring]})
+    return cycles
 
 
 def links_of(ctx: StoreContext, memory_id: int) -> list[dict]:

@@ -462,6 +462,14 @@ async function healthPage() {
     possible.length ? h("ul", { class: "links" }, possible.map((p) => h("li", {},
       memoryLink(p.a, p.titles[0]), h("span", { class: "muted" }, ` vs (${p.similarity.toFixed(3)}) `), memoryLink(p.b, p.titles[1]))))
       : h("p", { class: "muted" }, "none"));
+  const cycles = hl.supersedes_cycles || [];
+  if (cycles.length) {   // each marks the next outdated: the stale fact reads as current until one link goes
+    put(root, h("h2", {}, `Supersedes cycles (${cycles.length}): remove the wrong link of each`),
+      h("ul", { class: "links", id: "supersedes-cycles" }, cycles.map((c) => h("li", {},
+        ...c.ids.flatMap((id, i) => [i ? h("span", { class: "rel" }, " supersedes ") : null, memoryLink(id, `${id} ${c.titles[i]}`)]),
+        h("span", { class: "rel" }, " supersedes "), memoryLink(c.ids[0]), h("br"),
+        h("code", {}, c.ids.map((id, i) => `supermemory unlink ${id} ${c.ids[(i + 1) % c.ids.length]} --relation supersedes`).join("  or  "))))));
+  }
   put(root, h("h2", {}, `Past their TTL (${hl.expired}): maintenance removes these`),
     hl.expired_items.length ? h("ul", { class: "links" }, hl.expired_items.map((e) => h("li", {}, kindBadge(e.kind), " ",
       memoryLink(e.id, e.title), h("span", { class: "muted" }, " expired " + e.expired_at)))) : h("p", { class: "muted" }, "none"));
