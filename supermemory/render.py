@@ -26,6 +26,26 @@ CLI_COMMANDS = Commands(update="`supermemory update {id}`", forget="`supermemory
                         unlink="`supermemory unlink {src} {dst} --relation {relation}`")
 
 
+QUERY_CHARS = 120   # a query quoted back (no result, the failed ones `stats` lists) is cut here
+
+
+def shorten(text: str, limit: int = QUERY_CHARS) -> str:
+    """A text to quote back on one line: whitespace runs as one space, and past `limit` characters cut with how
+    long it was (`xxxx…(9,999 characters)`), so a pasted log or a 10 KB query never fills the screen."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rstrip() + f"…({len(flat):,} characters)"
+
+
+def repeated(texts) -> list[tuple[str, int]]:
+    """Each distinct text once (as `shorten` shows it), in the order first met, with how many times it came."""
+    counts: dict[str, int] = {}
+    for text in texts:
+        counts[" ".join(str(text).split())] = counts.get(" ".join(str(text).split()), 0) + 1
+    return [(shorten(text), n) for text, n in counts.items()]
+
+
 def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) -> str:
     """One memory as `- [M12 decision] Title — summary` (body instead of summary when asked), then
     `[superseded by M…]` when a newer memory holds the current fact: every view that lists memories says so."""
@@ -56,7 +76,7 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
     results = result.get("results", [])
     lines = []
     if not results:
-        lines.append(f"No relevant memories for {result.get('query', '')!r}.")
+        lines.append(f"No relevant memories for {shorten(result.get('query') or '')!r}.")
     for item in results:
         scored = isinstance(item.get("score"), (int, float))   # a broad query's listing has no score
         # relevance first: the chance this hit answers the query, the figure that tells an answer from filler
@@ -333,7 +353,8 @@ def render_merge(result: dict) -> str:
 
 
 def render_stats(result: dict) -> str:
-    """Store health: live memories by kind and namespace, old versions, size, embedder, search figures."""
+    """Store health: live memories by kind and namespace, old versions, size, embedder, search figures, the failed
+    queries (short, each once)."""
     by_kind = ", ".join(f"{k} {v}" for k, v in sorted((result.get("by_kind") or {}).items())) or "none"
     by_ns = ", ".join(f"{k} {v}" for k, v in sorted((result.get("by_namespace") or {}).items())) or "none"
     embedder = result.get("embedder") or {}
@@ -352,8 +373,8 @@ def render_stats(result: dict) -> str:
                      f"p95 {result.get('latency_ms_p95')} ms)")
     else:
         lines.append("searches     none yet (latency figures appear after the first recall)")
-    for query in result.get("recent_empty_queries") or []:
-        lines.append(f"  no result: {query}")
+    for query, times in repeated(result.get("recent_empty_queries") or []):
+        lines.append(f"  no result: {query}" + (f"  ({times}×)" if times > 1 else ""))
     return _with_note("\n".join(lines), result)
 
 

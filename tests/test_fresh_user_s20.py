@@ -64,3 +64,36 @@ def test_health_reports_a_supersedes_cycle_already_in_the_store_and_how_to_break
     assert f"`supermemory unlink {new} {old} --relation supersedes`" in text
     store.unlink(old, new, relation="supersedes")
     assert store.health()["supersedes_cycles"] == []
+
+
+# --- D7: failed queries shown short, each once ---------------------------------------------------------------------
+
+def test_stats_shows_a_long_failed_query_cut_short_and_once_with_how_many_times(store):
+    from supermemory.render import render_stats
+
+    store.remember("Invoices are rendered to PDF with gofpdf.")
+    for _ in range(2):
+        store.recall("x" * 9999)
+    store.recall("zzqv nothing matches this")
+    text = render_stats(store.stats())
+    failed = [line for line in text.splitlines() if "no result:" in line]
+    assert len(failed) == 2 and max(len(line) for line in failed) < 200
+    assert failed[1].strip() == "no result: " + "x" * 120 + "…(9,999 characters)  (2×)"
+    assert failed[0].strip() == "no result: zzqv nothing matches this"
+
+
+def test_the_no_result_answer_does_not_echo_a_long_query_whole(store):
+    store.remember("Invoices are rendered to PDF with gofpdf.")
+    answer = call(store, "memory_recall", {"query": "x" * 9999})["result"]
+    text = answer["content"][0]["text"]
+    assert "No relevant memories for '" + "x" * 120 + "…(9,999 characters)'." in text and len(text) < 1000
+
+
+def test_the_ui_health_page_gets_the_failed_queries_short_and_counted(store):
+    from supermemory.ui import api
+
+    store.remember("Invoices are rendered to PDF with gofpdf.")
+    for _ in range(3):
+        store.recall("y" * 5000)
+    failed = api.health(store, {})["recall"]["recent_empty_queries"]
+    assert failed == [{"query": "y" * 120 + "…(5,000 characters)", "times": 3}]

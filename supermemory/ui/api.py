@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from supermemory.config import ALL_NAMESPACES, KINDS, RELATIONS, TASK_STATUSES
 from supermemory.errors import InvalidInputError
+from supermemory.render import repeated
 from supermemory.store.search_log import UI_ORIGIN
 from supermemory.ui.diff import changes
 
@@ -176,14 +177,16 @@ def graph(store, params: dict) -> dict:
 @_route(GET, "/api/health")
 def health(store, params: dict) -> dict:
     """`MemoryStore.health` (near-duplicates, contradicts links, expired, stale), the agents' recall
-    figures from `stats` (the page's own searches left out) and `growth` for the chart."""
+    figures from `stats` (the page's own searches left out; the failed queries as `render.repeated` gives
+    them: cut short, each once with how many times) and `growth` for the chart."""
     namespace = _namespace(params)
     stats = store.stats(namespace=namespace)
     searches = stats["searches"]
     recall = {"searches": searches, "latency_ms_p50": stats["latency_ms_p50"],
               "latency_ms_p95": stats["latency_ms_p95"], "mean_hits": stats["mean_hits"],
               "hit_rate": round(1 - stats["empty_result_rate"], 4) if searches else None,
-              "recent_empty_queries": stats["recent_empty_queries"]}
+              "recent_empty_queries": [{"query": query, "times": times}   # shown short, each once
+                                       for query, times in repeated(stats["recent_empty_queries"])]}
     counts = {key: stats[key] for key in ("memories", "by_kind", "by_namespace", "versions_superseded", "deleted",
                                           "db_bytes", "db_path", "driver", "vector_index", "embedder")}
     return {"health": store.health(namespace=namespace), "recall": recall, "counts": counts,

@@ -497,7 +497,8 @@ async function healthPage() {
     ["vectors pending", pending ? `${count(pending)} chunks of long texts (keyword search finds them now; their vectors ` +
       "come while the MCP server idles or at supermemory maintenance)" : "none"]])));
   if (r.recent_empty_queries.length) {
-    put(root, h("h2", {}, "Recent recalls that found nothing"), h("ul", {}, r.recent_empty_queries.map((q) => h("li", {}, q))));
+    put(root, h("h2", {}, "Recent recalls that found nothing"), h("ul", {}, r.recent_empty_queries.map((q) => h("li", {}, q.query,
+      q.times > 1 ? h("span", { class: "muted" }, `  (${q.times}×)`) : null))));
   }
 }
 
