@@ -292,6 +292,48 @@ def normalize_namespace(name: str, *, allow_all: bool = False) -> str:
     return slug
 
 
+def looks_like_path(name: object) -> bool:
+    """Whether a namespace argument is written as a path (holds `/` or `\\`, or starts with `~` or `.`): such an
+    argument is read as a project root (`project_namespace`), never turned into a name of its own."""
+    if not isinstance(name, str):
+        return False
+    text = name.strip()
+    return "/" in text or "\\" in text or text.startswith(("~", "."))
+
+
+def project_namespace(path: str, *, home: Path, project_dir: Path | None, current: str) -> tuple[str | None, bool]:
+    """The namespace of the known project a path argument lies in, and whether the path is that project's root.
+
+    `~` is expanded and a relative path read from the current project's folder (`project_dir`, else the cwd).
+    Known projects: the current one (its namespace is `current`, the store's default) and every root
+    `<home>/namespaces` records as holding a name (the first write under a root records it); a root whose folder
+    name has no letter or digit has its `project-<hash>` name. (None, False) for a path in no known project.
+
+    :param path: the argument as given. :param home: the data dir holding the records.
+    :param current: the store's default namespace (the current project's).
+    """
+    base = Path(project_dir) if project_dir else Path.cwd()
+    try:
+        folder = (base / Path(path.strip()).expanduser()).resolve()   # an absolute path replaces `base`
+        root, live = _project(folder)
+        here = _project(base)[0]
+    except (OSError, ValueError, RuntimeError):   # a NUL, a lone surrogate, a symlink loop: no folder of ours
+        return None, False
+    if not live:
+        return None, False
+    exact = os.path.normcase(str(folder)) == os.path.normcase(str(root))
+    if root == here and current != ALL_NAMESPACES:   # '*' is no project's name: look the root up instead
+        return current, exact
+    name, alone = _folder_name(root)
+    if alone:
+        return name, exact
+    for held in (name, _with_hash(name, root)):
+        owner = _owner(Path(home) / "namespaces" / held)
+        if owner is not None and (owner == os.fsencode(str(root)) or _same_folder(owner, root)):
+            return held, exact
+    return None, False
+
+
 def project_root(start: Path) -> Path:
     """Nearest ancestor holding `.git` (the project), else the directory itself; a folder this user
     may not look into (stat refused) counts as holding none."""

@@ -97,3 +97,81 @@ def test_the_ui_health_page_gets_the_failed_queries_short_and_counted(store):
         store.recall("y" * 5000)
     failed = api.health(store, {})["recall"]["recent_empty_queries"]
     assert failed == [{"query": "y" * 120 + "…(5,000 characters)", "times": 3}]
+
+
+# --- D8: namespace arguments that are paths ----------------------------------------------------------------------
+
+@pytest.fixture
+def two_projects(tmp_path, monkeypatch):
+    """billing-api (the current project) and dashboard-web (a project that wrote here: its root is recorded)."""
+    from supermemory.config import Config
+    from supermemory.core import MemoryStore
+    from tests.conftest import FakeEmbedder
+
+    projects = tmp_path / "projects"
+    billing, dashboard = projects / "billing-api", projects / "dashboard-web"
+    for root in (billing, dashboard, tmp_path / "home" / "x"):
+        (root / ".git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    home = tmp_path / "smhome"
+    (home / "namespaces").mkdir(parents=True)
+    (home / "namespaces" / "dashboard-web").write_bytes(bytes(dashboard))   # as the first write under it records
+    store = MemoryStore(home / "memory.db", config=Config(home=home, project_dir=billing), embedder=FakeEmbedder(),
+                        namespace="billing-api")
+    store.remember("We use chi for HTTP routing.")
+    store.remember("State management uses Zustand, not Redux.", namespace="dashboard-web", create_namespace=True)
+    monkeypatch.chdir(billing / ".git")   # the cwd is not what relative paths are read from: the project is
+    yield store, billing, dashboard
+    store.close()
+
+
+def _ids(result):
+    return {hit["namespace"] for hit in result["results"]}
+
+
+def test_a_path_of_a_known_project_root_is_read_as_that_projects_namespace(two_projects):
+    store, billing, dashboard = two_projects
+    for path in (str(dashboard), "../dashboard-web", f"{billing}/../dashboard-web/", "~/../projects/dashboard-web"):   # HOME is tmp_path/home
+        assert store.list(namespace=path)["items"][0]["namespace"] == "dashboard-web", path
+    assert _ids(store.recall("state management Zustand", namespace=str(dashboard), gates=False)) <= {"dashboard-web"}
+    for path in (str(billing), ".", "./"):
+        assert {m["namespace"] for m in store.list(namespace=path)["items"]} == {"billing-api"}, path
+    written = store.remember("Dashboards refresh every 30 seconds.", namespace=str(dashboard))
+    assert store.get([written["id"]])["memories"] == [] and \
+        store.get([written["id"]], namespace="dashboard-web")["memories"][0]["namespace"] == "dashboard-web"
+    assert store.list(namespace="dashboard-web")["items"]   # a plain name as before
+
+
+@pytest.mark.parametrize("path, meant", [
+    ("~/dashboard-web", "did you mean 'dashboard-web'?"),               # silently mapped before
+    ("../../etc", "existing namespaces: billing-api, dashboard-web"),   # became 'etc' before
+    ("/nonexistent/projects/dashboard-web", "did you mean 'dashboard-web'?"),   # became 'nonexistent-projects-…'
+    ("~/x", "existing namespaces"),                                      # a git root no write recorded
+])
+def test_any_other_path_is_refused_as_not_a_name_with_the_name_it_may_have_meant(two_projects, path, meant):
+    from supermemory.errors import NamespaceError
+
+    store, billing, dashboard = two_projects
+    for attempt in (lambda: store.recall("state management", namespace=path),
+                    lambda: store.remember("A note", namespace=path, create_namespace=True)):
+        with pytest.raises(NamespaceError, match="namespaces are names, not paths") as caught:
+            attempt()
+        assert meant in str(caught.value)
+    assert sorted(store.stats(namespace="*")["by_namespace"]) == ["billing-api", "dashboard-web"]   # none made
+
+
+def test_a_folder_inside_a_known_project_names_that_project_in_the_error(two_projects):
+    from supermemory.errors import NamespaceError
+
+    store, billing, dashboard = two_projects
+    (dashboard / "src").mkdir()
+    with pytest.raises(NamespaceError, match=r"did you mean 'dashboard-web' \(the project that folder is in\)"):
+        store.list(namespace=str(dashboard / "src"))
+
+
+def test_mcp_reads_a_project_root_path_as_its_namespace(two_projects):
+    store, billing, dashboard = two_projects
+    answer = call(store, "memory_recall", {"query": "state management Zustand", "namespace": str(dashboard)})
+    assert answer["result"]["isError"] is False and "Zustand" in answer["result"]["content"][0]["text"]
+    refused = call(store, "memory_recall", {"query": "chi", "namespace": "../../etc"})["result"]
+    assert refused["isError"] is True and "namespaces are names, not paths" in refused["content"][0]["text"]

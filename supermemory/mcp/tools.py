@@ -35,7 +35,8 @@ _BOOL = {"type": "boolean"}
 _STR_LIST = {"type": "array", "items": _STR}
 _NULL_STR = {"type": ["string", "null"]}
 _NS = {"type": "string", "minLength": 1, "maxLength": 200,
-       "description": "namespace; default: the current project (reads also include 'global'; '*' reads all)"}
+       "description": "namespace name, not a path (a known project's root folder stands for its namespace); "
+                      "default: the current project (reads also include 'global'; '*' reads all)"}
 _ID = {"type": "string", "minLength": 1, "maxLength": 24, "description": "memory id, e.g. M12"}
 _IDS = {"type": "array", "items": _ID, "minItems": 1, "maxItems": 100, "description": "memory ids, e.g. [\"M12\"]"}
 _KINDS = {"type": "array", "items": {"type": "string", "enum": list(KINDS)}, "maxItems": len(KINDS),

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 
-from supermemory.config import ALL_NAMESPACES, GLOBAL_NAMESPACE, normalize_namespace
+from pathlib import PurePath
+
+from supermemory.config import (ALL_NAMESPACES, GLOBAL_NAMESPACE, looks_like_path, normalize_namespace,
+                                project_namespace)
 from supermemory.errors import InvalidInputError, NamespaceError, did_you_mean
 from supermemory.store.context import StoreContext
 
@@ -27,6 +30,35 @@ def near(ctx: StoreContext, ns: str) -> str:
     return ("; existing namespaces: " + ", ".join(names[:10]) + (" …" if len(names) > 10 else "")) if names else ""
 
 
+def named(ctx: StoreContext, namespace: str, *, allow_all: bool = False) -> str:
+    """A namespace argument as stored. A name is normalised (`config.normalize_namespace`); one written as a path
+    (`config.looks_like_path`: `/`, `\\`, a leading `~` or `.`) is the namespace of the project whose root it
+    names (the current project's, or one this data dir records), and any other path is refused: a namespace is
+    never made from a path, nor a path's last part silently taken as a name.
+
+    Raises:
+        NamespaceError: a path that is not a known project's root (with the name it may have meant).
+        InvalidInputError: see `normalize_namespace`.
+    """
+    if not looks_like_path(namespace):
+        return normalize_namespace(namespace, allow_all=allow_all)
+    found, exact = project_namespace(namespace, home=ctx.config.home, project_dir=ctx.config.project_dir,
+                                     current=ctx.namespace)
+    if found is not None and exact:
+        return found
+    if found is not None:
+        hint = f"; did you mean {found!r} (the project that folder is in)?"
+    else:
+        try:
+            last = normalize_namespace(PurePath(namespace.strip().replace("\\", "/")).name)
+        except InvalidInputError:
+            last = ""
+        hint = f"; did you mean {last!r}?" if last and _exists(ctx, last) else near(ctx, last) if last else ""
+        hint = hint or near(ctx, "")
+    raise NamespaceError(f"namespaces are names, not paths: {namespace.strip()!r} is not the root folder of a project "
+                         f"this store knows{hint}")
+
+
 def for_write(ctx: StoreContext, namespace: str | None, create: bool) -> str:
     """The namespace a write goes to; one that does not exist yet needs `create`.
 
@@ -37,7 +69,7 @@ def for_write(ctx: StoreContext, namespace: str | None, create: bool) -> str:
         if ctx.namespace == ALL_NAMESPACES:
             raise InvalidInputError("the default namespace is '*'; give an explicit namespace to write to")
         return claim_default(ctx)
-    ns = normalize_namespace(namespace)
+    ns = named(ctx, namespace)
     if ns in (ctx.namespace, GLOBAL_NAMESPACE) or create:
         return ns
     if not _exists(ctx, ns):
@@ -68,7 +100,7 @@ def for_read(ctx: StoreContext, namespace: str | None, *, must_exist: bool = Fal
     more often than an empty project, so it is refused with the near names instead of
     answering "nothing found".
     """
-    ns = ctx.namespace if namespace is None else normalize_namespace(namespace, allow_all=True)
+    ns = ctx.namespace if namespace is None else named(ctx, namespace, allow_all=True)
     if ns == ALL_NAMESPACES:
         return None
     if (must_exist and namespace is not None and ns not in (ctx.namespace, GLOBAL_NAMESPACE)
