@@ -63,7 +63,7 @@ def cmd_recall(args) -> int:
 
     with _store(args) as store:
         store.catch_up_vectors(namespace=_ns(args))   # as remember: a memory stored without the model ranks by meaning now
-        result = store.recall(args.query, limit=args.limit, namespace=_ns(args), kinds=args.kind, tags=args.tag,
+        result = store.recall(" ".join(args.query), limit=args.limit, namespace=_ns(args), kinds=args.kind, tags=args.tag,
                               since=args.since, until=args.until, max_tokens=args.max_tokens,
                               explain=args.explain or args.explain_all, explain_all=args.explain_all,
                               min_similarity=args.min_similarity, relative_cutoff=args.relative_cutoff,
@@ -90,8 +90,10 @@ def cmd_get(args) -> int:
     gone = [m for m in result["missing"] if m not in result["forgotten"]]
     problems = ([f"no memory {', '.join(gone)}{searched_where(result)}"] if gone else []) + [
         f"{m} was forgotten; `supermemory restore {m}` brings it back" for m in result["forgotten"]]
-    if problems:   # the found ones are printed above; the error path of history, update, forget
+    if problems and not result["memories"]:   # nothing found: the error path of history, update, forget
         raise NotFoundError("; ".join(problems))
+    if problems:   # some found (printed above), as MCP's `missing` list: a warning, exit 0
+        sys.stderr.write(printable(f"warning: {'; '.join(problems)}\n"))
     return 0
 
 
@@ -115,7 +117,7 @@ def cmd_history(args) -> int:
 
 
 def cmd_update(args) -> int:
-    from supermemory.render import render_update, text_notes, update_moved
+    from supermemory.render import render_update, text_notes
 
     if all(v is None for v in (args.content, args.title, args.kind, args.tag, args.importance, args.pin, args.status)):
         raise SupermemoryError("nothing to update: give --content, --title, --kind, --tag, --importance, "
@@ -125,9 +127,10 @@ def cmd_update(args) -> int:
                               kind=args.kind, tags=args.tag,
                               importance=args.importance, pinned=args.pin, status=args.status,
                               namespace=_ns(args), source={"by": "cli"})
-    # The id alone on stdout; on stderr, that nothing changed, or that an old version's id was redirected.
-    said = [render_update(result)] if result["status"] == "unchanged" else update_moved(result)
-    _print_written(args, result, said + text_notes(result))
+    # The id alone on stdout (scripts read it); on stderr, what was written ("Updated: M44 is the new version and
+    # supersedes M14", MCP's words) or that nothing changed, and whether an old version's id was redirected.
+    _print_written(args, result, [render_update(result)]
+                   + (text_notes(result) if result["status"] == "unchanged" else []))
     return 0
 
 
@@ -185,11 +188,11 @@ def cmd_briefing(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from supermemory.render import render_stats
+    from supermemory.render import CLI_COMMANDS, render_stats
 
     with _store(args) as store:
         result = store.stats(namespace=_ns(args))
-    _print_json(result) if args.json else say(render_stats(result))
+    _print_json(result) if args.json else say(render_stats(result, commands=CLI_COMMANDS))
     return 0
 
 
@@ -427,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--create-namespace", action="store_true", help="allow writing to a namespace that does not exist yet")
 
     p = add("recall", cmd_recall, "find the memories relevant to a query")
-    p.add_argument("query", help="what you want to know")
+    p.add_argument("query", nargs="+", help="what you want to know (words after it are part of it: quotes optional)")
     p.add_argument("--limit", type=int, help="maximum results (default 8)")
     p.add_argument("--kind", action="append", choices=KINDS,
                    help="only this kind; repeat for several (--kind decision --kind task)")

@@ -16,14 +16,17 @@ class Commands:
     restore: str
     next_page: str
     unlink: str = "unlink {src} {dst} (relation {relation})"
+    every_namespace: str = "namespace '*'"
 
 
 MCP_COMMANDS = Commands(update="memory_update {id}", forget="memory_forget {id}", restore="memory_restore",
                         next_page="offset={offset}",
-                        unlink='memory_link {{"src": "{src}", "dst": "{dst}", "relation": "{relation}", "remove": true}}')
+                        unlink='memory_link {{"src": "{src}", "dst": "{dst}", "relation": "{relation}", "remove": true}}',
+                        every_namespace='namespace "*"')
 CLI_COMMANDS = Commands(update="`supermemory update {id}`", forget="`supermemory forget {id}`",
                         restore="`supermemory restore`", next_page="--offset {offset}",
-                        unlink="`supermemory unlink {src} {dst} --relation {relation}`")
+                        unlink="`supermemory unlink {src} {dst} --relation {relation}`",
+                        every_namespace="--namespace '*'")
 
 
 QUERY_CHARS = 120   # a query quoted back (no result, the failed ones `stats` lists) is cut here
@@ -352,14 +355,19 @@ def render_merge(result: dict) -> str:
     return f"{result['merged']} merged into {result['kept']}; current version {result['id']}"
 
 
-def render_stats(result: dict) -> str:
-    """Store health: live memories by kind and namespace, old versions, size, embedder, search figures, the failed
-    queries (short, each once)."""
+def render_stats(result: dict, *, commands: Commands | None = None) -> str:
+    """Store health: which namespaces it counts (and how to count every one), live memories by kind and namespace,
+    old versions, size, embedder, search figures, the failed queries (short, each once)."""
     by_kind = ", ".join(f"{k} {v}" for k, v in sorted((result.get("by_kind") or {}).items())) or "none"
     by_ns = ", ".join(f"{k} {v}" for k, v in sorted((result.get("by_namespace") or {}).items())) or "none"
     embedder = result.get("embedder") or {}
     pinned = f"{embedder.get('provider')}/{embedder.get('model', '-')}" if embedder else "not pinned yet"
+    counted = result.get("namespace") or ["*"]
+    every = commands.every_namespace if commands else "namespace '*'"
+    scope = ("every namespace" if "*" in counted else
+             " + ".join(counted) + f" ({every} counts every namespace)")
     lines = [
+        f"counting     {scope}",
         f"memories     {result.get('memories', 0)} live memories ({by_kind}), "
         f"{result.get('versions_superseded', 0)} superseded versions, {result.get('deleted', 0)} deleted",
         f"namespaces   {by_ns}",

@@ -175,3 +175,72 @@ def test_mcp_reads_a_project_root_path_as_its_namespace(two_projects):
     assert answer["result"]["isError"] is False and "Zustand" in answer["result"]["content"][0]["text"]
     refused = call(store, "memory_recall", {"query": "chi", "namespace": "../../etc"})["result"]
     assert refused["isError"] is True and "namespaces are names, not paths" in refused["content"][0]["text"]
+
+
+# --- D9: wording and consistency -----------------------------------------------------------------------------------
+
+@pytest.fixture
+def cli_project(tmp_path, isolated_home, monkeypatch):
+    """The CLI in-process in a git project `billing-api`, hash vectors, one memory written there."""
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    project = tmp_path / "projects" / "billing-api"
+    (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    assert cli.main(["remember", "Logging uses logrus with the JSON formatter.", "--kind", "fact"]) == 0
+    return project
+
+
+def test_the_create_namespace_hint_has_no_stray_punctuation(store):
+    from supermemory.errors import NamespaceError
+
+    store.remember("The dashboard uses Zustand.", namespace="dashboard-web", create_namespace=True)
+    with pytest.raises(NamespaceError) as caught:
+        store.remember("A note", namespace="dashbord-web")
+    message = str(caught.value)
+    assert "?;" not in message and "did you mean 'dashboard-web'? To start it anyway, pass create_namespace=true" \
+        in message
+    with pytest.raises(NamespaceError, match=r"existing namespaces: dashboard-web; pass create_namespace=true "
+                                             r"\(CLI: --create-namespace\) to start it$"):
+        store.remember("A note", namespace="zzzzqqqq")
+
+
+def test_update_says_which_version_it_wrote_and_keeps_the_id_alone_on_stdout(cli_project, capsys):
+    capsys.readouterr()
+    assert cli.main(["update", "M1", "--kind", "decision"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "M2\n"
+    assert "Updated: M2 is the new version and supersedes M1 (history kept)." in err.splitlines()
+    assert cli.main(["update", "M2", "--importance", "0.9", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["id"] == "M3" and err == ""
+
+
+def test_recall_joins_unquoted_words_into_the_query(cli_project, capsys):
+    capsys.readouterr()
+    assert cli.main(["recall", "which", "logging", "library", "--no-gates", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["query"] == "which logging library" and result["results"][0]["id"] == "M1"
+
+
+def test_stats_says_which_namespaces_it_counts(cli_project, capsys):
+    capsys.readouterr()
+    assert cli.main(["stats"]) == 0
+    assert "counting     billing-api + global (--namespace '*' counts every namespace)" in capsys.readouterr().out
+    assert cli.main(["stats", "--namespace", "*"]) == 0
+    assert "counting     every namespace" in capsys.readouterr().out
+
+
+
+def test_memory_stats_says_which_namespaces_it_counts_in_mcp_words(store):
+    store.remember("Invoices are rendered to PDF with gofpdf.")
+    text = call(store, "memory_stats")["result"]["content"][0]["text"]
+    assert text.splitlines()[0] == 'counting     proj + global (namespace "*" counts every namespace)'
+
+
+def test_get_of_a_found_and_a_missing_id_prints_the_found_one_and_warns(cli_project, capsys):
+    capsys.readouterr()
+    assert cli.main(["get", "M1", "M999"]) == 0
+    out, err = capsys.readouterr()
+    assert "Logging uses logrus" in out and err.startswith("warning: no memory M999 in namespace(s) billing-api")
+    assert cli.main(["get", "M999"]) == 1
+    assert capsys.readouterr().err.startswith("error: no memory M999")

@@ -476,7 +476,7 @@ TOOLS: list[Tool] = [
         output_schema=_out({"memories": _INT, "by_kind": {"type": "object"}, "by_namespace": {"type": "object"},
                             "db_path": _STR}, ("memories",)),
         annotations=_annotations(True, False, True),
-        call=_call_stats, render=_view(render_stats),
+        call=_call_stats, render=_view(render_stats, commands=MCP_COMMANDS),
     ),
     Tool(
         name="memory_export",

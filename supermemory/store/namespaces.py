@@ -73,9 +73,10 @@ def for_write(ctx: StoreContext, namespace: str | None, create: bool) -> str:
     if ns in (ctx.namespace, GLOBAL_NAMESPACE) or create:
         return ns
     if not _exists(ctx, ns):
+        hint, flag = near(ctx, ns), "pass create_namespace=true (CLI: --create-namespace)"
         raise NamespaceError(
-            f"namespace {ns!r} does not exist yet (current project is {ctx.namespace!r}){near(ctx, ns)}; "
-            "pass create_namespace=true (CLI: --create-namespace) to start it")
+            f"namespace {ns!r} does not exist yet (current project is {ctx.namespace!r})"
+            + (f"{hint} To start it anyway, {flag}" if hint.endswith("?") else f"{hint}; {flag} to start it"))
     return ns
 
 
