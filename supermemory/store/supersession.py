@@ -1,7 +1,7 @@
-"""`supersedes` links written when a memory is stored, from a change-announcing memory to the close older ones.
+"""`supersedes` links written when a memory is stored, from it to the older memories it makes stale.
 
-A memory that announces a change and is close in meaning to an older live one supersedes it: a link
-new → old that recall demotes by, never hides by.
+A memory that announces a change and is close in meaning to an older live one, or restates one word for word with
+one value replaced (below), supersedes it: a link new → old that recall demotes by, never hides by.
 
 The rule (`supersession.*` settings, fitted on `bench/revision_pairs.jsonl` by `bench/revisions.py`):
 the new text carries a change marker (`text.revision_marker`: "no longer", "moved from … to",
@@ -36,22 +36,36 @@ one that names B but not A ("dependencies are managed with uv" ← "Poetry was r
 announces the same change itself ("migrated from OpenSearch to Meilisearch" ← "OpenSearch was replaced by
 Meilisearch"); "use npm, not yarn" names both without a change of its own, so "switched from npm to yarn" revises it.
 Where cosines carry no meaning (mostly-CJK text: bge-small has no CJK vocabulary; or no vectors at all)
-the words decide alone (`overlap_cjk`). Links are ordinary `links` rows: `unlink … --relation supersedes`
-undoes one, and stores written before the rule get theirs once (`backfill`, from maintenance).
+the words decide alone (`overlap_cjk`).
+A bare value change needs no change wording (`restates_value`, scored on `bench/revision_pairs_values.jsonl`): a text
+without any that says what an older memory of the namespace says word for word but for one value ("The API request
+timeout is 30 seconds." → "… 60 seconds.") supersedes it. Its values are its numbered words, short quoted spans and
+code-like words (`flags.yaml`); the rest are its subject words, which must be the same, two at least ("More detail on
+1." says nothing of what 1 is), with as many negations, one value of the older text replaced by one of the newer's and
+nothing else, and that value stated of the subject, not part of its name: a value that heads its sentence or what
+follows it (a timestamp, "Step 3:", 第3步), a count mark ("#42") or a number of an item ("Issue 42 blocks …", "service
+number 3 talks …", "fixed issue 42 in …", "port 8080") names a thing, so two entries of a list, two chat turns of one
+template and two numbered things stay side by side. A question or code states no value, and where cosines are read
+the pair reaches `cosine` too. Such memories are found by an FTS query for all the subject words: no vector search,
+the words decide. Links are ordinary `links` rows: `unlink … --relation supersedes` undoes one, and stores written
+before the rule get theirs once (`backfill`, from maintenance: change-announcing memories only).
 """
 from __future__ import annotations
 
+import functools
 import re
 import time
+import unicodedata
 from typing import Sequence
 
 from supermemory.store import db as dbm
 from supermemory.store import embedding, search_index
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
-from supermemory.text import (cjk_share, date_words, fts_match, has_revision_marker, revision_marker, stopwords,
-                              tokenize)
-from supermemory.text.traits import adds, change_values, numbered_words, one_off, replaced_numbers, widens
+from supermemory.text import (asks, cjk_share, code_share, date_words, fts_match, has_revision_marker, revision_marker,
+                              stopwords, tokenize)
+from supermemory.text.traits import (adds, change_values, negation_count, numbered_words, one_off,
+                                     replaced_numbers, widens)
 
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
@@ -60,6 +74,25 @@ CURSOR_KEY = "supersedes_backfill_at"   # meta: "created_at id" of the last memo
 BACKFILL_SLICE = 50                  # memories with a change marker read between two commits of the pass
 CJK_TEXT = 0.3          # share of CJK characters from which cosines are not trusted
 _TO_DO = re.compile(r"(?i)^\W*(?:todo|to-do|fixme)\b")   # a task written as a note: "TODO: …"
+# A restatement with one value replaced (`restates_value`): besides its numbered words (`numbered_words`), a text's
+# values are its short quoted spans ("info", `main`, 「…」: a longer quote is a title or a saying, its words are text)
+# and its code-like words (flags.yaml, LOG_LEVEL=debug, src/app.py: word characters joined by . _ / = :).
+_QUOTED = re.compile(r"`([^`\n]{1,60})`|\"([^\"\n]{1,60})\"|“([^”\n]{1,60})”|「([^」\n]{1,60})」"
+                     r"|(?<!\w)'([^'\n]{1,60})'(?!\w)")
+_QUOTED_WORDS = 3
+_CODE_CHARS = r"a-zA-Z0-9_.\-/=:@#%+~"
+_CODE_WORD = re.compile(
+    rf"(?<![{_CODE_CHARS}])[a-zA-Z0-9_\-@#%+~]*[a-zA-Z0-9][._/=:]+[a-zA-Z0-9][{_CODE_CHARS}]*")
+_NUMBER_RUN = re.compile(rf"(?<![{_CODE_CHARS}])[{_CODE_CHARS}]*\d(?:[{_CODE_CHARS},]*[{_CODE_CHARS}])?")
+_EDGES = re.compile(rf"^[^{_CODE_CHARS}]+|[^{_CODE_CHARS}]+$")
+_SENTENCE_END = re.compile(r"[!?;\n。！？；]|\.(?:\s|$)")
+_HEADING = re.compile(r"[ \t]*[:：]")                # "Step 3:", "Ticket 412:": a value that heads what follows
+_COUNT_MARK = re.compile(r"(?i)(?:#|no\.|nr\.|n°)\d")    # "#42", "no.1": a number of an item
+_WORD_BEFORE = re.compile(r"([a-zA-Z]+)[ \t]*$")
+_WORD_AFTER = re.compile(r"[ \t]+([a-zA-Z]+)")
+_AUXILIARIES = frozenset("is are was were be been has have had do does did will would can could should must may "
+                         "might shall".split())
+CODE_TEXT = 0.5         # `code_share` from which a text is code: two snippets one token apart are two pieces of code
 
 
 def content_terms(tokens) -> frozenset:
@@ -106,6 +139,112 @@ def judge(cosine: float | None, overlap: float, cjk: bool, cfg: dict, *, weak: b
     return restates or (not weak and cosine >= cfg["cosine"])
 
 
+def _states_value(value: str, before: str, after: str) -> bool:
+    """Is `value`, found between `before` and `after` (its text, NFKC, other values blanked), one the text states of
+    its subject, rather than part of the name of what it is about? A value that heads its sentence (a timestamp, a
+    list number, a speaker's line) or what follows it ("Step 3:", 第3步, 3号) names it, as does a count mark ("#42",
+    "no.1"). After a word, so does a value followed by an auxiliary or another word ("widget 14 is …", "Issue 42
+    blocks …", "service number 3 talks …"; a quantity read so too, "allows 100 requests", where nothing tells a verb
+    from a noun), and a bare number after a lowercase word (an item of a series: "step 1", "fixed issue 42 in …",
+    "port 8080"), not after a capitalised name (that name's version: "Postgres 13"). Stated are values after a stop
+    word or a sign ("is 30 seconds", "after 24 hours", "timeout: 30", "to `trunk`"), versions and values with a unit
+    glued on ("Python 3.12", "60s", "02:00"). Two texts that differ in a value that names are two entries of a list,
+    two chat turns of one template, two things."""
+    if (not content_terms(tokenize(_SENTENCE_END.split(before)[-1])) or _HEADING.match(after)
+            or _COUNT_MARK.match(value) or before.endswith("第") or after.startswith(("号", "號"))):
+        return False
+    name, verb = _WORD_BEFORE.search(before), _WORD_AFTER.match(after)
+    if not (name and content_terms(tokenize(name.group(1)))):
+        return True
+    if verb and (verb.group(1).casefold() in _AUXILIARIES or content_terms(tokenize(verb.group(1)))):
+        return False
+    return not (value.isdigit() and name.group(1).islower())
+
+
+@functools.lru_cache(maxsize=1024)
+def value_reading(text: str) -> tuple[frozenset, dict[str, bool]]:
+    """(the subject words, {value: stated}) of a text: its values are its numbered words (`numbered_words`: "30",
+    "02:00", "v3.11", "db1"), short quoted spans and code-like words (casefolded), each `stated` unless it names
+    what the text is about (`_states_value`); the subject words are the content words of the rest."""
+    normal = unicodedata.normalize("NFKC", text or "")
+    spans = [(m.start(), m.end(), quote.strip().casefold()) for m in _QUOTED.finditer(normal)
+             for quote in [next(g for g in m.groups() if g)] if len(quote.split()) <= _QUOTED_WORDS]
+    rest = _blank(normal, spans)
+    spans += [(m.start(), m.end(), m.group().rstrip(".:/-").casefold()) for m in _CODE_WORD.finditer(rest)]
+    numbered = {_EDGES.sub("", word) for word in numbered_words(rest)}     # "5432。" → "5432"
+    for m in _NUMBER_RUN.finditer(rest):
+        word = m.group().rstrip(".:/-")
+        if word.casefold() in numbered:
+            spans.append((m.start(), m.start() + len(word), word.casefold()))
+    kept: list[tuple[int, int, str]] = []
+    for span in sorted(spans, key=lambda sp: (sp[0], sp[0] - sp[1])):
+        if span[2] and not (kept and span[0] < kept[-1][1]):
+            kept.append(span)
+    rest = _blank(normal, kept)
+    values: dict[str, bool] = {}
+    for start, end, value in kept:
+        values[value] = values.get(value, True) and _states_value(value, rest[:start], rest[end:])
+    return content_terms(tokenize(rest)), values
+
+
+def _blank(text: str, spans) -> str:
+    """`text` with each (start, end, …) span replaced by as many spaces."""
+    for start, end, *_ in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _untitled(text: str) -> str:
+    """"title\nbody" less a title cut from the body itself (an untitled memory's first sentence, cut short: "The
+    API request timeout for … is 3…"), whose last word would read as another word or value."""
+    first, _, rest = text.partition("\n")
+    cut = first.rstrip("…").rstrip()
+    return rest if cut and rest.startswith(cut) else text
+
+
+def _statement(text: str) -> bool:
+    """Can the text state a value at all? A question asks one, and code is code (`CODE_TEXT`)."""
+    return not asks(text) and code_share(text) < CODE_TEXT
+
+
+def restates_value(older: str, newer: str) -> bool:
+    """Does `newer` say what `older` says word for word but for one value ("The API request timeout is 30 seconds."
+    → "… 60 seconds.")? The same subject words, two at least (a staging timeout is not a production one; "More
+    detail on 1." / "… on 3." say nothing of what 1 and 3 are), as many negations, every value the same but one of
+    `older`'s, replaced by one of `newer`'s, each stated of the subject (`_states_value`). A question states no
+    value, nor does code."""
+    older, newer = _untitled(older), _untitled(newer)
+    if not (_statement(older) and _statement(newer)):
+        return False
+    (words, theirs), (own, mine) = value_reading(older), value_reading(newer)
+    if len(own) < 2 or own != words or negation_count(older) != negation_count(newer):
+        return False
+    gone, added = theirs.keys() - mine.keys(), mine.keys() - theirs.keys()
+    return len(gone) == 1 and len(added) == 1 and theirs[next(iter(gone))] and mine[next(iter(added))]
+
+
+def _restated(ctx: StoreContext, namespace: str, text: str, vectors, cfg: dict, *,
+              newer_than: tuple[float, int] | None, exclude: Sequence[int]) -> list[dict]:
+    """The older memories a text without change wording supersedes: those it restates but for one value
+    (`restates_value`), close in meaning as well (`cosine`) where cosines are read, found by an FTS query for all
+    its subject words (each of them says every one)."""
+    own, values = value_reading(_untitled(text))
+    if len(own) < 2 or not any(values.values()) or not _statement(text):
+        return []
+    match = " AND ".join(fts_match([word]) for word in sorted(own))
+    older, _ = _neighbours(ctx, namespace, text, None, match, newer_than=newer_than, exclude=exclude)
+    stale = [mid for mid in older if restates_value(older[mid], text)]
+    cosines = _cosines(ctx, vectors, stale) if cjk_share(text) < CJK_TEXT else {}
+    return _closest([{"id": mid, "cosine": None if mid not in cosines else round(cosines[mid], 4), "overlap": 1.0}
+                     for mid in stale if cosines.get(mid, 1.0) >= cfg["cosine"]], cfg)
+
+
+def _closest(found: list[dict], cfg: dict) -> list[dict]:
+    """The `max_links` closest of these superseded memories: by cosine, else by word overlap; newest first on ties."""
+    found.sort(key=lambda d: (-(d["cosine"] if d["cosine"] is not None else d["overlap"]), -d["id"]))
+    return found[:int(cfg["max_links"])]
+
+
 def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_than: tuple[float, int] | None = None,
                exclude: Sequence[int] = ()) -> list[dict]:
     """The live memories of `namespace` that a memory with this text and these chunk vectors supersedes.
@@ -115,41 +254,19 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     :returns: [{"id": int, "cosine": float | None, "overlap": float}], closest first, at most `max_links`.
     """
     cfg = _settings(ctx)
-    marker = revision_marker(text)
-    if not cfg["enabled"] or marker is None:
+    if not cfg["enabled"]:
         return []
     own = content_terms(tokenize(text))
     if len(own) > cfg["max_terms"]:     # a long text that mentions a change is not the revision of one fact
         return []
-    found: set[int] = set()
-    if vectors is not None:
-        for vector in vectors:
-            found.update(mid for mid, _ in search_index.vector_search(ctx, vector, [namespace], NEIGHBOURS + 1))
-    if own:
-        match = f'ns : "ns_{namespace}" AND tokens : ({fts_match(sorted(own))})'
-        found.update(hit[0] for hit in search_index.lexical_hits(ctx, match, [namespace], "1 = 1", [],
-                                                                     NEIGHBOURS + 1))
-    found -= set(exclude)
-    if not found:
-        return []
-    marks = ",".join("?" * len(found))
-    rows = ctx.q(f"SELECT m.id, m.created_at, m.title, m.body, m.kind FROM memories m WHERE m.id IN ({marks}) "
-                 f"AND {LIVE} AND m.namespace = ? AND m.kind != 'session'", [*found, namespace])
-    older = {mid: f"{title}\n{body}" for mid, created, title, body, _ in rows
-             if (newer_than is None or (created, mid) < newer_than)
-             and replaced_numbers(f"{title}\n{body}", text) <= 1   # two numbers replaced: another fact
-             and not one_off(f"{title}\n{body}", text)}            # "today's … postponed" vs "every Thursday"
-    tasks = {mid for mid, _, title, body, kind in rows
-             if kind == "task" or _TO_DO.match(title or "") or _TO_DO.match(body or "")}
+    marker = revision_marker(text)
+    if marker is None:      # no change wording: only a restatement with one value replaced supersedes
+        return _restated(ctx, namespace, text, vectors, cfg, newer_than=newer_than, exclude=exclude)
+    older, tasks = _neighbours(ctx, namespace, text, vectors, fts_match(sorted(own)) if own else "",
+                               newer_than=newer_than, exclude=exclude)
     if not older:
         return []
-    cosines: dict[int, float] = {}
-    if vectors is not None and embedding.provider_id(ctx) == "onnx":   # thresholds calibrated on bge-small
-        import numpy as np
-
-        mine = np.asarray(vectors, dtype=np.float32)
-        for mid, vec in search_index.chunk_vectors(ctx, list(older)):
-            cosines[mid] = max(cosines.get(mid, -1.0), float(np.max(mine @ vec)))
+    cosines = _cosines(ctx, vectors, list(older))
     terms: dict[int, set] = {}
     for mid, tokens in search_index.chunk_tokens(ctx, list(older)):
         terms.setdefault(mid, set()).update(tokens.split())
@@ -178,8 +295,49 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         if judge(cosine, overlap, cjk, bar, weak=(weak and not widened) or mid in tasks):
             out.append({"id": mid, "cosine": None if cosine is None else round(cosine, 4),
                         "overlap": round(overlap, 3)})
-    out.sort(key=lambda d: (-(d["cosine"] if d["cosine"] is not None else d["overlap"]), -d["id"]))
-    return out[:int(cfg["max_links"])]
+    return _closest(out, cfg)
+
+
+def _neighbours(ctx: StoreContext, namespace: str, text: str, vectors, match: str, *,
+                newer_than: tuple[float, int] | None, exclude: Sequence[int]) -> tuple[dict[int, str], set[int]]:
+    """The live memories of `namespace` written before this text that may be stale beside it: the nearest to its
+    chunk `vectors` (None: none looked up) and the best FTS hits of `match` (an FTS5 expression over content words;
+    "": none), less those of another fact (two numbers replaced) or of a recurring schedule a one-off change leaves
+    standing. Returns ({id: title and body}, the ids of those that are tasks)."""
+    found: set[int] = set()
+    if vectors is not None:
+        for vector in vectors:
+            found.update(mid for mid, _ in search_index.vector_search(ctx, vector, [namespace], NEIGHBOURS + 1))
+    if match:
+        found.update(hit[0] for hit in search_index.lexical_hits(
+            ctx, f'ns : "ns_{namespace}" AND tokens : ({match})', [namespace], "1 = 1", [], NEIGHBOURS + 1))
+    found -= set(exclude)
+    if not found:
+        return {}, set()
+    marks = ",".join("?" * len(found))
+    rows = ctx.q(f"SELECT m.id, m.created_at, m.title, m.body, m.kind FROM memories m WHERE m.id IN ({marks}) "
+                 f"AND {LIVE} AND m.namespace = ? AND m.kind != 'session'", [*found, namespace])
+    older = {mid: f"{title}\n{body}" for mid, created, title, body, _ in rows
+             if (newer_than is None or (created, mid) < newer_than)
+             and replaced_numbers(f"{title}\n{body}", text) <= 1   # two numbers replaced: another fact
+             and not one_off(f"{title}\n{body}", text)}            # "today's … postponed" vs "every Thursday"
+    tasks = {mid for mid, _, title, body, kind in rows
+             if kind == "task" or _TO_DO.match(title or "") or _TO_DO.match(body or "")}
+    return older, tasks
+
+
+def _cosines(ctx: StoreContext, vectors, memory_ids: list[int]) -> dict[int, float]:
+    """{id: the best cosine between these chunk vectors and the memory's chunks}, only under bge-small (the
+    thresholds are calibrated on it; any other embedder: {})."""
+    cosines: dict[int, float] = {}
+    if vectors is None or not memory_ids or embedding.provider_id(ctx) != "onnx":
+        return cosines
+    import numpy as np
+
+    mine = np.asarray(vectors, dtype=np.float32)
+    for mid, vec in search_index.chunk_vectors(ctx, memory_ids):
+        cosines[mid] = max(cosines.get(mid, -1.0), float(np.max(mine @ vec)))
+    return cosines
 
 
 def _agrees(older: str, stated: tuple[frozenset, frozenset], replacing: list, named: bool) -> bool:
