@@ -22,13 +22,22 @@ def test_swapped_value_is_one_word_or_one_version_in_place_of_another():
 
 @pytest.mark.parametrize("older, newer", [
     ("Deploys happen on Tuesdays.", "Deploys happen on Thursdays."),
-    ("Python version is 3.11.", "Python version is 3.12."),
 ])
 def test_health_offers_no_merge_of_two_values_and_lists_them_as_a_possible_contradiction(store, older, newer):
     a, b = store.remember(older, kind="decision"), store.remember(newer, kind="decision")
     report = store.health(duplicate_similarity=0.3)   # the test embedder hashes words: its cosines run low
     assert report["near_duplicates"] == [] and report["near_duplicate_pairs"] == 0
     assert [(p["a"], p["b"]) for p in report["possible_contradictions"]] == [(a["id"], b["id"])]
+
+
+def test_a_bare_version_change_supersedes_so_health_lists_it_as_neither_merge_nor_contradiction(store):
+    """One value replaced in the same words is a revision (store/supersession.restates_value): the link says
+    how the two stand, so health has nothing left to ask about them."""
+    a = store.remember("Python version is 3.11.", kind="decision")
+    b = store.remember("Python version is 3.12.", kind="decision")
+    assert a["id"] in str(b.get("supersedes"))
+    report = store.health(duplicate_similarity=0.3)
+    assert report["near_duplicates"] == [] and report["possible_contradictions"] == []
 
 
 @pytest.mark.model
