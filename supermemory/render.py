@@ -141,7 +141,7 @@ def remember_notes(result: dict, *, commands: Commands) -> list[str]:
                      f"{commands.forget.format(id=result['id'])}.")
     for against in result.get("possible_contradictions") or []:
         lines.append(f"May contradict: {against['id']} ({against.get('similarity', 0):.2f}) {against.get('title', '')} "
-                     f"— close, but one of the two says not. If the new memory reverses it, "
+                     f"— close, but one of the two says not or gives another value. If the new memory reverses it, "
                      f"{commands.update.format(id=against['id'])} and {commands.forget.format(id=result['id'])}.")
     for old in result.get("supersedes") or []:
         lines.append(f"Supersedes {old}: this memory announces a change to it, so recall ranks {old} lower "
@@ -494,7 +494,7 @@ def render_health(result: dict) -> str:
     possible = result.get("possible_contradictions") or []
     more = result.get("possible_contradiction_count", 0) - len(possible)
     if possible:
-        lines.append(f"possible contradictions (close, but one says not: no merge): {len(possible) + more:,}")
+        lines.append(f"possible contradictions (close, but one says not or gives another value: no merge): {len(possible) + more:,}")
     for pair in possible:
         lines.append(f"  {pair['a']} vs {pair['b']} ({pair['similarity']:.2f}): {pair['titles'][0]} / {pair['titles'][1]}")
     if more > 0:

@@ -160,7 +160,7 @@ def test_health_lists_possible_contradictions_apart_from_merges_and_says_how_man
     listed = [{"a": "M7", "b": "M6", "similarity": 0.93, "titles": ["Use staging", "Do not use staging"]}]
     text = render_health({**HEALTH, "possible_contradictions": listed, "possible_contradiction_count": 3,
                           "clean": False})
-    assert "possible contradictions (close, but one says not: no merge): 3" in text
+    assert "possible contradictions (close, but one says not or gives another value: no merge): 3" in text
     assert "  M7 vs M6 (0.93): Use staging / Do not use staging" in text and "…and 2 more" in text
     assert "supermemory merge" not in text and "possible" not in render_health({**HEALTH, "clean": True})
 

@@ -458,7 +458,7 @@ async function healthPage() {
       memoryLink(c.src, c.titles[0]), h("span", { class: "rel rel-contradicts" }, " contradicts "), memoryLink(c.dst, c.titles[1]))))
       : h("p", { class: "muted" }, "none"));
   const possible = hl.possible_contradictions || [];
-  put(root, h("h2", {}, `Possible contradictions (${count(hl.possible_contradiction_count || 0)}): close, but one says not`),
+  put(root, h("h2", {}, `Possible contradictions (${count(hl.possible_contradiction_count || 0)}): close, but one says not or gives another value`),
     possible.length ? h("ul", { class: "links" }, possible.map((p) => h("li", {},
       memoryLink(p.a, p.titles[0]), h("span", { class: "muted" }, ` vs (${p.similarity.toFixed(3)}) `), memoryLink(p.b, p.titles[1]))))
       : h("p", { class: "muted" }, "none"));
