@@ -31,7 +31,10 @@ A change that names its values ("from A to B", "A is replaced by B", "dropped A 
 words, or another version: "OpenSearch 2.10" is not "OpenSearch 2.11") is another fact of the same subject ("switched
 the pnpm store from the home folder to …" beside "the package manager is pnpm") and is never superseded; one that
 does needs no `min_overlap` (naming the replaced value is saying what the change is about, where a long older memory
-shares few other words). And an older memory that already states B agrees with the change instead of going stale:
+shares few other words), and one that states all of a value the text retires ("A is no longer used", 不再使用A: A
+itself, not one use of it) needs no word overlap either: "Logging uses logrus with the JSON formatter; …" is stale
+beside "moved from logrus to log/slog …; logrus is no longer used", close in meaning (`cosine_with_overlap`) though
+it shares few words. And an older memory that already states B agrees with the change instead of going stale:
 one that names B but not A ("dependencies are managed with uv" ← "Poetry was replaced by uv"), or one that
 announces the same change itself ("migrated from OpenSearch to Meilisearch" ← "OpenSearch was replaced by
 Meilisearch"); "use npm, not yarn" names both without a change of its own, so "switched from npm to yarn" revises it.
@@ -48,7 +51,8 @@ number 3 talks …", "fixed issue 42 in …", "port 8080") names a thing, so two
 template and two numbered things stay side by side. A question or code states no value, and where cosines are read
 the pair reaches `cosine` too. Such memories are found by an FTS query for all the subject words: no vector search,
 the words decide. Links are ordinary `links` rows: `unlink … --relation supersedes` undoes one, and stores written
-before the rule get theirs once (`backfill`, from maintenance: change-announcing memories only).
+before the rule get theirs once (`backfill`, from maintenance: change-announcing memories, then, in a pass with a
+stamp of its own that stores which ran the first get once too, the value-stating ones).
 """
 from __future__ import annotations
 
@@ -62,45 +66,19 @@ from supermemory.store import db as dbm
 from supermemory.store import embedding, search_index
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
-from supermemory.text import (asks, cjk_share, code_share, date_words, fts_match, has_revision_marker, revision_marker,
-                              stopwords, tokenize)
-from supermemory.text.traits import (adds, change_values, negation_count, numbered_words, one_off,
-                                     replaced_numbers, widens)
+from supermemory.text import cjk_share, fts_match, has_revision_marker, revision_marker, tokenize
+from supermemory.text.traits import (adds, change_values, content_terms, numbered_words, one_off, replaced_numbers,
+                                     restates_value, value_subject, widens)
 
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
 STAMP_KEY = "supersedes_backfill"   # meta: the maintenance pass over older memories has run
 CURSOR_KEY = "supersedes_backfill_at"   # meta: "created_at id" of the last memory that pass has read
-BACKFILL_SLICE = 50                  # memories with a change marker read between two commits of the pass
+VALUES_STAMP_KEY = "supersedes_backfill_values"      # meta: the pass for bare value changes has run
+VALUES_CURSOR_KEY = "supersedes_backfill_values_at"  # meta: where that pass has got to
+BACKFILL_SLICE = 50                  # memories looked up between two commits of a pass
 CJK_TEXT = 0.3          # share of CJK characters from which cosines are not trusted
 _TO_DO = re.compile(r"(?i)^\W*(?:todo|to-do|fixme)\b")   # a task written as a note: "TODO: …"
-# A restatement with one value replaced (`restates_value`): besides its numbered words (`numbered_words`), a text's
-# values are its short quoted spans ("info", `main`, 「…」: a longer quote is a title or a saying, its words are text)
-# and its code-like words (flags.yaml, LOG_LEVEL=debug, src/app.py: word characters joined by . _ / = :).
-_QUOTED = re.compile(r"`([^`\n]{1,60})`|\"([^\"\n]{1,60})\"|“([^”\n]{1,60})”|「([^」\n]{1,60})」"
-                     r"|(?<!\w)'([^'\n]{1,60})'(?!\w)")
-_QUOTED_WORDS = 3
-_CODE_CHARS = r"a-zA-Z0-9_.\-/=:@#%+~"
-_CODE_WORD = re.compile(
-    rf"(?<![{_CODE_CHARS}])[a-zA-Z0-9_\-@#%+~]*[a-zA-Z0-9][._/=:]+[a-zA-Z0-9][{_CODE_CHARS}]*")
-_NUMBER_RUN = re.compile(rf"(?<![{_CODE_CHARS}])[{_CODE_CHARS}]*\d(?:[{_CODE_CHARS},]*[{_CODE_CHARS}])?")
-_EDGES = re.compile(rf"^[^{_CODE_CHARS}]+|[^{_CODE_CHARS}]+$")
-_SENTENCE_END = re.compile(r"[!?;\n。！？；]|\.(?:\s|$)")
-_HEADING = re.compile(r"[ \t]*[:：]")                # "Step 3:", "Ticket 412:": a value that heads what follows
-_COUNT_MARK = re.compile(r"(?i)(?:#|no\.|nr\.|n°)\d")    # "#42", "no.1": a number of an item
-_WORD_BEFORE = re.compile(r"([a-zA-Z]+)[ \t]*$")
-_WORD_AFTER = re.compile(r"[ \t]+([a-zA-Z]+)")
-_AUXILIARIES = frozenset("is are was were be been has have had do does did will would can could should must may "
-                         "might shall".split())
-CODE_TEXT = 0.5         # `code_share` from which a text is code: two snippets one token apart are two pieces of code
-
-
-def content_terms(tokens) -> frozenset:
-    """The topical tokens: no stop words, no date words, no bare numbers."""
-    stop, dates = stopwords(), date_words()
-    return frozenset(t for t in tokens if t not in stop and t not in dates and any(ch.isalpha() for ch in t))
-
-
 def _settings(ctx: StoreContext) -> dict:
     return {key: ctx.config.get(f"supersession.{key}")
             for key in ("enabled", "cosine", "cosine_with_overlap", "overlap", "min_overlap", "overlap_cjk",
@@ -139,97 +117,13 @@ def judge(cosine: float | None, overlap: float, cjk: bool, cfg: dict, *, weak: b
     return restates or (not weak and cosine >= cfg["cosine"])
 
 
-def _states_value(value: str, before: str, after: str) -> bool:
-    """Is `value`, found between `before` and `after` (its text, NFKC, other values blanked), one the text states of
-    its subject, rather than part of the name of what it is about? A value that heads its sentence (a timestamp, a
-    list number, a speaker's line) or what follows it ("Step 3:", 第3步, 3号) names it, as does a count mark ("#42",
-    "no.1"). After a word, so does a value followed by an auxiliary or another word ("widget 14 is …", "Issue 42
-    blocks …", "service number 3 talks …"; a quantity read so too, "allows 100 requests", where nothing tells a verb
-    from a noun), and a bare number after a lowercase word (an item of a series: "step 1", "fixed issue 42 in …",
-    "port 8080"), not after a capitalised name (that name's version: "Postgres 13"). Stated are values after a stop
-    word or a sign ("is 30 seconds", "after 24 hours", "timeout: 30", "to `trunk`"), versions and values with a unit
-    glued on ("Python 3.12", "60s", "02:00"). Two texts that differ in a value that names are two entries of a list,
-    two chat turns of one template, two things."""
-    if (not content_terms(tokenize(_SENTENCE_END.split(before)[-1])) or _HEADING.match(after)
-            or _COUNT_MARK.match(value) or before.endswith("第") or after.startswith(("号", "號"))):
-        return False
-    name, verb = _WORD_BEFORE.search(before), _WORD_AFTER.match(after)
-    if not (name and content_terms(tokenize(name.group(1)))):
-        return True
-    if verb and (verb.group(1).casefold() in _AUXILIARIES or content_terms(tokenize(verb.group(1)))):
-        return False
-    return not (value.isdigit() and name.group(1).islower())
-
-
-@functools.lru_cache(maxsize=1024)
-def value_reading(text: str) -> tuple[frozenset, dict[str, bool]]:
-    """(the subject words, {value: stated}) of a text: its values are its numbered words (`numbered_words`: "30",
-    "02:00", "v3.11", "db1"), short quoted spans and code-like words (casefolded), each `stated` unless it names
-    what the text is about (`_states_value`); the subject words are the content words of the rest."""
-    normal = unicodedata.normalize("NFKC", text or "")
-    spans = [(m.start(), m.end(), quote.strip().casefold()) for m in _QUOTED.finditer(normal)
-             for quote in [next(g for g in m.groups() if g)] if len(quote.split()) <= _QUOTED_WORDS]
-    rest = _blank(normal, spans)
-    spans += [(m.start(), m.end(), m.group().rstrip(".:/-").casefold()) for m in _CODE_WORD.finditer(rest)]
-    numbered = {_EDGES.sub("", word) for word in numbered_words(rest)}     # "5432。" → "5432"
-    for m in _NUMBER_RUN.finditer(rest):
-        word = m.group().rstrip(".:/-")
-        if word.casefold() in numbered:
-            spans.append((m.start(), m.start() + len(word), word.casefold()))
-    kept: list[tuple[int, int, str]] = []
-    for span in sorted(spans, key=lambda sp: (sp[0], sp[0] - sp[1])):
-        if span[2] and not (kept and span[0] < kept[-1][1]):
-            kept.append(span)
-    rest = _blank(normal, kept)
-    values: dict[str, bool] = {}
-    for start, end, value in kept:
-        values[value] = values.get(value, True) and _states_value(value, rest[:start], rest[end:])
-    return content_terms(tokenize(rest)), values
-
-
-def _blank(text: str, spans) -> str:
-    """`text` with each (start, end, …) span replaced by as many spaces."""
-    for start, end, *_ in spans:
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text
-
-
-def _untitled(text: str) -> str:
-    """"title\nbody" less a title cut from the body itself (an untitled memory's first sentence, cut short: "The
-    API request timeout for … is 3…"), whose last word would read as another word or value."""
-    first, _, rest = text.partition("\n")
-    cut = first.rstrip("…").rstrip()
-    return rest if cut and rest.startswith(cut) else text
-
-
-def _statement(text: str) -> bool:
-    """Can the text state a value at all? A question asks one, and code is code (`CODE_TEXT`)."""
-    return not asks(text) and code_share(text) < CODE_TEXT
-
-
-def restates_value(older: str, newer: str) -> bool:
-    """Does `newer` say what `older` says word for word but for one value ("The API request timeout is 30 seconds."
-    → "… 60 seconds.")? The same subject words, two at least (a staging timeout is not a production one; "More
-    detail on 1." / "… on 3." say nothing of what 1 and 3 are), as many negations, every value the same but one of
-    `older`'s, replaced by one of `newer`'s, each stated of the subject (`_states_value`). A question states no
-    value, nor does code."""
-    older, newer = _untitled(older), _untitled(newer)
-    if not (_statement(older) and _statement(newer)):
-        return False
-    (words, theirs), (own, mine) = value_reading(older), value_reading(newer)
-    if len(own) < 2 or own != words or negation_count(older) != negation_count(newer):
-        return False
-    gone, added = theirs.keys() - mine.keys(), mine.keys() - theirs.keys()
-    return len(gone) == 1 and len(added) == 1 and theirs[next(iter(gone))] and mine[next(iter(added))]
-
-
 def _restated(ctx: StoreContext, namespace: str, text: str, vectors, cfg: dict, *,
               newer_than: tuple[float, int] | None, exclude: Sequence[int]) -> list[dict]:
     """The older memories a text without change wording supersedes: those it restates but for one value
     (`restates_value`), close in meaning as well (`cosine`) where cosines are read, found by an FTS query for all
     its subject words (each of them says every one)."""
-    own, values = value_reading(_untitled(text))
-    if len(own) < 2 or not any(values.values()) or not _statement(text):
+    own = value_subject(text)
+    if not own:
         return []
     match = " AND ".join(fts_match([word]) for word in sorted(own))
     older, _ = _neighbours(ctx, namespace, text, None, match, newer_than=newer_than, exclude=exclude)
@@ -272,6 +166,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         terms.setdefault(mid, set()).update(tokens.split())
     changes = change_values(text)
     replaced, replacing = _values(old for old, _ in changes), _values(new for _, new in changes)
+    retired = _values(old for old, new in changes if not new)     # "A is no longer used": A itself is gone
     text_cjk = cjk_share(text) >= CJK_TEXT
     weak = marker == "weak"
     additive = weak and adds(text)      # "X now also does Y": a change only to an older "only"
@@ -290,9 +185,14 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         overlap = len(theirs & own) / len(theirs)
         cjk = text_cjk or sum(1 for t in theirs if not t.isascii()) * 2 > len(theirs)
         cosine = cosines.get(mid)
+        strict = (weak and not widened) or mid in tasks
         # Naming what it replaces is saying what the change is about: a long older memory shares few other words.
-        bar = {**cfg, "min_overlap": 0.0} if named else cfg
-        if judge(cosine, overlap, cjk, bar, weak=(weak and not widened) or mid in tasks):
+        # Retiring a value this memory states in full ("logrus is no longer used" beside "Logging uses logrus with
+        # the JSON formatter; …") restates it whatever else either says: closeness in meaning alone decides
+        # (`cosine_with_overlap`; mostly-CJK pairs, where cosines mean nothing: the retired value is the evidence).
+        gone = not strict and any(_states(value, *stated, fully=True) for value in retired)
+        bar = {**cfg, "min_overlap": 0.0, **({"overlap": 0.0, "overlap_cjk": 0.0} if gone else {})} if named else cfg
+        if judge(cosine, overlap, cjk, bar, weak=strict):
             out.append({"id": mid, "cosine": None if cosine is None else round(cosine, 4),
                         "overlap": round(overlap, 3)})
     return _closest(out, cfg)
@@ -381,21 +281,44 @@ def successors(ctx: StoreContext, memory_ids: Sequence[int]) -> dict[int, int]:
 
 
 def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None = None) -> int:
-    """Links for memories stored before links were written at write time: once per store (stamped in
-    meta), each live memory that announces a change against the older ones. Returns links written.
+    """Links for memories stored before links were written at write time: once per store (stamped in meta), each
+    live memory that announces a change against the older ones (`STAMP_KEY`), then, in a pass of its own
+    (`VALUES_STAMP_KEY`: stores that ran the first before bare value changes linked get it once too), each one
+    without change wording that states a value (`value_subject`) against the older ones it restates but for that
+    value. Returns links written.
 
-    The pass reads the memories oldest first and commits every `BACKFILL_SLICE` change-announcing ones with
-    its place (`CURSOR_KEY`), and at `deadline`, so a pass cut short (a SessionEnd hook's budget, a killed
-    process) goes on from there next time instead of starting over and never finishing on a large store.
+    Each pass reads the memories oldest first and commits every `BACKFILL_SLICE` memories it looked up with its place
+    (its cursor key), and at `deadline`, so a pass cut short (a SessionEnd hook's budget, a killed process) goes on
+    from there next time instead of starting over and never finishing on a large store.
 
     :param deadline: `time.monotonic()` value after which the pass commits what it read and stops (None: to
         the end); one memory's lookup (tens of ms, more on a large store) may run past it.
     """
-    if not _settings(ctx)["enabled"] or (not force and dbm.get_meta(ctx.conn, STAMP_KEY)):
+    if not _settings(ctx)["enabled"]:
         return 0
+    written = 0
+    for stamp, cursor, wanted in ((STAMP_KEY, CURSOR_KEY, has_revision_marker),
+                                  (VALUES_STAMP_KEY, VALUES_CURSOR_KEY, _bare_value)):
+        if force or not dbm.get_meta(ctx.conn, stamp):
+            links, finished = _backfill_pass(ctx, stamp, cursor, wanted, force=force, deadline=deadline)
+            written += links
+            if not finished:
+                break
+    return written
+
+
+def _bare_value(text: str) -> bool:
+    """Does a text without change wording state a value that may replace an older one's (`restates_value`)?"""
+    return revision_marker(text) is None and bool(value_subject(text))
+
+
+def _backfill_pass(ctx: StoreContext, stamp: str, cursor_key: str, wanted, *, force: bool,
+                   deadline: float | None) -> tuple[int, bool]:
+    """One pass of `backfill` over the live memories for which `wanted(text)` holds, from its cursor on; stamps
+    `stamp` at the end. Returns (links written, finished)."""
     if deadline is not None and time.monotonic() >= deadline:
-        return 0
-    cursor = (dbm.get_meta(ctx.conn, CURSOR_KEY) or "").split()
+        return 0, False
+    cursor = (dbm.get_meta(ctx.conn, cursor_key) or "").split()
     after = (float(cursor[0]), int(cursor[1])) if len(cursor) == 2 and not force else (float("-inf"), 0)
     rows = ctx.q(f"SELECT m.id, m.namespace, m.title, m.body, m.created_at FROM memories m WHERE {LIVE} "
                  f"AND m.kind != 'session' AND (m.created_at > ? OR (m.created_at = ? AND m.id > ?)) "
@@ -403,7 +326,7 @@ def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None =
     written, plan, read = 0, [], 0
     for index, (mid, namespace, title, body, created) in enumerate(rows):
         text = body if title and body.startswith(title) else f"{title}\n{body}"
-        if has_revision_marker(text):
+        if wanted(text):
             read += 1
             vectors = [vec for _, vec in search_index.chunk_vectors(ctx, [mid])] or None
             targets = superseded(ctx, namespace, text, vectors, newer_than=(created, mid))
@@ -415,11 +338,11 @@ def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None =
             with ctx.txn():
                 for src, targets in plan:
                     written += len(record_links(ctx, src, targets, ctx.clock()))
-                dbm.set_meta(ctx.conn, CURSOR_KEY, f"{created!r} {mid}")
+                dbm.set_meta(ctx.conn, cursor_key, f"{created!r} {mid}")
             plan, read = [], 0
             if late and not done:
-                return written
+                return written, False
     with ctx.txn():
-        dbm.set_meta(ctx.conn, STAMP_KEY, "1")
-        ctx.conn.execute("DELETE FROM meta WHERE key = ?", (CURSOR_KEY,))
-    return written
+        dbm.set_meta(ctx.conn, stamp, "1")
+        ctx.conn.execute("DELETE FROM meta WHERE key = ?", (cursor_key,))
+    return written, True

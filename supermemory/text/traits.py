@@ -130,7 +130,8 @@ def one_off(older: str, newer: str) -> bool:
 
 
 # What a change wording names as replaced ("old") and as its replacement ("new"): "from A to B", "A was replaced by B",
-# "replaced A with B", "dropped A in favour of B", "B instead of A", "moved off A", 从A迁移到B. A side is one to four
+# "replaced A with B", "dropped A in favour of B", "B instead of A", "moved off A", 从A迁移到B; and A retired, no new side
+# ("A is no longer used", 不再使用A: A itself, not one use of it, "for jobs", is gone). A side is one to four
 # words (a name with its version: "OpenSearch 2.11", ".env", "flags.yaml"), cut at clause punctuation and at the
 # connective words below, which end a name ("from npm to pnpm for the web app" → "pnpm").
 _SIDE_WORD = r"[^\s,;:!?()\"]*[^\s.,;:!?()\"]"
@@ -152,6 +153,9 @@ _CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"has been|have been|got) (?:dropped|retired|removed|deprecated|abandoned|ditched|gone)\b",
     rf"\b(?:moved|migrated|switched|went) (?:off|away from) (?P<old>{_SIDE})",
     rf"从(?P<old>{_SIDE_CJK}?)(?:迁移到|迁到|换成了?|换为|改为|改成|改用|切换到|升级到)(?P<new>{_SIDE_CJK})",
+    rf"(?<!\S)(?P<old>{_SIDE}) (?:is|are|was|were|has been|have been) no longer (?:used|needed|in use|installed|a "
+    rf"dependency)(?= *(?:[.;,!?]|$))", rf"\bno longer us(?:e|es|ing) (?P<old>{_SIDE})(?= *(?:[.;,!?]|$))",
+    rf"不再(?:使用|用)(?P<old>{_SIDE_CJK})(?=[，。；,;.]|$)", rf"(?P<old>{_SIDE_CJK}?)已?经?不再(?:使用|需要)(?=[，。；,;.]|$)",
 ))
 _CONNECTIVES = frozenset("to onto into over after because since so for in on at with when last this next starting "
                          "per as and but which that now by due until from via across everywhere is are was were"
@@ -300,23 +304,136 @@ def replaced_numbers(older: str, newer: str) -> int:
     return min(len(old - new), len(new - old))
 
 
-_VERSION = re.compile(r"v?\d+(?:\.\d+)+")   # a numbered word that is a value of one thing: "3.11", "v1.4.2"
+# A restatement with one value replaced (`restates_value`): besides its numbered words (`numbered_words`), a text's
+# values are its short quoted spans ("info", `main`, 「…」: a longer quote is a title or a saying, its words are text)
+# and its code-like words (flags.yaml, LOG_LEVEL=debug, src/app.py: word characters joined by . _ / = :).
+_QUOTED = re.compile(r"`([^`\n]{1,60})`|\"([^\"\n]{1,60})\"|“([^”\n]{1,60})”|「([^」\n]{1,60})」"
+                     r"|(?<!\w)'([^'\n]{1,60})'(?!\w)")
+_QUOTED_WORDS = 3
+_VALUE_CHARS = r"a-zA-Z0-9_.\-/=:@#%+~"
+_CODE_WORD = re.compile(
+    rf"(?<![{_VALUE_CHARS}])[a-zA-Z0-9_\-@#%+~]*[a-zA-Z0-9][._/=:]+[a-zA-Z0-9][{_VALUE_CHARS}]*")
+_NUMBER_RUN = re.compile(rf"(?<![{_VALUE_CHARS}])[{_VALUE_CHARS}]*\d(?:[{_VALUE_CHARS},]*[{_VALUE_CHARS}])?")
+_EDGES = re.compile(rf"^[^{_VALUE_CHARS}]+|[^{_VALUE_CHARS}]+$")
+_SENTENCE_END = re.compile(r"[!?;\n。！？；]|\.(?:\s|$)")
+_HEADING = re.compile(r"[ \t]*[:：]")                # "Step 3:", "Ticket 412:": a value that heads what follows
+_COUNT_MARK = re.compile(r"(?i)(?:#|no\.|nr\.|n°)\d")    # "#42", "no.1": a number of an item
+_WORD_BEFORE = re.compile(r"([a-zA-Z]+)[ \t]*$")
+_WORD_AFTER = re.compile(r"[ \t]+([a-zA-Z]+)")
+_AUXILIARIES = frozenset("is are was were be been has have had do does did will would can could should must may "
+                         "might shall".split())
+CODE_TEXT = 0.5         # `code_share` from which a text is code: two snippets one token apart are two pieces of code
+
+
+def content_terms(tokens) -> frozenset:
+    """The topical tokens: no stop words, no date words, no bare numbers."""
+    stop, dates = stopwords(), date_words()
+    return frozenset(t for t in tokens if t not in stop and t not in dates and any(ch.isalpha() for ch in t))
+
+
+def _states_value(value: str, before: str, after: str) -> bool:
+    """Is `value`, found between `before` and `after` (its text, NFKC, other values blanked), one the text states of
+    its subject, rather than part of the name of what it is about? A value that heads its sentence (a timestamp, a
+    list number, a speaker's line) or what follows it ("Step 3:", 第3步, 3号) names it, as does a count mark ("#42",
+    "no.1"). After a word, so does a value followed by an auxiliary or another word ("widget 14 is …", "Issue 42
+    blocks …", "service number 3 talks …"; a quantity read so too, "allows 100 requests", where nothing tells a verb
+    from a noun), and a bare number after a lowercase word (an item of a series: "step 1", "fixed issue 42 in …",
+    "port 8080"), not after a capitalised name (that name's version: "Postgres 13"). Stated are values after a stop
+    word or a sign ("is 30 seconds", "after 24 hours", "timeout: 30", "to `trunk`"), versions and values with a unit
+    glued on ("Python 3.12", "60s", "02:00"). Two texts that differ in a value that names are two entries of a list,
+    two chat turns of one template, two things."""
+    if (not content_terms(tokenize(_SENTENCE_END.split(before)[-1])) or _HEADING.match(after)
+            or _COUNT_MARK.match(value) or before.endswith("第") or after.startswith(("号", "號"))):
+        return False
+    name, verb = _WORD_BEFORE.search(before), _WORD_AFTER.match(after)
+    if not (name and content_terms(tokenize(name.group(1)))):
+        return True
+    if verb and (verb.group(1).casefold() in _AUXILIARIES or content_terms(tokenize(verb.group(1)))):
+        return False
+    return not (value.isdigit() and name.group(1).islower())
+
+
+@functools.lru_cache(maxsize=1024)
+def value_reading(text: str) -> tuple[frozenset, dict[str, bool]]:
+    """(the subject words, {value: stated}) of a text: its values are its numbered words (`numbered_words`: "30",
+    "02:00", "v3.11", "db1"), short quoted spans and code-like words (casefolded), each `stated` unless it names
+    what the text is about (`_states_value`); the subject words are the content words of the rest."""
+    normal = unicodedata.normalize("NFKC", text or "")
+    spans = [(m.start(), m.end(), quote.strip().casefold()) for m in _QUOTED.finditer(normal)
+             for quote in [next(g for g in m.groups() if g)] if len(quote.split()) <= _QUOTED_WORDS]
+    rest = _blank(normal, spans)
+    spans += [(m.start(), m.end(), m.group().rstrip(".:/-").casefold()) for m in _CODE_WORD.finditer(rest)]
+    numbered = {_EDGES.sub("", word) for word in numbered_words(rest)}     # "5432。" → "5432"
+    for m in _NUMBER_RUN.finditer(rest):
+        word = m.group().rstrip(".:/-")
+        if word.casefold() in numbered:
+            spans.append((m.start(), m.start() + len(word), word.casefold()))
+    kept: list[tuple[int, int, str]] = []
+    for span in sorted(spans, key=lambda sp: (sp[0], sp[0] - sp[1])):
+        if span[2] and not (kept and span[0] < kept[-1][1]):
+            kept.append(span)
+    rest = _blank(normal, kept)
+    values: dict[str, bool] = {}
+    for start, end, value in kept:
+        values[value] = values.get(value, True) and _states_value(value, rest[:start], rest[end:])
+    return content_terms(tokenize(rest)), values
+
+
+def _blank(text: str, spans) -> str:
+    """`text` with each (start, end, …) span replaced by as many spaces."""
+    for start, end, *_ in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _untitled(text: str) -> str:
+    """"title\nbody" less a title cut from the body itself (an untitled memory's first sentence, cut short: "The
+    API request timeout for … is 3…"), whose last word would read as another word or value."""
+    first, _, rest = text.partition("\n")
+    cut = first.rstrip("…").rstrip()
+    return rest if cut and rest.startswith(cut) else text
+
+
+def _statement(text: str) -> bool:
+    """Can the text state a value at all? A question asks one, and code is code (`CODE_TEXT`)."""
+    return not asks(text) and code_share(text) < CODE_TEXT
+
+
+def restates_value(older: str, newer: str) -> bool:
+    """Does `newer` say what `older` says word for word but for one value ("The API request timeout is 30 seconds."
+    → "… 60 seconds.")? The same subject words, two at least (a staging timeout is not a production one; "More
+    detail on 1." / "… on 3." say nothing of what 1 and 3 are), as many negations, every value the same but one of
+    `older`'s, replaced by one of `newer`'s, each stated of the subject (`_states_value`). A question states no
+    value, nor does code."""
+    older, newer = _untitled(older), _untitled(newer)
+    if not (_statement(older) and _statement(newer)):
+        return False
+    (words, theirs), (own, mine) = value_reading(older), value_reading(newer)
+    if len(own) < 2 or own != words or negation_count(older) != negation_count(newer):
+        return False
+    gone, added = theirs.keys() - mine.keys(), mine.keys() - theirs.keys()
+    return len(gone) == 1 and len(added) == 1 and theirs[next(iter(gone))] and mine[next(iter(added))]
+
+
+def value_subject(text: str) -> frozenset:
+    """The subject words of a text that states a value of them (two at least, a stated value, not a question nor
+    code): what an older memory must say word for word for `restates_value`; empty when the text states none."""
+    own, values = value_reading(_untitled(text))
+    return own if len(own) >= 2 and any(values.values()) and _statement(text) else frozenset()
 
 
 def swapped_value(first: str, second: str) -> bool:
     """Do two texts say the same thing but for one value: one word in place of another ("Deploys happen on
-    Tuesdays" / "… Thursdays"), or one version ("Python version is 3.11" / "… 3.12")? Close vectors, yet
-    not copies: either the same setting stated twice with two values (a contradiction, or a revision nobody
-    marked), never two memories to merge. A counted name ("widget 14" / "widget 15") is two things, not this; nor
+    Tuesdays" / "… Thursdays"), or one stated value (`restates_value`: "Python 3.11" / "3.12", "is 30s" / "is 60s")?
+    Close vectors, yet not copies: either the same setting stated twice with two values (a contradiction, or a revision
+    nobody linked), never two memories to merge. A counted name ("widget 14" / "widget 15") is two things, not this; nor
     are two texts one of which announces a change ("switched the proxy from nginx to Caddy" / "the proxy is Caddy,
     which replaced nginx": they differ in the change verb, and `store.supersession` reads their values)."""
     (marked_a, a, old), (marked_b, b, new) = _value_reading(first), _value_reading(second)
     if marked_a or marked_b or len(a & b) < 2:
         return False
-    if a == b:      # one version for another, nothing else changed
-        gone, added = old - new, new - old
-        return (len(gone) == 1 and len(added) == 1
-                and all(_VERSION.fullmatch(w) for w in gone | added))
+    if a == b:      # one value for another ("3.11" / "3.12", "30s" / "60s", "is 20." / "is 50."), nothing else
+        return restates_value(first, second)
     return old == new and len(a - b) == 1 and len(b - a) == 1
 
 
