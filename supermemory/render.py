@@ -74,13 +74,34 @@ def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) ->
     return f"- [{item['id']} {label}] " + " — ".join(part for part in (title, text) if part) + stale
 
 
+def _less_related(result: dict) -> list[dict]:
+    """The hits of a ranked page listed under a relevant one without being relevant on their own (relevance under
+    the page's `relevant_from`, the fitted threshold): the text shows them apart, as pointers, so an agent does not
+    read filler as answers. A page with no relevant hit (gate off) or a listing (no relevance) has none."""
+    line = result.get("relevant_from")
+    results = result.get("results", [])
+    if not isinstance(line, (int, float)) or line <= 0:
+        return []
+    below = [r for r in results if isinstance(r.get("relevance"), (int, float)) and r["relevance"] < line]
+    return below if len(below) < len(results) else []
+
+
 def render_recall(result: dict, *, full: bool = False, explain: bool = False) -> str:
-    """Compact text of a recall result: one line per hit, with the feature breakdown if asked."""
+    """Compact text of a recall result: one line per hit, with the feature breakdown if asked; hits not relevant
+    on their own come last, under a line that says so, as one short line each (`_less_related`)."""
     results = result.get("results", [])
     lines = []
     if not results:
         lines.append(f"No relevant memories for {shorten(result.get('query') or '')!r}.")
-    for item in results:
+    less = {id(item) for item in _less_related(result)}
+    headed = False
+    for item in [r for r in results if id(r) not in less] + [r for r in results if id(r) in less]:
+        if id(item) in less and not explain:
+            if not headed:
+                lines.append(f"Less related (relevance under {result['relevant_from']:.2f}; pointers, not answers):")
+                headed = True
+            lines.append(memory_line({**item, "summary": ""}) + f"  (relevance {item['relevance']:.2f})")   # its title
+            continue
         scored = isinstance(item.get("score"), (int, float))   # a broad query's listing has no score
         # relevance first: the chance this hit answers the query, the figure that tells an answer from filler
         relevance = f"relevance {item['relevance']:.2f}, " if isinstance(item.get("relevance"), (int, float)) else ""

@@ -269,3 +269,40 @@ def test_the_smallest_briefing_budget_still_shows_the_most_important_memory_shor
         assert brief["tokens"] <= budget and estimate_tokens(brief["text"]) <= brief["tokens"], brief
         assert brief["items"]["pinned"] == [rule] and lines[-1].startswith("(…"), brief["text"]
     assert shown[0].endswith("…") or budget > 50
+
+
+def _hit(id_, title, relevance, score):
+    return {"id": id_, "kind": "note", "title": title[:60], "summary": title, "relevance": relevance, "score": score,
+            "attention": 0.1}
+
+
+def test_hits_not_relevant_on_their_own_come_last_under_a_line_that_says_so():
+    """A fresh user's pages held one answer and six filler lines formatted like it (fu20 D6)."""
+    from supermemory.render import render_recall
+
+    page = {"query": "q", "relevant_from": 0.28,
+            "results": [_hit("M1", "We use chi as the HTTP router.", 0.99, 8.0),
+                        _hit("M5", "The HTTP client timeout is 60s. " * 8, 0.03, 3.0),
+                        _hit("M2", "Notes on chi middlewares.", 0.41, 2.9)]}
+    lines = render_recall(page).splitlines()
+    assert [line.split("]")[0] for line in lines if line.startswith("- [")] == ["- [M1 note", "- [M2 note", "- [M5 note"]
+    assert lines[2].startswith("Less related (relevance under 0.28")
+    assert lines[3].endswith("(relevance 0.03)") and len(lines[3]) < 140 and "score" not in lines[3]
+    assert "score" in lines[0] and "score" in lines[1]
+
+
+def test_no_separator_without_a_relevant_hit_a_line_or_with_explain():
+    from supermemory.render import render_recall
+
+    low = [_hit("M1", "a", 0.1, 1.0), _hit("M2", "b", 0.05, 0.5)]
+    mixed = [_hit("M1", "a", 0.9, 1.0), _hit("M2", "b", 0.05, 0.5)]
+    assert "Less related" not in render_recall({"query": "q", "relevant_from": 0.28, "results": low})
+    assert "Less related" not in render_recall({"query": "q", "results": mixed})      # a listing: no line given
+    assert "Less related" not in render_recall({"query": "q", "relevant_from": 0.28, "results": mixed}, explain=True)
+
+
+def test_a_ranked_page_says_where_relevant_hits_start(store):
+    from supermemory.retrieval.ranking import shipped_threshold
+
+    store.remember("redis is the cache")
+    assert store.recall("redis cache", touch=False)["relevant_from"] == shipped_threshold("auto")

@@ -330,7 +330,7 @@ TOOLS: list[Tool] = [
             "namespace": _NS,
         }, ("query",)),
         output_schema=_out({"query": _STR, "namespaces": _STR_LIST, "results": {"type": "array", "items": _HIT},
-                            "candidates": _INT, "note": _STR, "omitted": _STR_LIST, "intent": {"type": "object"}},
+                            "candidates": _INT, "relevant_from": _NUM, "note": _STR, "omitted": _STR_LIST, "intent": {"type": "object"}},
                            ("results",)),
         annotations=_annotations(True, False, True),
         call=_call_recall, render=_recall_text, fit=fit_recall,

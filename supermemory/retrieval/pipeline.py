@@ -199,7 +199,8 @@ def _page(ctx: StoreContext, query: Query, namespaces, found: Gathered, selected
         results.append(out)
     latency = (time.perf_counter() - started) * 1000
     out = {"query": text, "namespaces": namespaces or [ALL_NAMESPACES], "results": results,
-           "candidates": len(found.candidates), "latency_ms": round(latency, 2),
+           "candidates": len(found.candidates), "relevant_from": ranking.shipped_threshold("auto"),
+           "latency_ms": round(latency, 2),
            "tokens": sum(estimate_tokens(r["title"]) + estimate_tokens(r["summary"])
                          + estimate_tokens(r.get("passage", {}).get("text", "")) for r in results)}
     if explain:
