@@ -2,6 +2,7 @@
 and the real bge-small model for the tests marked `model`."""
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from pathlib import Path
@@ -88,3 +89,34 @@ def onnx_embedder(model_dir):
     provider = OnnxProvider(model_dir)
     provider.load()
     return provider
+
+
+@pytest.fixture
+def backfill_probe(monkeypatch):
+    """The supersedes backfill reading one memory per slice: (`seen`, the texts it reads from now on, and
+    `cut_short()`, a context in which a pass starts in time and then finds every look at the clock past its deadline)."""
+    from supermemory.store import supersession
+
+    seen: list[str] = []
+    real = supersession.superseded
+
+    def counting(ctx, namespace, text, *args, **kwargs):
+        seen.append(text)
+        return real(ctx, namespace, text, *args, **kwargs)
+
+    @contextlib.contextmanager
+    def cut_short():
+        clock = iter([0.0] + [10.0] * 100)     # the pass starts in time, then every look at the clock is past 5
+
+        class Clock:
+            @staticmethod
+            def monotonic():
+                return next(clock)
+
+        with monkeypatch.context() as m:
+            m.setattr(supersession, "time", Clock)
+            yield
+
+    monkeypatch.setattr(supersession, "superseded", counting)
+    monkeypatch.setattr(supersession, "BACKFILL_SLICE", 1)
+    return seen, cut_short

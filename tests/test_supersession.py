@@ -216,7 +216,7 @@ def test_the_rule_on_the_labelled_pairs_keeps_precision_and_gains_recall(model_d
     assert report["rule"]["precision"] >= 0.941 and report["rule"]["recall"] > 0.500   # today's query-time rule
 
 
-def test_the_links_pass_cut_short_goes_on_where_it_stopped(db_path, config, monkeypatch):
+def test_the_links_pass_cut_short_goes_on_where_it_stopped(db_path, config, request):
     """A SessionEnd hook's budget ends the once-per-store pass part way on a large store: what it read stays
     read (committed slice by slice), the next maintenance goes on from there without reading anything twice,
     and the links come out as those of one uninterrupted pass."""
@@ -240,27 +240,11 @@ def test_the_links_pass_cut_short_goes_on_where_it_stopped(db_path, config, monk
     with MemoryStore(whole, config=config, embedder=FakeEmbedder(), namespace="proj") as s:
         assert s.maintenance()["supersedes_links"] >= 3
         expected = links(s)
-    seen = []
-    real = supersession.superseded
-
-    def counting(ctx, namespace, text, *args, **kwargs):
-        seen.append(text)
-        return real(ctx, namespace, text, *args, **kwargs)
-
-    clock = iter([0.0] + [10.0] * 100)     # the pass starts in time, then every look at the clock is past 5
-
-    class Clock:
-        @staticmethod
-        def monotonic():
-            return next(clock)
-
-    monkeypatch.setattr(supersession, "superseded", counting)
-    monkeypatch.setattr(supersession, "BACKFILL_SLICE", 1)
+    seen, cut_short = request.getfixturevalue("backfill_probe")     # from here on: one memory per slice
     with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj") as s:
         assert s.maintenance(deadline=time.monotonic() - 1)["supersedes_links"] == 0   # no time: nothing read
         assert seen == []
-        with monkeypatch.context() as m:
-            m.setattr(supersession, "time", Clock)
+        with cut_short():
             s.maintenance(deadline=5.0)                       # one slice, then the clock says stop
         assert len(seen) == 1
         assert s.conn.execute("SELECT 1 FROM meta WHERE key = ?", (supersession.STAMP_KEY,)).fetchone() is None

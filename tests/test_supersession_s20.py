@@ -104,27 +104,11 @@ def test_maintenance_links_bare_value_changes_once_in_a_store_whose_change_pass_
         assert s.maintenance()["supersedes_links"] == 0
 
 
-def test_the_value_pass_cut_short_goes_on_where_it_stopped(db_path, config, monkeypatch):
+def test_the_value_pass_cut_short_goes_on_where_it_stopped(db_path, config, request):
     expected = _store_before_value_links(db_path, config)
-    seen = []
-    real = supersession.superseded
-
-    def counting(ctx, namespace, text, *args, **kwargs):
-        seen.append(text)
-        return real(ctx, namespace, text, *args, **kwargs)
-
-    clock = iter([0.0] + [10.0] * 100)     # the pass starts in time, then every look at the clock is past 5
-
-    class Clock:
-        @staticmethod
-        def monotonic():
-            return next(clock)
-
-    monkeypatch.setattr(supersession, "superseded", counting)
-    monkeypatch.setattr(supersession, "BACKFILL_SLICE", 1)
+    seen, cut_short = request.getfixturevalue("backfill_probe")     # from here on: one memory per slice
     with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj") as s:
-        with monkeypatch.context() as m:
-            m.setattr(supersession, "time", Clock)
+        with cut_short():
             s.maintenance(deadline=5.0)                       # one slice, then the clock says stop
         assert len(seen) == 1
         assert s.conn.execute("SELECT 1 FROM meta WHERE key = ?", (supersession.VALUES_STAMP_KEY,)).fetchone() is None

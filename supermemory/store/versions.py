@@ -351,12 +351,16 @@ def unlink(ctx: StoreContext, src: Any, dst: Any, *, relation: str | None = None
     return {"src": format_id(a["id"]), "dst": format_id(b["id"]), "removed": removed}
 
 
+def _through(path: list[int]) -> str:
+    """The " (through M3, M4)" of a message: the memories between the two ends of a `supersedes` path, if any."""
+    return f" (through {', '.join(format_id(m) for m in path[1:-1])})" if len(path) > 2 else ""
+
+
 def _refuse_cycle(a: dict, b: dict, back: list[int]) -> None:
     """The error of a `supersedes` link from A to B while B already supersedes A along `back` (B … A)."""
     A, B, last = format_id(a["id"]), format_id(b["id"]), format_id(back[-2])
-    through = f" (through {', '.join(format_id(m) for m in back[1:-1])})" if len(back) > 2 else ""
     raise InvalidInputError(
-        f"cannot link {A} supersedes {B}: {B} already supersedes {A}{through}, so the link would close a cycle "
+        f"cannot link {A} supersedes {B}: {B} already supersedes {A}{_through(back)}, so the link would close a cycle "
         f"and each would mark the other outdated. If {B} ({b['title']!r}) is the newer fact, the links already "
         f"say so; if {A} ({a['title']!r}) is, remove the existing link first (`supermemory unlink {last} {A} "
         f"--relation supersedes`; MCP: memory_link src {last}, dst {A}, relation supersedes, remove true), "
@@ -441,10 +445,9 @@ def merge(ctx: StoreContext, keep: Any, other: Any, *, content: str | None = Non
             f"or `forget` the one that is not needed")
     newer = supersedes_path(ctx, b["id"], a["id"])
     if newer:
-        through = f" (through {', '.join(format_id(m) for m in newer[1:-1])})" if len(newer) > 2 else ""
         raise InvalidInputError(
             f"cannot merge {format_id(b['id'])} into {format_id(a['id'])}: {format_id(b['id'])} supersedes "
-            f"{format_id(a['id'])}{through}, so {format_id(b['id'])} holds the newer fact ({b['title']!r}) and "
+            f"{format_id(a['id'])}{_through(newer)}, so {format_id(b['id'])} holds the newer fact ({b['title']!r}) and "
             f"keeping {format_id(a['id'])} would make the older one ({a['title']!r}) current again. Merge the "
             f"other way round (keep {format_id(b['id'])}, other {format_id(a['id'])}; give content to reword it), "
             f"or, if the supersedes link is wrong, unlink {format_id(newer[-2])} {format_id(a['id'])} "
