@@ -11,30 +11,24 @@ from supermemory.retrieval import ranking
 from supermemory.retrieval.query import Query, lookup_tokens, match_terms
 from supermemory.store import embedding, reads, search_index, supersession
 from supermemory.store.context import StoreContext
-from supermemory.text import asks, cjk_word_share, code_share, estimate_tokens, excerpt, fts_match
+from supermemory.text import asks, code_share, estimate_tokens, excerpt, fts_match
 
 logger = logging.getLogger(__name__)
 _WARNED: set[str] = set()   # the 'recall without vectors' reasons already logged by this process
 
-_READINGS: dict[str, tuple[float, float]] = {}   # content hash → (code share, unread share): each text read once
-_READINGS_MAX = 200_000
-
-
-def memory_reading(rec: dict) -> tuple[float, float]:
-    """How a memory's body reads beside cosines, remembered by content hash: how much as source code
-    (`text.code_share`) and how much the embedder cannot read (`text.cjk_word_share`)."""
-    key = rec["content_hash"]
-    reading = _READINGS.get(key)
-    if reading is None:
-        if len(_READINGS) >= _READINGS_MAX:
-            _READINGS.clear()
-        reading = _READINGS[key] = (code_share(rec["body"]), cjk_word_share(rec["body"]))
-    return reading
+_CODE_SHARES: dict[str, float] = {}   # content hash → text.code_share: a long-lived server reads each text once
+_CODE_SHARES_MAX = 200_000
 
 
 def memory_code_share(rec: dict) -> float:
-    """How much a memory's body reads as code (`text.code_share`)."""
-    return memory_reading(rec)[0]
+    """How much a memory's body reads as code (`text.code_share`), remembered by content hash."""
+    key = rec["content_hash"]
+    share = _CODE_SHARES.get(key)
+    if share is None:
+        if len(_CODE_SHARES) >= _CODE_SHARES_MAX:
+            _CODE_SHARES.clear()
+        share = _CODE_SHARES[key] = code_share(rec["body"])
+    return share
 
 
 INSTRUCTION_SAMPLE = 5   # the best lexical matches `instructed` reads
@@ -228,8 +222,7 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         cand.vector = vectors.get(memory_id)
         cand.terms = frozenset(tset)
         cand.superseded_by = successors.get(memory_id)
-        if query_vec is not None:    # read only beside cosines
-            cand.code, cand.unread = memory_reading(rec)
+        cand.code = memory_code_share(rec) if query_vec is not None else 0.0   # read only beside cosines
         if len(chunk_cosines.get(memory_id, ())) > 1:   # a long function: its chunks read together (pooled_cosine)
             cand.cosine = pooled_cosine(chunk_cosines[memory_id], softness * cand.code)
         final.append(cand)

@@ -42,7 +42,6 @@ class Candidate:
     terms: frozenset = frozenset()     # token set, MMR similarity when vectors are missing
     superseded_by: int | None = None   # the live memory whose `supersedes` link targets this one (from store/)
     code: float = 0.0                  # how much the memory reads as source code (text.code_share: 0 prose, 1 code)
-    unread: float = 0.0                # how much of the memory the embedder cannot read (text.cjk_word_share)
     after_question: float = 0.0        # query IDF mass the question written just before it adds (candidates.py)
 
 

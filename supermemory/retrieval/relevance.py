@@ -173,20 +173,17 @@ def features(cand, ev: QueryEvidence) -> dict:
     top_margin = (ev.top_cosine - ev.background) if ev.top_cosine is not None else 0.0
     lexical_z = zscore(-cand.bm25, ev.lexical_spread) * say if hit else 0.0
     raw_cosine_z = zscore(cand.cosine, ev.cosine_spread) if has_cos else 0.0
-    # The readable part of the query meets the readable part of the memory: a memory in Chinese embeds as word
-    # pieces bge-small barely knows and sits close to every query, so its cosine says little to an English one.
-    reads = sees * (1.0 - getattr(cand, "unread", 0.0))
-    cosine_z = raw_cosine_z * reads
+    cosine_z = raw_cosine_z * sees
     return {
         "coverage": coverage * say,
         "lexical": lexical * say,
         "lexical_rank": lex_rank * say,
         "lexical_z": lexical_z,
         "lexical_evidence": lexical * ev.best_coverage * say,
-        "cosine_margin": margin * reads,
+        "cosine_margin": margin * sees,
         "cosine_z": cosine_z,
-        "vector_rank": (1.0 / (1.0 + vec_rank) if vec_rank is not None else 0.0) * reads,
-        "vector_evidence": margin * top_margin * reads * 10.0,
+        "vector_rank": (1.0 / (1.0 + vec_rank) if vec_rank is not None else 0.0) * sees,
+        "vector_evidence": margin * top_margin * sees * 10.0,
         "blind_coverage": coverage * blind,
         "blind_lexical": lexical * coverage * blind,
         "blind_rank": lex_rank * coverage * blind,

@@ -11,7 +11,7 @@ from supermemory.text import lexicons
 from supermemory.text.chunking import chunk
 from supermemory.text.glossary import cross_terms, english_gloss
 from supermemory.text.summary import estimate_tokens, excerpt, summarize
-from supermemory.text.tokenizer import (FTS_TOKENIZE, TOKENIZER_VERSION, cjk_share, cjk_word_share, fts_match, index_text, is_cjk,
+from supermemory.text.tokenizer import (FTS_TOKENIZE, TOKENIZER_VERSION, cjk_share, fts_match, index_text, is_cjk,
                                         normalize, query_terms, stopwords, tokenize)
 from supermemory.text.traits import (asks, code_share, date_words, has_revision_marker, leading_word, name_forms,
                                      named_terms, revision_marker)
@@ -23,7 +23,7 @@ _LAZY = {
 }
 
 __all__ = [
-    "FTS_TOKENIZE", "TOKENIZER_VERSION", "asks", "chunk", "cjk_share", "cjk_word_share", "code_share", "cross_terms", "date_words",
+    "FTS_TOKENIZE", "TOKENIZER_VERSION", "asks", "chunk", "cjk_share", "code_share", "cross_terms", "date_words",
     "english_gloss", "estimate_tokens", "excerpt", "fts_match", "has_revision_marker",
     "index_text", "is_cjk", "leading_word", "lexicons", "name_forms", "named_terms", "normalize",
     "query_terms", "revision_marker",

@@ -212,19 +212,3 @@ def cjk_share(text: str) -> float:
     """Share of CJK characters among the non-space characters of `text` (0..1)."""
     letters = sum(1 for c in text if not c.isspace())
     return len(_CJK_CHAR.findall(text)) / letters if letters else 0.0
-
-
-_LATIN_WORD = re.compile(r"[A-Za-z0-9]+")
-_READ_SAMPLE = 2000      # characters `cjk_word_share` reads, as `traits.code_share` does
-
-
-def cjk_word_share(text: str) -> float:
-    """Share of CJK characters among the CJK characters and Latin words of `text` (0..1): how much of a memory
-    the English embedder cannot read, counted per word piece (a CJK character is about one, an English word one
-    or two), so "组件命名用 PascalCase" reads mostly Chinese, as the embedder sees it. Reads the first
-    `_READ_SAMPLE` characters: it runs for every candidate a recall reads for the first time."""
-    sample = text[:_READ_SAMPLE]
-    if sample.isascii():
-        return 0.0
-    cjk = len(_CJK_CHAR.findall(sample))
-    return cjk / (cjk + len(_LATIN_WORD.findall(sample))) if cjk else 0.0
