@@ -11,7 +11,9 @@ import hashlib
 import json
 import logging
 import os
+import re
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -292,6 +294,22 @@ def normalize_namespace(name: str, *, allow_all: bool = False) -> str:
     return slug
 
 
+def path_from_file_uri(uri: str) -> str | None:
+    """Local path of a `file://` URI (None for other schemes): how MCP clients name workspace roots."""
+    try:
+        parsed = urllib.parse.urlparse(uri)
+    except ValueError:   # e.g. "file://[::1/x", an unclosed IPv6 host
+        return None
+    if parsed.scheme != "file":
+        return None
+    path = urllib.parse.unquote(parsed.path)
+    if "\x00" in path:   # %00: no local path holds it
+        return None
+    if os.name == "nt" and re.match(r"^/[A-Za-z]:", path):
+        path = path[1:]
+    return path or None
+
+
 def looks_like_path(name: object) -> bool:
     """Whether a namespace argument is written as a path (holds `/` or `\\`, or starts with `~` or `.`): such an
     argument is read as a project root (`project_namespace`), never turned into a name of its own."""
@@ -313,6 +331,10 @@ def project_namespace(path: str, *, home: Path, project_dir: Path | None, curren
     :param current: the store's default namespace (the current project's).
     """
     base = Path(project_dir) if project_dir else Path.cwd()
+    if "://" in path or path.strip().lower().startswith("file:"):   # a URI: file:// names a workspace root (MCP)
+        path = path_from_file_uri(path.strip()) or ""
+        if not path:
+            return None, False
     try:
         folder = (base / Path(path.strip()).expanduser()).resolve()   # an absolute path replaces `base`
         root, live = _project(folder)

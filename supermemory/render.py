@@ -1,6 +1,7 @@
 """The text views of store results, one renderer per view, shared by the MCP tools, the CLI and the hooks."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 # When the chunks a write did not embed get their vectors (store/embedding.py `embed_missing_vectors`).
@@ -95,12 +96,14 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
         lines.append(f"No relevant memories for {shorten(result.get('query') or '')!r}.")
     less = {id(item) for item in _less_related(result)}
     headed = False
-    for item in [r for r in results if id(r) not in less] + [r for r in results if id(r) in less]:
+    filler = sorted((r for r in results if id(r) in less), key=lambda r: -r["relevance"])   # by the figure shown
+    for item in [r for r in results if id(r) not in less] + filler:
         if id(item) in less and not explain:
             if not headed:
                 lines.append(f"Less related (relevance under {result['relevant_from']:.2f}; pointers, not answers):")
                 headed = True
-            lines.append(memory_line({**item, "summary": ""}) + f"  (relevance {item['relevance']:.2f})")   # its title
+            shown = math.floor(item["relevance"] * 100) / 100   # cut, not rounded: 0.279 under 0.28 reads 0.27
+            lines.append(memory_line({**item, "summary": ""}) + f"  (relevance {shown:.2f})")   # its title
             continue
         scored = isinstance(item.get("score"), (int, float))   # a broad query's listing has no score
         # relevance first: the chance this hit answers the query, the figure that tells an answer from filler

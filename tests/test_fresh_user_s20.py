@@ -142,7 +142,19 @@ def test_a_path_of_a_known_project_root_is_read_as_that_projects_namespace(two_p
     assert store.list(namespace="dashboard-web")["items"]   # a plain name as before
 
 
+def test_a_file_uri_of_a_known_project_root_is_read_as_that_projects_namespace(two_projects):
+    """MCP clients name workspace folders as file:// URIs; one was read as a relative path under the current
+    project, and the suggestion named the other project (fu21 N6)."""
+    store, billing, dashboard = two_projects
+    uri = dashboard.resolve().as_uri()
+    assert {m["namespace"] for m in store.list(namespace=uri)["items"]} == {"dashboard-web"}
+    assert {m["namespace"] for m in store.list(namespace=uri.replace("/dashboard-web", "/dashboard%2Dweb"))["items"]} \
+        == {"dashboard-web"}                                                   # percent-encoded as clients may send it
+    assert {m["namespace"] for m in store.list(namespace=billing.resolve().as_uri() + "/")["items"]} == {"billing-api"}
+
+
 @pytest.mark.parametrize("path, meant", [
+    ("https://example.com/dashboard-web", "did you mean 'dashboard-web'?"),   # another scheme: no local folder
     ("~/dashboard-web", "did you mean 'dashboard-web'?"),               # silently mapped before
     ("../../etc", "existing namespaces: billing-api, dashboard-web"),   # became 'etc' before
     ("/nonexistent/projects/dashboard-web", "did you mean 'dashboard-web'?"),   # became 'nonexistent-projects-…'

@@ -291,6 +291,18 @@ def test_hits_not_relevant_on_their_own_come_last_under_a_line_that_says_so():
     assert "score" in lines[0] and "score" in lines[1]
 
 
+def test_less_related_hits_are_ordered_by_the_relevance_they_show_and_never_read_as_the_line():
+    """fu21 N7: 0.2795 printed as 0.28 under "relevance under 0.28", and 0.13 was listed above 0.14."""
+    from supermemory.render import render_recall
+
+    page = {"query": "q", "relevant_from": 0.28,
+            "results": [_hit("M1", "answer", 0.9, 5.0), _hit("M2", "b", 0.13, 2.0), _hit("M3", "c", 0.2795, 1.9),
+                        _hit("M4", "d", 0.14, 1.8)]}
+    filler = [line for line in render_recall(page).splitlines()[2:]]
+    assert [line.split("]")[0][3:] for line in filler] == ["M3 note", "M4 note", "M2 note"]
+    assert filler[0].endswith("(relevance 0.27)")
+
+
 def test_no_separator_without_a_relevant_hit_a_line_or_with_explain():
     from supermemory.render import render_recall
 

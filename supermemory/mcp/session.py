@@ -4,14 +4,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import re
 import threading
 import time
-import urllib.parse
 from pathlib import Path
 from typing import Any, Callable
 
-from supermemory.config import Config
+from supermemory.config import Config, path_from_file_uri
 from supermemory.errors import SupermemoryError
 from supermemory.mcp.methods import HANDLERS
 from supermemory.mcp.tools import TOOLS_BY_NAME
@@ -32,22 +30,6 @@ CAPTURE_SLICE_SECONDS = 0.5   # transcript reading per idle turn (the capture go
 CANCELLED = "notifications/cancelled"
 CANCELLABLE = ("tools/call",)   # what a cancellation can stop before it runs (the rest answer at once, cheaply)
 _CANCEL_FRAME_MAX = 4096   # a cancellation is a few hundred bytes; longer frames are not looked into early
-
-
-def _path_from_uri(uri: str) -> str | None:
-    """Local path of a `file://` URI (None for other schemes)."""
-    try:
-        parsed = urllib.parse.urlparse(uri)
-    except ValueError:   # e.g. "file://[::1/x", an unclosed IPv6 host
-        return None
-    if parsed.scheme != "file":
-        return None
-    path = urllib.parse.unquote(parsed.path)
-    if "\x00" in path:   # %00: no local path holds it
-        return None
-    if os.name == "nt" and re.match(r"^/[A-Za-z]:", path):
-        path = path[1:]
-    return path or None
 
 
 class Session:
@@ -181,7 +163,7 @@ class Session:
         paths = []
         for root in roots if isinstance(roots, list) else []:
             uri = root.get("uri") if isinstance(root, dict) else None
-            path = _path_from_uri(uri) if isinstance(uri, str) else None
+            path = path_from_file_uri(uri) if isinstance(uri, str) else None
             if path and path not in paths:
                 paths.append(path)
         if not paths:
