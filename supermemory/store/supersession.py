@@ -34,7 +34,10 @@ does needs no `min_overlap` (naming the replaced value is saying what the change
 shares few other words), and one that states all of a value the text retires ("A is no longer used", 不再使用A: A
 itself, not one use of it) needs no word overlap either: "Logging uses logrus with the JSON formatter; …" is stale
 beside "moved from logrus to log/slog …; logrus is no longer used", close in meaning (`cosine_with_overlap`) though
-it shares few words. And an older memory that already states B agrees with the change instead of going stale:
+it shares few words. A retirement said of one area ("A is no longer used in the admin pages", "… for backend errors",
+"no longer use A in CI", 不再用于任务队列: `text.revisions.retirement_scopes`) retires A there only: it supersedes
+only older memories that state that area (all its words), never one of another area ("The marketing site still uses
+jQuery") nor one that states A with no area ("We use jQuery"), which still holds of the others. And an older memory that already states B agrees with the change instead of going stale:
 one that names B but not A ("dependencies are managed with uv" ← "Poetry was replaced by uv"), or one that
 announces the same change itself ("migrated from OpenSearch to Meilisearch" ← "OpenSearch was replaced by
 Meilisearch"); "use npm, not yarn" names both without a change of its own, so "switched from npm to yarn" revises it.
@@ -44,8 +47,9 @@ A bare value change needs no change wording (`restates_value`, scored on `bench/
 without any that says what an older memory of the namespace says word for word but for one value ("The API request
 timeout is 30 seconds." → "… 60 seconds.") supersedes it. Its values are its numbered words, short quoted spans and
 code-like words (`flags.yaml`); the rest are its subject words, which must be the same, two at least ("More detail on
-1." says nothing of what 1 is), with as many negations, one value of the older text replaced by one of the newer's and
-nothing else, and that value stated of the subject, not part of its name: a value that heads its sentence or what
+1." says nothing of what 1 is), with as many negations, one value of the older text replaced by one of the newer's in its place
+and nothing else (values compared in order: "Worker 1 … replica 2 … 5s" → "Worker 2 … replica 1 … 3s" swaps two
+names besides), neither text adding one more value ("CI also runs on Go 1.22", 也, 还: `text.traits.adds`), and that value stated of the subject, not part of its name: a value that heads its sentence or what
 follows it (a timestamp, "Step 3:", 第3步), a count mark ("#42") or a number of an item ("Issue 42 blocks …", "service
 number 3 talks …", "fixed issue 42 in …", "port 8080") names a thing, so two entries of a list, two chat turns of one
 template and two numbered things stay side by side. A question or code states no value, and where cosines are read
@@ -67,6 +71,7 @@ from supermemory.store import embedding, search_index
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
 from supermemory.text import cjk_share, fts_match, has_revision_marker, revision_marker, tokenize
+from supermemory.text.revisions import in_scope, retirement_scopes
 from supermemory.text.traits import (adds, change_values, content_terms, numbered_words, one_off, replaced_numbers,
                                      restates_value, value_subject, widens)
 
@@ -170,6 +175,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     text_cjk = cjk_share(text) >= CJK_TEXT
     weak = marker == "weak"
     additive = weak and adds(text)      # "X now also does Y": a change only to an older "only"
+    scopes = retirement_scopes(text)    # "A is no longer used in the admin pages": only there
     out = []
     for mid in older:
         theirs = content_terms(terms.get(mid, ()))
@@ -177,6 +183,8 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         if not theirs or (additive and not widened):
             continue
         stated = content_terms(tokenize(older[mid])), numbered_words(older[mid])
+        if not in_scope(scopes, stated[0]):     # a fact of another area, or of A with none: it still stands
+            continue
         named = any(_states(value, *stated, fully=False) for value in replaced)
         if replaced and not named:      # "from A to B" where this memory states no A: a change of something else
             continue

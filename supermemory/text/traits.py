@@ -68,7 +68,9 @@ def revision_marker(text: str) -> str | None:
 # An older text that says something is all there is ("… used only for X") and a newer one that adds to it
 # ("… now also used for Y"): the newer one's "now" announces a change as plainly as "no longer" does.
 _ONLY = re.compile(r"(?i)\b(?:only|solely|exclusively)\b")
-_NOW_ALSO = re.compile(r"(?i)\b(?:now(?: [^\s.;,]+){0,5} (?:also|as well|too(?= *(?:[.;,!?]|$)))|also now)\b")
+_ALSO = r"also|as well|too(?= *(?:[.;,!?]|$))"     # one more value, not another one ("too" of degree is not)
+_NOW_ALSO = re.compile(rf"(?i)\b(?:now(?: [^\s.;,]+){{0,5}} (?:{_ALSO})|also now)\b")
+_ADDS = re.compile(rf"(?i)\b(?:{_ALSO})\b|也(?!许)|还(?!是)")
 _CLAUSE_END = re.compile(r"[.;,:!?()]")
 _SCOPE_WORDS = 2        # content words after "only" that name what it restricts ("only [admins] can [delete]")
 
@@ -95,10 +97,13 @@ def _scope(text: str) -> list[frozenset]:
 
 
 def adds(text: str) -> bool:
-    """Is the text's only change wording an addition ("X now also does Y", "… now … too")? An addition leaves
-    what an older memory said standing, unless that memory said it was the only case (`widens`)."""
-    return revision_marker(text) == "weak" and revision_marker(_NOW_ALSO.sub(" ", text)) is None \
-        and _says(_NOW_ALSO, text)
+    """Does the text add one more value rather than replace one: "also", "too", "as well", 也, 还 in a text without
+    change wording ("CI also runs on Go 1.22"), or as its only change wording ("X now also does Y")? An addition
+    leaves what an older memory said standing, unless that memory said it was the only case (`widens`)."""
+    marker = revision_marker(text)
+    if marker is None:
+        return _says(_ADDS, text)
+    return marker == "weak" and revision_marker(_NOW_ALSO.sub(" ", text)) is None and _says(_NOW_ALSO, text)
 
 
 def widens(older: str, newer: str) -> bool:
@@ -354,8 +359,8 @@ def _states_value(value: str, before: str, after: str) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
-def value_reading(text: str) -> tuple[frozenset, dict[str, bool]]:
-    """(the subject words, {value: stated}) of a text: its values are its numbered words (`numbered_words`: "30",
+def value_reading(text: str) -> tuple[frozenset, tuple[tuple[str, bool], ...]]:
+    """(the subject words, ((value, stated), …) in text order) of a text: its values are its numbered words (`numbered_words`: "30",
     "02:00", "v3.11", "db1"), short quoted spans and code-like words (casefolded), each `stated` unless it names
     what the text is about (`_states_value`); the subject words are the content words of the rest."""
     normal = unicodedata.normalize("NFKC", text or "")
@@ -373,10 +378,8 @@ def value_reading(text: str) -> tuple[frozenset, dict[str, bool]]:
         if span[2] and not (kept and span[0] < kept[-1][1]):
             kept.append(span)
     rest = _blank(normal, kept)
-    values: dict[str, bool] = {}
-    for start, end, value in kept:
-        values[value] = values.get(value, True) and _states_value(value, rest[:start], rest[end:])
-    return content_terms(tokenize(rest)), values
+    return content_terms(tokenize(rest)), tuple((value, _states_value(value, rest[:start], rest[end:]))
+                                                for start, end, value in kept)
 
 
 def _blank(text: str, spans) -> str:
@@ -403,23 +406,24 @@ def restates_value(older: str, newer: str) -> bool:
     """Does `newer` say what `older` says word for word but for one value ("The API request timeout is 30 seconds."
     → "… 60 seconds.")? The same subject words, two at least (a staging timeout is not a production one; "More
     detail on 1." / "… on 3." say nothing of what 1 and 3 are), as many negations, every value the same but one of
-    `older`'s, replaced by one of `newer`'s, each stated of the subject (`_states_value`). A question states no
-    value, nor does code."""
+    `older`'s, replaced by one of `newer`'s in its place (values compared in order: "Worker 1 … replica 2 … 5s" /
+    "Worker 2 … replica 1 … 3s" swaps two names besides), each stated of the subject (`_states_value`). A question
+    states no value, nor does code, nor a text that adds one more ("also", 也: `adds`)."""
     older, newer = _untitled(older), _untitled(newer)
-    if not (_statement(older) and _statement(newer)):
+    if not (_statement(older) and _statement(newer)) or adds(older) or adds(newer):
         return False
     (words, theirs), (own, mine) = value_reading(older), value_reading(newer)
-    if len(own) < 2 or own != words or negation_count(older) != negation_count(newer):
+    if len(own) < 2 or own != words or negation_count(older) != negation_count(newer) or len(theirs) != len(mine):
         return False
-    gone, added = theirs.keys() - mine.keys(), mine.keys() - theirs.keys()
-    return len(gone) == 1 and len(added) == 1 and theirs[next(iter(gone))] and mine[next(iter(added))]
+    changed = [(old, new) for old, new in zip(theirs, mine) if old[0] != new[0]]
+    return len(changed) == 1 and changed[0][0][1] and changed[0][1][1]
 
 
 def value_subject(text: str) -> frozenset:
     """The subject words of a text that states a value of them (two at least, a stated value, not a question nor
     code): what an older memory must say word for word for `restates_value`; empty when the text states none."""
     own, values = value_reading(_untitled(text))
-    return own if len(own) >= 2 and any(values.values()) and _statement(text) else frozenset()
+    return own if len(own) >= 2 and any(stated for _, stated in values) and _statement(text) else frozenset()
 
 
 def swapped_value(first: str, second: str) -> bool:
