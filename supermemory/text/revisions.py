@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
+from supermemory.text import lexicons
 from supermemory.text.tokenizer import tokenize
 from supermemory.text.traits import _SIDE, _SIDE_CJK, _in_code, _side, content_terms
 
@@ -20,13 +21,13 @@ _SCOPED = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"\bno longer (?:use|uses|using|run|runs|need|needs|install|installs) {_SIDE}? {_WHERE} (?P<scope>{_SIDE})",
     rf"不再(?:使用|用)?于(?P<scope>{_SIDE_CJK})", rf"在(?P<scope>[^，。；、,;.在]{{1,12}}?)[中里上]?不再(?:使用|用|需要)",
 ))
-# Areas that are the whole project: "no longer used in the codebase" retires the value everywhere.
-_EVERYWHERE = "codebase code project repo repository monorepo stack app application anywhere everywhere here all"
 
 
 @functools.cache
 def _everywhere() -> frozenset:
-    return frozenset(tokenize(_EVERYWHERE))     # as index tokens (stemmed): what a scope's words are compared as
+    """Areas that are the whole project ("no longer used in the codebase" retires the value everywhere), as index
+    tokens (stemmed): what a scope's words are compared as (`lexicons/whole_project_words.txt`)."""
+    return frozenset(t for word in lexicons.entries("whole_project_words") for t in tokenize(word))
 
 
 def retirement_scopes(text: str) -> list[frozenset]:
