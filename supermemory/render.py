@@ -46,7 +46,8 @@ def repeated(texts) -> list[tuple[str, int]]:
     """Each distinct text once (as `shorten` shows it), in the order first met, with how many times it came."""
     counts: dict[str, int] = {}
     for text in texts:
-        counts[" ".join(str(text).split())] = counts.get(" ".join(str(text).split()), 0) + 1
+        flat = " ".join(str(text).split())
+        counts[flat] = counts.get(flat, 0) + 1
     return [(shorten(text), n) for text, n in counts.items()]
 
 
@@ -379,7 +380,7 @@ def render_merge(result: dict) -> str:
     return f"{result['merged']} merged into {result['kept']}; current version {result['id']}"
 
 
-def render_stats(result: dict, *, commands: Commands | None = None) -> str:
+def render_stats(result: dict, *, commands: Commands = MCP_COMMANDS) -> str:
     """Store health: which namespaces it counts (and how to count every one), live memories by kind and namespace,
     old versions, size, embedder, search figures, the failed queries (short, each once)."""
     by_kind = ", ".join(f"{k} {v}" for k, v in sorted((result.get("by_kind") or {}).items())) or "none"
@@ -387,9 +388,8 @@ def render_stats(result: dict, *, commands: Commands | None = None) -> str:
     embedder = result.get("embedder") or {}
     pinned = f"{embedder.get('provider')}/{embedder.get('model', '-')}" if embedder else "not pinned yet"
     counted = result.get("namespace") or ["*"]
-    every = commands.every_namespace if commands else "namespace '*'"
     scope = ("every namespace" if "*" in counted else
-             " + ".join(counted) + f" ({every} counts every namespace)")
+             " + ".join(counted) + f" ({commands.every_namespace} counts every namespace)")
     lines = [
         f"counting     {scope}",
         f"memories     {result.get('memories', 0)} live memories ({by_kind}), "

@@ -433,7 +433,7 @@ def swapped_value(first: str, second: str) -> bool:
     nobody linked), never two memories to merge. A counted name ("widget 14" / "widget 15") is two things, not this; nor
     are two texts one of which announces a change ("switched the proxy from nginx to Caddy" / "the proxy is Caddy,
     which replaced nginx": they differ in the change verb, and `store.supersession` reads their values)."""
-    (marked_a, a, old), (marked_b, b, new) = _value_reading(first), _value_reading(second)
+    (marked_a, a, old), (marked_b, b, new) = _swap_reading(first), _swap_reading(second)
     if marked_a or marked_b or len(a & b) < 2:
         return False
     if a == b:      # one value for another ("3.11" / "3.12", "30s" / "60s", "is 20." / "is 50."), nothing else
@@ -442,7 +442,7 @@ def swapped_value(first: str, second: str) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _value_reading(text: str) -> tuple[bool, frozenset, frozenset]:
+def _swap_reading(text: str) -> tuple[bool, frozenset, frozenset]:
     """(announces a change, its words without numbers and stop words, its numbered words): `health` reads one
     text in many pairs."""
     return (revision_marker(text) == "strong",
