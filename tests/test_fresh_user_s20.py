@@ -66,6 +66,18 @@ def test_health_reports_a_supersedes_cycle_already_in_the_store_and_how_to_break
     assert store.health()["supersedes_cycles"] == []
 
 
+def test_health_reports_a_longer_supersedes_cycle_once_in_link_order(store):
+    ids = [store.remember(text)["id"] for text in ("Invoices are rendered to PDF with gofpdf.",
+                                                    "Integration tests share one Postgres container.",
+                                                    "State management uses Zustand in the dashboard.")]
+    loop = [int(i[1:]) for i in ids]
+    with store.context.txn():   # M_a supersedes M_b supersedes M_c supersedes M_a, written before `link` refused it
+        for src, dst in zip(loop, loop[1:] + loop[:1]):
+            store.context.conn.execute("INSERT INTO links(src, dst, relation, weight, created_at) "
+                                       "VALUES (?, ?, 'supersedes', 1.0, 0)", (src, dst))
+    assert [c["ids"] for c in store.health()["supersedes_cycles"]] == [ids]
+
+
 # --- D7: failed queries shown short, each once ---------------------------------------------------------------------
 
 def test_stats_shows_a_long_failed_query_cut_short_and_once_with_how_many_times(store):

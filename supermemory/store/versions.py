@@ -386,27 +386,9 @@ def supersedes_cycles(ctx: StoreContext, namespaces: list[str] | None, limit: in
     for start in sorted(edges):
         if start in seen or len(cycles) >= limit:
             continue
-        came_from, frontier, found = {start: None}, [start], None
-        while frontier and found is None:   # breadth first: the shortest way from `start` back to itself
-            step = []
-            for node in frontier:
-                for nxt in edges.get(node, []):
-                    if nxt == start:
-                        found = node
-                        break
-                    if nxt not in came_from:
-                        came_from[nxt] = node
-                        step.append(nxt)
-                if found is not None:
-                    break
-            frontier = step
-        if found is None:
-            continue
-        ring = [found]
-        while came_from[ring[-1]] is not None:
-            ring.append(came_from[ring[-1]])
-        ring.reverse()   # start … found, and found supersedes start
-        if seen.intersection(ring):
+        ring = _shortest_path(start, start, lambda frontier: ((src, dst) for src in frontier
+                                                              for dst in edges.get(src, ())))[:-1]
+        if not ring or seen.intersection(ring):
             continue
         seen.update(ring)
         cycles.append({"ids": [format_id(m) for m in ring], "titles": [titles[m] for m in ring]})
@@ -485,24 +467,31 @@ def _refuse_superseded_edit(ctx: StoreContext, old: dict) -> None:
 def supersedes_path(ctx: StoreContext, newer: int, older: int, limit: int = 1000) -> list[int]:
     """The ids from `newer` to `older` along `supersedes` links between live memories (breadth first, the
     shortest), or [] when none leads there: whether the memory kept by a merge is one the other corrects."""
-    came_from: dict[int, int | None] = {newer: None}
-    frontier = [newer]
-    while frontier and len(came_from) < limit:
+    def step(frontier: list[int]):
         marks = ",".join("?" * len(frontier))
-        step = []
-        for src, dst in ctx.q(f"SELECT l.src, l.dst FROM links l JOIN memories m ON m.id = l.dst "
-                              f"WHERE l.relation = 'supersedes' AND l.src IN ({marks}) "
-                              f"AND m.superseded_by IS NULL AND m.deleted_at IS NULL ORDER BY l.dst", frontier):
-            if dst in came_from:
-                continue
-            came_from[dst] = src
-            if dst == older:
-                path = [dst]
+        return ctx.q(f"SELECT l.src, l.dst FROM links l JOIN memories m ON m.id = l.dst "
+                     f"WHERE l.relation = 'supersedes' AND l.src IN ({marks}) "
+                     f"AND m.superseded_by IS NULL AND m.deleted_at IS NULL ORDER BY l.dst", frontier)
+    return _shortest_path(newer, older, step, limit)
+
+
+def _shortest_path(start: int, goal: int, step, limit: int = 1000) -> list[int]:
+    """The ids from `start` to `goal` along the links `step(frontier)` yields as (src, dst) pairs out of a frontier,
+    breadth first (the shortest), or [] when none leads there; `goal` may be `start` itself (a cycle through it)."""
+    came_from: dict[int, int | None] = {start: None}
+    frontier = [start]
+    while frontier and len(came_from) < limit:
+        nxt = []
+        for src, dst in step(frontier):
+            if dst == goal:
+                path = [src]
                 while came_from[path[-1]] is not None:
                     path.append(came_from[path[-1]])
-                return path[::-1]
-            step.append(dst)
-        frontier = step
+                return path[::-1] + [goal]
+            if dst not in came_from:
+                came_from[dst] = src
+                nxt.append(dst)
+        frontier = nxt
     return []
 
 
