@@ -52,13 +52,30 @@ class DashHintParser(argparse.ArgumentParser):
         super().error(message)
 
 
+MORE_WORDS = "more_words"   # a command's default naming its list positional: words after an option join it
+
+
+def _joined(parser: argparse.ArgumentParser, args, extra: list[str]):
+    """`recall flaky test --limit 3 on CI` reads as one query: argparse ends a list positional at the first option
+    and calls what follows unrecognized. Words (never unknown options) after an option join the positional the
+    command names in `MORE_WORDS`; anything else is the error argparse gives."""
+    target = getattr(args, MORE_WORDS, None)
+    if extra and target and isinstance(getattr(args, target, None), list) and not any(
+            word.startswith("-") and word != "-" and not _NEGATIVE_NUMBER.fullmatch(word) for word in extra):
+        getattr(args, target).extend(extra)
+        extra = []
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None = None):
     """The parsed arguments; for `supermemory hook …` leniently: arguments this version does not know are warned
     about and ignored, and ones argparse refuses (no event) give None instead of exit 2, which Claude Code and
     Codex read as a blocking error (a Codex Stop hook would keep the agent going with our usage text)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if next((a for a in argv if not a.startswith("-")), None) != "hook":
-        return parser.parse_args(argv)
+        return _joined(parser, *parser.parse_known_args(argv))
     try:
         args, extra = parser.parse_known_args(argv)
     except SystemExit as exc:   # a missing event (argparse said so on stderr), or --help

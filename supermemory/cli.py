@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from supermemory.argv import DashHintParser, parse_args
+from supermemory.argv import MORE_WORDS, DashHintParser, parse_args
 from supermemory.config import KINDS, RELATIONS, TASK_STATUSES, load_config
 from supermemory import progress   # standard library only, like the rest at import time
 from supermemory.cli_io import print_json as _print_json, print_written as _print_written, text_arg as _text
@@ -431,6 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("recall", cmd_recall, "find the memories relevant to a query")
     p.add_argument("query", nargs="+", help="what you want to know (words after it are part of it: quotes optional)")
+    p.set_defaults(**{MORE_WORDS: "query"})
     p.add_argument("--limit", type=int, help="maximum results (default 8)")
     p.add_argument("--kind", action="append", choices=KINDS,
                    help="only this kind; repeat for several (--kind decision --kind task)")
@@ -451,6 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("get", cmd_get, "show memories in full by id")
     p.add_argument("ids", nargs="+", help="memory ids like M12")
+    p.set_defaults(**{MORE_WORDS: "ids"})
 
     p = add("list", cmd_list, "index of memories (titles and summaries)")
     p.add_argument("--kind", action="append", choices=KINDS,
@@ -479,6 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("forget", cmd_forget, "soft-delete memories (or sweep stale, unimportant ones)")
     p.add_argument("ids", nargs="*", help="memory ids")
+    p.set_defaults(**{MORE_WORDS: "ids"})
     how = p.add_mutually_exclusive_group()
     how.add_argument("--hard", action="store_true", help="delete permanently, with history")
     how.add_argument("--sweep", action="store_true", help="archive memories that are stale AND unimportant")
@@ -488,6 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("restore", cmd_restore, "bring forgotten or archived memories back")
     p.add_argument("ids", nargs="+", help="memory ids")
+    p.set_defaults(**{MORE_WORDS: "ids"})
 
     p = add("link", cmd_link, "record a typed relation between two memories")
     p.add_argument("src", help="from memory id")

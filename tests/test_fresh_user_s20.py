@@ -201,6 +201,21 @@ def test_mcp_reads_a_project_root_path_as_its_namespace(two_projects):
     assert refused["isError"] is True and "namespaces are names, not paths" in refused["content"][0]["text"]
 
 
+def test_export_reads_a_namespace_path_by_the_same_rule(two_projects, tmp_path):
+    """`export --namespace` normalised a path argument the old way: '../../etc' exported as a namespace 'etc'
+    that was never written, or named the path's last part (fu20 found-not-fixed)."""
+    from supermemory.errors import NamespaceError
+
+    store, billing, dashboard = two_projects
+    out = tmp_path / "dash.jsonl"
+    store.export(out, namespaces=[str(dashboard)])
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines and {line["namespace"] for line in lines} == {"dashboard-web"}
+    with pytest.raises(NamespaceError, match="namespaces are names, not paths"):
+        store.export(tmp_path / "etc.jsonl", namespaces=["../../etc"])
+    assert not (tmp_path / "etc.jsonl").exists()
+
+
 # --- D9: wording and consistency -----------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -244,6 +259,20 @@ def test_recall_joins_unquoted_words_into_the_query(cli_project, capsys):
     assert cli.main(["recall", "which", "logging", "library", "--no-gates", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["query"] == "which logging library" and result["results"][0]["id"] == "M1"
+
+
+def test_words_after_an_option_still_join_the_query_and_the_ids(cli_project, capsys):
+    """`recall a --limit 3 b` failed with "unrecognized arguments: b" (fu21 found-not-fixed)."""
+    capsys.readouterr()
+    assert cli.main(["recall", "which", "--no-gates", "logging", "--json", "library"]) == 0
+    assert json.loads(capsys.readouterr().out)["query"] == "which logging library"
+    assert cli.main(["remember", "Deploys go through Argo CD."]) == 0
+    capsys.readouterr()
+    assert cli.main(["get", "M1", "--json", "M2"]) == 0
+    assert [m["id"] for m in json.loads(capsys.readouterr().out)["memories"]] == ["M1", "M2"]
+    with pytest.raises(SystemExit) as caught:   # an unknown option after the words is still refused
+        cli.main(["recall", "logging", "--limit", "3", "--bogus"])
+    assert caught.value.code == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
 def test_stats_says_which_namespaces_it_counts(cli_project, capsys):

@@ -57,7 +57,7 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
             none, no permission, disk full); no partial file is left behind.
         NamespaceError: a named namespace never held a memory (a typo, named with the near ones).
     """
-    ns_list = [normalize_namespace(n, allow_all=True) for n in namespaces] if namespaces else None
+    ns_list = [nsm.named(ctx, n, allow_all=True) for n in namespaces] if namespaces else None
     if ns_list is not None and ALL_NAMESPACES in ns_list:
         ns_list = None
     for ns in ns_list or ():
