@@ -208,6 +208,12 @@ def _walk_through(b: Browser, server: UIServer, store: MemoryStore, ids: dict) -
     b.wait_for("document.querySelectorAll('#health-cards .card').length && document.querySelectorAll('#growth rect').length")
     cards = b.js("[...document.querySelectorAll('#health-cards .card')].map(c => c.textContent)")
     assert any("hit rate" in c and "75%" in c for c in cards), cards
+    # The last bar holds today's memories and is named by the days it covers, ending today (fu22 D9: it read
+    # "week of" the day six days before them), and the axis ends with today's date.
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    titles = b.js("[...document.querySelectorAll('#growth rect title')].map(t => t.textContent)")
+    assert any(t.endswith(f" – {today})") for t in titles) and not any("week of" in t for t in titles), titles
+    assert b.js("[...document.querySelectorAll('#growth text.day')].map(t => t.textContent)")[-1] == today[5:]
     text = b.js("document.getElementById('view').textContent")
     assert text.count("A one-week freeze on schema changes") == 1 and "Near-duplicates (1)" in text
     b.js("document.getElementById('sweep-preview').click()")

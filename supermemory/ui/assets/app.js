@@ -513,6 +513,10 @@ function growthChart(growth, by) {
   const svg = s("svg", { viewBox: `0 0 ${width} ${height + 40}`, id: "growth", role: "img" },
     s("title", {}, "new memories per period"),
     s("text", { x: 2, y: 12, class: "axis" }, String(top)), s("line", { x1: pad, y1: height, x2: width - pad, y2: height, class: "axis-line" }));
+  // A period ends `bucket_days` after its start (the last one now), so it is named by its first and last day:
+  // its start alone read as a week before the memories it holds.
+  const lastDay = (b) => new Date(Date.parse(b.start) + growth.bucket_days * 86400000 - 1).toISOString().slice(0, 10);
+  const period = (b) => b.start.slice(0, 10) === lastDay(b) ? lastDay(b) : `${b.start.slice(0, 10)} – ${lastDay(b)}`;
   buckets.forEach((b, i) => {
     let y = height;
     keys.forEach((key, k) => {
@@ -521,9 +525,10 @@ function growthChart(growth, by) {
       const hgt = (n / top) * (height - 20);
       y -= hgt;
       svg.appendChild(s("rect", { x: pad + i * barW + 2, y, width: Math.max(1, barW - 4), height: hgt, fill: color(key, k) },
-        s("title", {}, `${key}: ${n} (week of ${b.start.slice(0, 10)})`)));
+        s("title", {}, `${key}: ${n} (${period(b)})`)));
     });
-    if (i % 2 === 0) svg.appendChild(s("text", { x: pad + i * barW + 2, y: height + 14, class: "axis" }, b.start.slice(5, 10)));
+    const last = buckets.length - 1;   // every other bar's last day, counted back from today's bar
+    if ((last - i) % 2 === 0) svg.appendChild(s("text", { x: pad + i * barW + 2, y: height + 14, class: "axis day" }, lastDay(b).slice(5, 10)));
   });
   keys.forEach((key, k) => {
     svg.appendChild(s("rect", { x: pad + k * 110, y: height + 24, width: 10, height: 10, fill: color(key, k) }));
