@@ -59,13 +59,17 @@ class SessionDigest:
     ``open_ends`` is what the session left open, in this order: the last request
     when it went unanswered, was interrupted or got a question back; to-dos the
     user stated ("we still need to …", "that's a TODO", "a follow-up", "do it
-    later"); errors nothing has cleared yet; the agent's unfinished todo list; to-dos
-    the agent stated; last, errors after which a file was edited but the failing
+    later"); what the assistant proposed and the user put off ("Deferred: …" after
+    "ok, leave that for next time"); errors nothing has cleared yet; the agent's
+    unfinished todo list; to-dos the agent stated (also as a label: "Still to do: …",
+    "Next steps: …"); last, errors after which a file was edited but the failing
     command was not run again ("Possibly fixed, not re-run: …": an edit may be the
     fix, so such an error is not called unresolved, yet nothing showed it passing).
-    A later success of the same command (``pytest`` after ``pytest``) clears an
+    A later success of the same command (``pytest`` after ``pytest``, also chained
+    with ``&&`` after others: ``alembic upgrade head && pytest -q``) clears an
     error entirely; a sentence that only asks to fix a TODO ("fix the TODO in
-    x.py") is a request, not an open end.
+    x.py") is a request, not an open end, and a user turn that only acknowledges,
+    declines or defers ("thanks", "never mind", "later") is no request at all.
 
     ``instructions`` are the standing instructions the user stated, each sentence once, the latest
     ``MAX_INSTRUCTIONS``: a rule for the sessions to come ("from now on always run make lint before you commit",
@@ -96,7 +100,8 @@ def _state(d: SessionDigest) -> dict:
     st = d.state if isinstance(d.state, dict) else {}
     d.state = st
     st["v"] = _STATE_VERSION
-    for name in ("uuids", "req_keys", "err_keys", "done_calls", "unresolved", "todos", "notes", "asks", "rules"):
+    for name in ("uuids", "req_keys", "err_keys", "done_calls", "unresolved", "todos", "notes", "asks", "rules",
+                 "deferred"):
         if not isinstance(st.get(name), list):
             st[name] = []
     for name in ("pending", "dropped"):

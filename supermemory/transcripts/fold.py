@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
+import shlex
 from typing import Any
 
+from supermemory.text import lexicons
 from supermemory.transcripts.commands import _command_key, _read_paths
 from supermemory.transcripts.digest import (
     _CAPS, _LAST_TEXT_CHARS, _MAX_KEYS, _MAX_NOTES, _MAX_PENDING, _MAX_TODOS, _MAX_UNRESOLVED, _clip, _collapse,
@@ -165,6 +168,7 @@ def _add_error(
     if k not in st["err_keys"]:
         _remember(st["err_keys"], k, _MAX_KEYS)
         _append_capped(d, st, "errors", line, unique=False)
+    key = key.split(_KEY_SEP)[0]
     unresolved = [u for u in _unresolved(st) if u[0] != key]
     unresolved.append([key, line, False])
     st["unresolved"] = unresolved[-_MAX_UNRESOLVED:]
@@ -181,17 +185,58 @@ def _unresolved(st: dict) -> list[list]:
 
 
 def _resolve(st: dict, key: str, *, edited: bool = False) -> None:
-    """A success with `key` clears unresolved errors of that key and any generic ones; a successful file edit
-    (`edited`) marks the others as edited since (possibly fixed, until their command runs again)."""
-    st["unresolved"] = [[k, line, was or edited] for k, line, was in _unresolved(st) if k not in ("", key)]
+    """A success with `key` clears unresolved errors of any of its keys (`_error_key`) and any generic ones; a
+    successful file edit (`edited`) marks the others as edited since (possibly fixed, until their command runs
+    again)."""
+    cleared = {"", *key.split(_KEY_SEP)}
+    st["unresolved"] = [[k, line, was or edited] for k, line, was in _unresolved(st) if k not in cleared]
+
+
+_KEY_SEP = "\t"
 
 
 def _error_key(tool: str | None, cmd: str | None) -> str:
+    """What a failure is filed under and a success clears: `cmd:` + the program a command runs
+    (`commands._command_key`), else `tool:` + the tool. A command that chains others with `&&` also carries their
+    keys, tab-separated after its own: exited 0, every one of them ran and succeeded, so `alembic upgrade head &&
+    pytest -q` clears an earlier `pytest` failure. A failure is filed under the first key only (which part of the
+    chain failed is not known)."""
     if cmd:
-        return "cmd:" + _command_key(cmd)
+        keys = ["cmd:" + _command_key(cmd)]
+        keys += [k for k in ("cmd:" + _command_key(part) for part in _chained(cmd)) if k not in keys]
+        return _KEY_SEP.join(keys)
     if tool:
         return "tool:" + tool
     return ""
+
+
+def _chained(cmd: str) -> list[str]:
+    """The commands of `cmd`'s last statement (after its last `;` or `&`) when they are joined by `&&` alone (an
+    exit status of 0 then means each succeeded; after `||` it may not); [] when it is one command or does not parse.
+    A multi-line script reads as one statement (its newlines are not told apart from quoted ones)."""
+    if len(cmd) > 2000:
+        return []
+    try:
+        lexer = shlex.shlex(cmd, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return []
+    statement: list[str] = []
+    for tok in tokens:
+        if tok in (";", "&", ";;", ";&", ";;&"):
+            statement = []
+        elif tok not in ("(", ")"):
+            statement.append(tok)
+    if "||" in statement or "&&" not in statement:
+        return []
+    parts: list[list[str]] = [[]]
+    for tok in statement:
+        if tok == "&&":
+            parts.append([])
+        else:
+            parts[-1].append(tok)
+    return [shlex.join(part) for part in parts if part]
 
 
 _CD_PREFIX_RE = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
@@ -245,6 +290,8 @@ def _human_text(d: SessionDigest, st: dict, text: Any) -> None:
     if t.startswith(_INTERRUPT_PREFIX):
         st["reply"] = "interrupted"
         return
+    if _not_a_request(st, t):
+        return
     k = _key(t)
     if k in st["req_keys"]:
         return
@@ -257,6 +304,57 @@ def _human_text(d: SessionDigest, st: dict, text: Any) -> None:
     _scan_notes(st["asks"], _CODE_TODO_RE.sub("", t), questions=False)
     # What the user says holds from now on ("always run make lint before you commit") is a standing instruction.
     _scan_rules(st["rules"], t)
+
+
+# A user turn made only of acknowledgements ("ok", "thanks", "never mind", "fine, skip it"), agreements and deferrals
+# ("leave that for next time", "later", "not now"), clause by clause (`text/lexicons/acknowledgements.txt`,
+# `agreement_words.txt`, `deferral_phrases.txt`; fillers such as "please", "just", "so" allowed between them).
+_REPLY_FILLERS = r"please|pls|just|then|so|and|but|oh|ah|hmm+|well|also|actually|anyway|for now"
+_REPLY_CLAUSE_SPLIT_RE = re.compile(r"[,.;:!?…—–()]+|\s-\s")
+_REPLY_MAX_CHARS = 120
+
+
+@functools.cache
+def _reply_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """(any clause made only of reply words, a deferral in it, an acknowledgement in it), read on first use."""
+    defer, ack, agree = ("|".join(lexicons.entries(name))
+                         for name in ("deferral_phrases", "acknowledgements", "agreement_words"))
+    unit = rf"(?:{defer}|{ack}|{agree}|{_REPLY_FILLERS})"
+    return (re.compile(rf"{unit}(?:\s+{unit})*"), re.compile(rf"\b(?:{defer})\b"), re.compile(rf"\b(?:{ack})\b"))
+
+
+def _reply_kind(text: str) -> str | None:
+    """"defer", "ack" or "agree" for a user turn that only defers, acknowledges / declines, or agrees; None for
+    anything else (a request, a question, a turn that names what to do)."""
+    t = text.strip().lower().replace("\u2019", "'")
+    if not t or len(t) > _REPLY_MAX_CHARS or "\n" in t:
+        return None
+    whole, deferral, acknowledgement = _reply_patterns()
+    clauses = [" ".join(re.sub(r"[^\w\s']", " ", c).split()) for c in _REPLY_CLAUSE_SPLIT_RE.split(t)]
+    clauses = [c for c in clauses if c]
+    if not clauses or not all(whole.fullmatch(c) for c in clauses):
+        return None
+    if any(deferral.search(c) for c in clauses):
+        return "defer"
+    return "ack" if any(acknowledgement.search(c) for c in clauses) else "agree"
+
+
+def _not_a_request(st: dict, text: str) -> bool:
+    """Whether a user turn acknowledges, declines or defers rather than asks (then it is no request and leaves no
+    question of the assistant open). A bare agreement ("ok", "sure") that answers the assistant's question
+    approves what it asked, so it stays a request; a deferral keeps what the assistant proposed (its last question,
+    else its last sentence) as a deferred open end, unless a note has it already."""
+    kind = _reply_kind(text)
+    if kind is None or (kind == "agree" and _last_question(st["last_text"])):
+        return False
+    if kind == "defer":
+        proposal = _last_question(st["last_text"]) or _last_sentence(st["last_text"])
+        if proposal and len(proposal) >= 8 and proposal not in st["notes"] and proposal not in st["deferred"]:
+            _remember(st["deferred"], proposal, _MAX_NOTES)
+    if st["reply"] != "none":   # a request still unanswered before it stays unanswered
+        st["reply"] = "answered"
+    st["last_text"] = ""
+    return True
 
 
 _TODO_CS_RE = re.compile(r"\b(?:TODO|FIXME|XXX|WIP)\b")
@@ -293,12 +391,21 @@ def _text_lines(text: str) -> list[str]:
     return out
 
 
+@functools.cache
+def _leftover_label_re() -> re.Pattern:
+    """A sentence that starts with a label of leftover work and a colon or dash ("Still to do: …", "Next steps:",
+    "Remaining — …"; `text/lexicons/leftover_work_labels.txt`)."""
+    labels = "|".join(lexicons.entries("leftover_work_labels"))
+    return re.compile(rf"(?i)^(?:{labels})\s*(?::|[—–]|-\s)")
+
+
 def _scan_notes(notes: list, text: str, *, questions: bool = True) -> None:
     """Collect TODO-ish statements of prose into `notes` (code blocks ignored; questions too unless `questions`)."""
     lines = _text_lines(text)
     for i, ln in enumerate(lines):
         for sentence in _SENTENCE_RE.split(ln):
-            if not (_TODO_CS_RE.search(sentence) or _TODO_CI_RE.search(sentence)):
+            if not (_TODO_CS_RE.search(sentence) or _TODO_CI_RE.search(sentence)
+                    or _leftover_label_re().match(sentence)):
                 continue
             if _DOING_TODO_RE.search(sentence) or (not questions and sentence.rstrip().endswith("?")):
                 continue
@@ -380,6 +487,13 @@ def _set_todos(st: dict, items: Any, text_key: str) -> None:
     st["todos"] = todos[:_MAX_TODOS]
 
 
+def _last_sentence(text: str) -> str | None:
+    lines = _text_lines(text)
+    sentences = _SENTENCE_RE.split(lines[-1]) if lines else []
+    last = sentences[-1].strip() if sentences else ""
+    return _clip(last, NOTE_CHARS) if last else None
+
+
 def _last_question(text: str) -> str | None:
     lines = _text_lines(text)
     if not lines:
@@ -407,6 +521,9 @@ def _finish(d: SessionDigest, st: dict) -> None:
     for ask in st["asks"][-5:]:
         if isinstance(ask, str):
             ends.append(f"To do: {ask}")
+    for item in st["deferred"][-3:]:
+        if isinstance(item, str):
+            ends.append(f"Deferred: {item}")
     errors = _unresolved(st)[-3:]
     ends.extend(f"Unresolved error: {line}" for _key, line, edited in errors if not edited)
     for todo in st["todos"][:5]:
