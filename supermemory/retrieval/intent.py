@@ -4,8 +4,10 @@ The words live in `text/lexicons/intent_words.txt` (phrase, facets, scope). `par
 (longest phrase first, whole words for ASCII, anywhere for CJK) and says whether anything else is
 left once they, the stop words and the Chinese function characters are taken out: a query that is
 only intent ("any open tasks?", "最近的决定") is answered by listing, one with a topic as
-well ("decisions on the cache layer") by a filtered recall. `now` is passed in; nothing here reads
-a clock or the store.
+well ("decisions on the cache layer") by a filtered recall. A light verb (`light:K` rows: make, take,
+reach, add, write, hit, 加了 …) counts only as the verb of a kind word it names ("what decisions did we
+make", "add tasks"): asking for that kind, not a topic (`_governed`). `now` is passed in; nothing here
+reads a clock or the store.
 """
 from __future__ import annotations
 
@@ -18,6 +20,11 @@ from supermemory.text import lexicons
 
 RECENT_DAYS = 14.0   # "recently" / 最近: memories of the last two weeks first (a soft window: widened when empty)
 TIME_FACETS = ("recent", "today", "yesterday", "this_week", "last_week", "this_month", "last_month")
+SCOPES = ("any", "alone", "verb")
+# Words that may stand between a verb and its object ("make the image smaller", "add some retries"): skipped when
+# `_governed` asks whether a light verb has an object of its own. Grammar (a closed class), not vocabulary.
+DETERMINERS = frozenset("a an the any some my our your their its this that these those all every no more other "
+                        "这些 那些 这个 那个 几个".split())
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,8 @@ class Entry:
     status: str | None = None
     time: str | None = None
     alone: bool = True          # True: counts only in a query made of intent words alone
+    light: tuple[str, ...] = () # a light verb of these kinds: names no facet, counts where it governs their word
+    verb: bool = False          # scope `verb`: a light verb that is plain text wherever it governs no kind word
 
 
 @dataclass(frozen=True)
@@ -87,15 +96,24 @@ def entries() -> tuple[Entry, ...]:
     """The lexicon's rows, longest phrase first.
 
     Raises:
-        ValueError: a row with an unknown facet or scope (a broken data file).
+        ValueError: a row with an unknown facet or scope, a light verb that names a facet itself, or scope `verb`
+            without `light:K` (a broken data file).
     """
     out = []
     for row in lexicons.table("intent_words"):
-        phrase, scope = row[0].lower(), row[2]
-        kinds, status, time = facets_of(row[1], f"intent_words ({phrase!r})", also=("none",))
-        if scope not in ("any", "alone"):
-            raise ValueError(f"intent_words: scope must be any or alone, not {scope!r}")
-        out.append(Entry(phrase, kinds, status, time, scope == "alone"))
+        phrase, scope, where = row[0].lower(), row[2], f"intent_words ({row[0]!r})"
+        light = tuple(f.removeprefix("light:") for f in row[1].split() if f.startswith("light:"))
+        kinds, status, time = facets_of(" ".join(f for f in row[1].split() if not f.startswith("light:")), where,
+                                        also=("none",))
+        if scope not in SCOPES:
+            raise ValueError(f"{where}: scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+        if "" in light:
+            raise ValueError(f"{where}: light: needs a kind")
+        if light and (kinds or status or time):
+            raise ValueError(f"{where}: a light verb names no facet of its own")
+        if scope == "verb" and not light:
+            raise ValueError(f"{where}: scope verb needs light:K facets")
+        out.append(Entry(phrase, kinds, status, time, scope == "alone", light, scope == "verb"))
     return tuple(sorted(out, key=lambda e: -len(e.phrase)))
 
 
@@ -155,6 +173,37 @@ def _has_content(rest: str) -> bool:
     return False
 
 
+def _object_follows(after: str) -> bool:
+    """Whether the text right after a verb (up to the next intent phrase) starts with an object of its own: a content
+    word, after any determiners, before the clause ends ("make the docker image smaller"; not "made about the cache",
+    "made?", nor "make" right before "decisions")."""
+    clause = re.split(r"[,.;:!?，。；：！？]", after, maxsplit=1)[0]
+    words = _WORD.findall(clause.lower().replace("’", "'"))
+    while words and words[0] in DETERMINERS:
+        words.pop(0)
+    return bool(words) and _has_content(words[0])
+
+
+def _governed(text: str, matches: list[tuple[Entry, tuple[int, int]]], i: int) -> Entry | None:
+    """The kind word the light verb `matches[i]` is the verb of, or None.
+
+    It governs a word naming one of its `light` kinds when nothing but stop words and intent phrases stand between
+    them ("what decisions did we make", "did we make any decisions", "come to a decision", "加了哪些任务") and it has
+    no object of its own ("decisions about how we make releases": releases is what is made, a topic).
+    """
+    verb, (_, end) = matches[i]
+    after = text[end:matches[i + 1][1][0] if i + 1 < len(matches) else len(text)]
+    if _object_follows(after):
+        return None
+    for j, (word, _) in enumerate(matches):
+        if j == i or not set(word.kinds) & set(verb.light):
+            continue
+        lo, hi = sorted((i, j))
+        if not any(_has_content(text[matches[k][1][1]:matches[k + 1][1][0]]) for k in range(lo, hi)):
+            return word
+    return None
+
+
 def _midnight(now: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
 
@@ -185,18 +234,28 @@ def parse(text: str, now: float) -> Intent:
 
     Facets of `alone` words count only when the query is nothing but intent words; a status
     without a kind means tasks (only tasks have one). Several kinds add up; the last status and the
-    last time word win.
+    last time word win. A light verb that governs a kind word goes with it (its scope), one that governs
+    none is plain text (scope `verb`) or a filler of intent-only queries (scope `alone`).
     """
+    matches = []
+    for match in _pattern().finditer(text):
+        phrase = re.sub(r"\s+", " ", match.group(0).lower().replace("’", "'"))
+        matches.append((_by_phrase().get(phrase) or _by_phrase()[phrase.removesuffix("'s")], match.span()))
     found: list[Entry] = []
     spans: list[tuple[int, int]] = []
     pieces: list[str] = []
     last = 0
-    for match in _pattern().finditer(text):
-        phrase = re.sub(r"\s+", " ", match.group(0).lower().replace("’", "'"))
-        found.append(_by_phrase().get(phrase) or _by_phrase()[phrase.removesuffix("'s")])
-        spans.append(match.span())
-        pieces.append(text[last:match.start()])
-        last = match.end()
+    for i, (entry, span) in enumerate(matches):
+        if entry.light:
+            word = _governed(text, matches, i)
+            if word is not None:
+                entry = Entry(entry.phrase, alone=word.alone)
+            elif entry.verb:
+                continue
+        found.append(entry)
+        spans.append(span)
+        pieces.append(text[last:span[0]])
+        last = span[1]
     pieces.append(text[last:])
     if not found:
         return Intent()
