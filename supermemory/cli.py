@@ -292,10 +292,12 @@ def cmd_import(args) -> int:
 
 
 def cmd_maintenance(args) -> int:
+    from supermemory.render import render_maintenance
+
     with _store(args) as store:
         result = store.maintenance(redact=True if args.redact else None,
                                    progress=_progress("embedding chunks without a vector", min_total=LONG_WRITE_CHUNKS))
-    _print_json(result) if args.json else say(", ".join(f"{k} {v}" for k, v in result.items()))
+    _print_json(result) if args.json else say(render_maintenance(result))
     return 0
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from supermemory.store import db as dbm
 from supermemory.config import Config
+from supermemory.render import pending_passes_line
 from supermemory.errors import SupermemoryError
 
 # The runtime dependencies that must import (module name → pip package).
@@ -48,7 +49,11 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
     """
     problems: list[str] = []
     warnings: list[str] = []
-    report: dict = {"python": platform.python_version(), "executable": sys.executable,
+    from supermemory import __version__, install_record
+
+    record = install_record() or {}
+    report: dict = {"version": __version__, "installed_from": record.get("source"),
+                    "python": platform.python_version(), "executable": sys.executable,
                     "data_dir": str(config.home), "db_path": str(config.db_path)}
     report["config"] = {"path": str(config.config_path), "exists": config.config_path.exists(),
                         "ok": not config.problems, "problems": list(config.problems)}
@@ -140,6 +145,10 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
                 if report["embedder"].get("active") == "none (lexical-only)" and \
                         (report["pinned_model"] or {}).get("provider") == "hash":
                     report["embedder"]["active"] = "hash (fallback)"
+                from supermemory.store import lifecycle
+
+                report["passes_pending"] = lifecycle.pending_passes(store.context)
+                report["newer_stamps"] = lifecycle.newer_stamps(store.context)
                 stats = store.stats(namespace="*")
                 report["memories"] = stats["memories"]
                 report["by_namespace"] = stats["by_namespace"]
@@ -163,6 +172,34 @@ def run_checks(config: Config, *, driver: str | None = None) -> dict:
     report["warnings"] = warnings
     report["ok"] = not problems
     return report
+
+
+def upgrade_passes(budget: float, config: Config | None = None) -> dict:
+    """Run the one-time passes the store still needs (`lifecycle.one_time_passes`, what `maintenance` runs) for at
+    most about `budget` seconds: what install.py runs after an upgrade, so the first briefing after it already
+    has the new version's links and summaries. A pass that does not finish in time goes on from where it stopped
+    at the next SessionEnd hook or `supermemory maintenance`.
+
+    :returns: `pending_before` (the passes found pending), the counts and links of `one_time_passes`, `pending`
+        (those still to run), `seconds`; `{"db": False}` when there is no database yet.
+    """
+    import time
+
+    from supermemory.config import load_config
+    from supermemory.core import MemoryStore
+    from supermemory.store import lifecycle
+
+    config = config or load_config(strict=False)   # a bad config file: doctor says so, the passes still run
+    if not config.db_path.exists():
+        return {"db": False, "pending_before": [], "pending": []}
+    started = time.monotonic()
+    with MemoryStore(config.db_path, config=config, namespace="global") as store:
+        before = lifecycle.pending_passes(store.context)
+        result = {"db": True, "pending_before": before, "pending": before}
+        if before:
+            result.update(lifecycle.one_time_passes(store.context, deadline=started + budget))
+    result["seconds"] = round(time.monotonic() - started, 2)
+    return result
 
 
 def data_dir_problem(home) -> str | None:
@@ -258,6 +295,8 @@ def render(report: dict) -> str:
     emb = report.get("embedder", {})
     deps = report.get("dependencies", {})
     lines = [
+        f"supermemory   {report.get('version')}" + (f" (installed from {report['installed_from']})"
+                                                      if report.get("installed_from") else ""),
         f"python        {report['python']} ({report['executable']})",
         "packages      " + ", ".join(f"{name} {dep['version'] or ''}".strip() if dep["ok"] else f"{name} MISSING"
                                       for name, dep in deps.items()),
@@ -273,6 +312,12 @@ def render(report: dict) -> str:
         + ("" if report["config"]["ok"] else " (has problems: see PROBLEM below)"),
         f"namespace     {report.get('namespace')}",
     ]
+    pending = pending_passes_line(report.get("passes_pending"))
+    if pending:
+        lines.append(f"upgrade       {pending}")
+    if report.get("newer_stamps"):
+        lines.append(f"upgrade       the store was last maintained by a newer version ({', '.join(report['newer_stamps'])}"
+                     f"): this one ({report.get('version')}) leaves that work alone; install the newer one")
     shown = {emb.get("message")}
     for warning in report["warnings"]:
         if warning not in shown:

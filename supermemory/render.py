@@ -523,6 +523,9 @@ def render_health(result: dict) -> str:
         lines.append(f"  {pair['a']} vs {pair['b']} ({pair['similarity']:.2f}): {pair['titles'][0]} / {pair['titles'][1]}")
     if more > 0:
         lines.append(f"  …and {more:,} more")
+    pending = pending_passes_line(result.get("passes_pending"), links=bool(possible))
+    if pending:   # the pass links such pairs itself: not a fix for the user to make by hand
+        lines.append(pending)
     rules = result.get("rule_conflicts") or []
     if rules:
         lines.append(f"memories that contradict an imported rule: {len(rules)}")
@@ -543,4 +546,51 @@ def render_health(result: dict) -> str:
                      f"(keyword search finds them now; their vectors come {VECTORS_LATER})")
     lines.append(f"stale (sweep candidates): {result['stale']} · expired: {result['expired']}")
     lines.append("clean" if result["clean"] else "needs attention")
+    return "\n".join(lines)
+
+
+def pending_passes_line(pending: list[str] | None, *, links: bool = False) -> str | None:
+    """"N one-time passes pending (…): run `supermemory maintenance`" (doctor, health, maintenance cut short), or
+    None; `links`: the view lists close pairs, which the pending supersedes passes may link themselves."""
+    if not pending:
+        return None
+    line = (f"{len(pending)} one-time pass{'' if len(pending) == 1 else 'es'} pending ({', '.join(pending)}): "
+            "run `supermemory maintenance`")
+    if links and any("supersedes" in name for name in pending):
+        line += " (it may link some of the pairs above itself)"
+    return line
+
+
+def changed_words(old: str, new: str, most: int = 4) -> str | None:
+    """What a new text changed of an old one when that is a few words in one place ("03:00 → 04:30"), or None."""
+    a, b = old.split(), new.split()
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    gone, came = a[start:len(a) - end], b[start:len(b) - end]
+    if not gone or not came or len(gone) > most or len(came) > most:
+        return None
+    return f"{' '.join(gone).rstrip('.,;:!?')} → {' '.join(came).rstrip('.,;:!?')}"
+
+
+def render_maintenance(result: dict, *, shown: int = 20) -> str:
+    """`supermemory maintenance` as text: the counts on one line, then the `supersedes` links its links pass
+    wrote, each named ("M57 supersedes M56 (03:00 → 04:30): …"), and the one-time passes still pending."""
+    lists = ("supersedes", "passes_pending")
+    lines = [", ".join(f"{k} {v}" for k, v in result.items() if k not in lists)]
+    links = result.get("supersedes") or []
+    for link in links[:shown]:
+        new, old = link["titles"]
+        change = changed_words(old, new)
+        lines.append(f"  {link['src']} supersedes {link['dst']}" + (f" ({change}): {shorten(new)}" if change else
+                                                                      f": {shorten(new)} (was: {shorten(old)})"))
+    more = result.get("supersedes_links", 0) - len(links[:shown])
+    if links and more > 0:
+        lines.append(f"  …and {more:,} more")
+    pending = pending_passes_line(result.get("passes_pending"))
+    if pending:
+        lines.append(pending + " again: it goes on where this run stopped")
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""A store over time: counts, the stale sweep, maintenance (TTL, purge, trims, re-redaction, summaries), health."""
+"""A store over time: counts, the stale sweep, maintenance (TTL, purge, trims, the one-time passes), health."""
 from __future__ import annotations
 
 import contextlib
@@ -9,6 +9,7 @@ from typing import Callable
 
 from supermemory.config import ALL_NAMESPACES
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, StorageError
+from supermemory.redact import RULES_VERSION, rules_fingerprint
 from supermemory.stats import percentile
 from supermemory.store import db as dbm
 from supermemory.store import embedding, redaction, search_log, supersession, versions, writes
@@ -90,17 +91,18 @@ def sweep(ctx: StoreContext, *, stale_days: float | None = None, importance_floo
 
 def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | None = None,
                 deadline: float | None = None, progress: Callable[[int, int], None] | None = None) -> dict:
-    """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL,
-    re-redact stored text (`redaction.redact_stored`) once after the redaction rules changed, and
-    recompute the stored summaries once after `text.summary.SUMMARY_VERSION` changed (`refresh_summaries`),
-    write the `supersedes` links of memories stored before `remember` wrote them (once per store), and
-    embed the chunks still without a vector (`fill_vectors`).
+    """Expire TTLs, purge old soft-deletes, trim the search log, optimise FTS, checkpoint WAL, run the one-time
+    passes a new version brings (`one_time_passes`: re-redaction after the redaction rules changed, the summaries
+    after `text.summary.SUMMARY_VERSION` changed, the `supersedes` links of memories stored before `remember`
+    wrote them), and embed the chunks still without a vector (`fill_vectors`).
 
     :param redact: True re-redacts now, False never; None (default) when the rules changed
         since the last pass and `store.redact_secrets` is on.
     :param deadline: `time.monotonic()` value by which the summaries, the links pass and the vectors stop
         (they go on next time).
     :param progress: `progress(done, total)` while the chunks without a vector are embedded.
+    :returns: counts, and `supersedes`: the links the links pass wrote (`src`, `dst`, their titles), the first
+        `NAMED_LINKS`.
     """
     now = ctx.clock()
     retention = float(ctx.config.get("lifecycle.purge_after_days")) * 86400
@@ -118,23 +120,92 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
     with ctx.txn():
         trimmed = search_log.trim(ctx)
         ctx.conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-    redacted = 0
-    enabled = bool(ctx.config.get("store.redact_secrets"))
-    if redact or (redact is None and enabled and redaction.is_stale(ctx)):
-        redacted = redaction.redact_stored(ctx)["rows"]
-    elif redact is None and not enabled and not redaction.is_stale(ctx):
-        with ctx.txn():   # text written from now on is not redacted: re-check it once re-enabled
-            ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
     swept = sweep(ctx, apply=True, namespace="*")["matched"] if sweep_stale else 0
-    summaries = refresh_summaries(ctx, deadline=deadline)
-    links = supersession.backfill(ctx, deadline=deadline)
+    passes = one_time_passes(ctx, redact=redact, deadline=deadline)
     vectors = fill_vectors(ctx, deadline=deadline, progress=progress)
     if ctx.path != ":memory:":
         with contextlib.suppress(ctx.driver.Error):
             ctx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     return {"expired": len(expired), "purged": len(old), "log_trimmed": max(0, trimmed), "swept": swept,
-            "session_versions_pruned": pruned, "redacted": redacted, "summaries": summaries,
-            "supersedes_links": links, "vectors_embedded": vectors}
+            "session_versions_pruned": pruned, "redacted": passes["redacted"], "summaries": passes["summaries"],
+            "supersedes_links": passes["supersedes_links"], "vectors_embedded": vectors,
+            "supersedes": passes["supersedes"], "passes_pending": passes["pending"]}
+
+
+NAMED_LINKS = 200   # the links a pass wrote that its result names (the count counts them all)
+REDACTION_VERSION_KEY = "redaction_rules_version"   # meta: "<redact.RULES_VERSION> <fingerprint>" of the last pass
+
+
+def one_time_passes(ctx: StoreContext, *, redact: bool | None = None, deadline: float | None = None) -> dict:
+    """The passes a new version brings to a store once (what `maintenance` runs, and install.py after an upgrade):
+    re-redaction of stored text after the rule table changed (`redaction.redact_stored`, not bounded by
+    `deadline`), the stored summaries after `SUMMARY_VERSION` changed (`refresh_summaries`) and the `supersedes`
+    links of memories stored before `remember` wrote them (`supersession.backfill`). The last two stop at
+    `deadline` and go on from there next time. Stamps a newer version wrote are left alone (`newer_stamps`).
+
+    :param redact: True re-redacts now, False never; None when the rules changed since the last pass (and were
+        not last applied by a newer version) and `store.redact_secrets` is on.
+    :returns: `redacted` (rows), `summaries`, `supersedes_links` (counts), `supersedes` (the links written, the
+        first `NAMED_LINKS`: `src`, `dst`, `titles` [src's, dst's]) and `pending`: the passes still to run.
+    """
+    redacted = 0
+    enabled = bool(ctx.config.get("store.redact_secrets"))
+    newer = newer_stamps(ctx)
+    if redact or (redact is None and enabled and redaction.is_stale(ctx) and "redaction rules" not in newer):
+        redacted = redaction.redact_stored(ctx)["rows"]
+        with ctx.txn():
+            dbm.set_meta(ctx.conn, REDACTION_VERSION_KEY, f"{RULES_VERSION} {rules_fingerprint()}")
+    elif redact is None and not enabled and not redaction.is_stale(ctx):
+        with ctx.txn():   # text written from now on is not redacted: re-check it once re-enabled
+            ctx.conn.execute("DELETE FROM meta WHERE key = ?", (redaction.STAMP_KEY,))
+    summaries = refresh_summaries(ctx, deadline=deadline)
+    last = ctx.q("SELECT coalesce(max(rowid), 0) FROM links")[0][0]
+    links = supersession.backfill(ctx, deadline=deadline)
+    named = [{"src": format_id(src), "dst": format_id(dst), "titles": [new, old]} for src, dst, new, old in ctx.q(
+        "SELECT l.src, l.dst, m.title, n.title FROM links l JOIN memories m ON m.id = l.src "
+        "JOIN memories n ON n.id = l.dst WHERE l.rowid > ? AND l.relation = ? ORDER BY l.rowid LIMIT ?",
+        (last, supersession.RELATION, NAMED_LINKS))] if links else []
+    return {"redacted": redacted, "summaries": summaries, "supersedes_links": links, "supersedes": named,
+            "pending": pending_passes(ctx)}
+
+
+def pending_passes(ctx: StoreContext) -> list[str]:
+    """The one-time passes (`one_time_passes`) this store still needs, by name, in the order they run: a store
+    written by an older version has them until the first `maintenance` (the SessionEnd hook, `supermemory
+    maintenance`, install.py after an upgrade); a store without memories needs none."""
+    if not ctx.q("SELECT 1 FROM memories LIMIT 1"):
+        return []
+    pending = []
+    newer = newer_stamps(ctx)
+    if ctx.config.get("store.redact_secrets") and redaction.is_stale(ctx) and "redaction rules" not in newer:
+        pending.append("re-redaction")
+    if dbm.get_meta(ctx.conn, SUMMARY_STAMP) != SUMMARY_VERSION and "summaries" not in newer:
+        pending.append("summaries")
+    if ctx.config.get("supersession.enabled") and ctx.q(
+            f"SELECT 1 FROM memories m WHERE {LIVE} AND m.kind != 'session' LIMIT 1"):
+        for stamp, name in ((supersession.STAMP_KEY, "supersedes links"),
+                            (supersession.VALUES_STAMP_KEY, "value supersedes links")):
+            if not dbm.get_meta(ctx.conn, stamp):
+                pending.append(name)
+    return pending
+
+
+def newer_stamps(ctx: StoreContext) -> list[str]:
+    """The one-time passes whose stamp a newer version wrote (`summaries`: a `SUMMARY_VERSION` above ours;
+    `redaction rules`: a rule table version above ours, still the one in force): this version leaves them alone
+    instead of redoing them its own way (and the newer one redoing them again at its next run)."""
+    def number(text) -> int | None:
+        return int(text) if isinstance(text, str) and text.isdigit() else None
+
+    newer = []
+    summary = number(dbm.get_meta(ctx.conn, SUMMARY_STAMP))
+    if summary is not None and summary > int(SUMMARY_VERSION):
+        newer.append("summaries")
+    version, _, fingerprint = (dbm.get_meta(ctx.conn, REDACTION_VERSION_KEY) or "").partition(" ")
+    rules = number(version)
+    if rules is not None and rules > RULES_VERSION and fingerprint == dbm.get_meta(ctx.conn, redaction.STAMP_KEY):
+        newer.append("redaction rules")
+    return newer
 
 
 SUMMARY_STAMP = "summary_version"   # meta: the `SUMMARY_VERSION` the stored summaries were made by
@@ -148,7 +219,7 @@ def refresh_summaries(ctx: StoreContext, *, deadline: float | None = None, batch
 
     :param deadline: `time.monotonic()` value after which no batch starts (the pass goes on from there next time).
     """
-    if dbm.get_meta(ctx.conn, SUMMARY_STAMP) == SUMMARY_VERSION:
+    if dbm.get_meta(ctx.conn, SUMMARY_STAMP) == SUMMARY_VERSION or "summaries" in newer_stamps(ctx):
         return 0
     changed, after = 0, int(dbm.get_meta(ctx.conn, SUMMARY_CURSOR) or 0)
     while deadline is None or time.monotonic() < deadline:
@@ -366,7 +437,8 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
     says and no supersedes or contradicts link joins: `possible_contradictions`, both within one namespace, down to
     `store.negated_pair_similarity` for a pair that says the same words, one negated (`negated_pairs`); and new memories that contradict an imported rule:
     `rule_conflicts`), `supersedes` links that go round in a circle (`supersedes_cycles`), orphans,
-    stale/expired counts, schema and model pin. Lists hold the first
+    stale/expired counts, schema and model pin, the one-time passes still pending (`pending_passes`: the
+    supersedes passes link some of the possible contradictions themselves). Lists hold the first
     `max_pairs` items, with counts of all (`near_duplicate_pairs`, `contradiction_count`,
     `possible_contradiction_count`); the chunks of these namespaces still waiting for a vector (`vectors_pending`:
     a long text's rest, filled in later) are work in progress, not a problem, so they do not make the store unclean.
@@ -441,7 +513,7 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
             "expired_items": [{"id": format_id(r[0]), "kind": r[1], "title": r[2], "expired_at": iso(r[3])}
                               for r in expired_rows[:max_pairs]],
             "schema_version": dbm.schema_version(ctx.conn), "model_pin": pin["pinned"], "model_pin_status": pin_status,
-            "clean": problems == 0}
+            "passes_pending": pending_passes(ctx), "clean": problems == 0}
 
 
 def growth(ctx: StoreContext, *, namespace: str | None = None, bucket_days: float = 7, buckets: int = 12) -> dict:
