@@ -54,6 +54,9 @@ STATE_VERSION = 1
 HOOK_TIMEOUT = 10
 CODEX_STARTUP_TIMEOUT_SEC = 20
 SELFCHECK_TIMEOUT = 20.0
+INSTALL_RECORD = "supermemory-install.json"   # in the installed Python's prefix; read by supermemory.install_record
+UPGRADE_BUDGET_S = 60.0   # the one-time passes of a new version run this long at most (the rest at the next SessionEnd)
+UPGRADE_GRACE_S = 120.0   # then the process is stopped: model load and the re-redaction are not bounded by the budget
 SESSION_START_MATCHER = "startup|resume|clear|compact"
 MCP_ARGS = ["-m", "supermemory", "mcp"]
 
@@ -1312,6 +1315,12 @@ def package_env(paths: Paths) -> dict[str, str]:
 
 
 def run_package(python: str, args: list[str], paths: Paths, capture: bool, timeout: float | None):
+    return run_python(python, ["-m", "supermemory", *args], paths, capture, timeout)
+
+
+def run_python(python: str, args: list[str], paths: Paths, capture: bool, timeout: float | None):
+    """`python ARGS` with the data dir's environment, from the data dir, stdin closed; exit 127 when it cannot run
+    or takes longer than `timeout` (then it is killed)."""
     env = dict(os.environ)
     env.update(package_env(paths))
     cwd = paths.data_dir if paths.data_dir.is_dir() else paths.home
@@ -1319,7 +1328,7 @@ def run_package(python: str, args: list[str], paths: Paths, capture: bool, timeo
         cwd = Path(tempfile.gettempdir())
     try:
         return subprocess.run(
-            [python, "-m", "supermemory", *args],
+            [python, *args],
             env=env,
             cwd=str(cwd),
             stdin=subprocess.DEVNULL,
@@ -1696,6 +1705,7 @@ def prepare_python(args, paths: Paths) -> str | None:
     if args.dry_run:
         say("~~", "would run: " + " ".join(shlex.quote(p) for p in pip))
         return python
+    before = installed_version(python, paths)
     say("..", f"pip install {'-e ' if args.dev else ''}{checkout}")
     with tempfile.TemporaryDirectory(prefix="supermemory-src-") as tmp:
         if not args.dev:
@@ -1710,8 +1720,115 @@ def prepare_python(args, paths: Paths) -> str | None:
         say("!!", f"pip install failed (exit {res.returncode}); nothing was registered.")
         say("", f"      Fix the error above and re-run, or retry by hand: {' '.join(shlex.quote(p) for p in pip)}")
         return None
-    say("ok", "package installed")
+    record_install(python, paths, checkout, editable=args.dev)
+    after = installed_version(python, paths) or "(version unknown)"
+    if before is None:
+        say("ok", f"installed {after}")
+    elif before == after:
+        say("ok", f"reinstalled {after} (the version already installed)")
+    else:
+        say("ok", f"upgraded {before} → {after}")
     return python
+
+
+def _python_says(python: str, code: str, paths: Paths) -> str | None:
+    """The last line `python -c CODE` prints, or None when it fails."""
+    res = run_python(python, ["-c", code], paths, capture=True, timeout=60)
+    lines = (res.stdout or "").strip().splitlines()
+    return lines[-1].strip() if res.returncode == 0 and lines else None
+
+
+def installed_version(python: str, paths: Paths) -> str | None:
+    """The version of the supermemory package `python` runs: what its `--version` says (with the commit install.py
+    recorded, "0.2.0+d2844e9"), for a version without that option its distribution's version; None when it has
+    none (or `python` does not exist yet)."""
+    if not os.path.isfile(python):
+        return None
+    res = run_package(python, ["--version"], paths, capture=True, timeout=60)
+    words = (res.stdout or "").split()
+    if res.returncode == 0 and len(words) == 2 and words[0] == "supermemory":
+        return words[1]
+    return _python_says(python, "import importlib.metadata as m; print(m.version('supermemory'))", paths)
+
+
+def source_commit(checkout: Path) -> tuple[str | None, bool]:
+    """The short commit of the git checkout install.py runs from, and whether tracked files changed since it
+    (`git status`); (None, False) when it is no git checkout or git cannot say."""
+    if not (checkout / ".git").exists():
+        return None, False
+    try:
+        head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=20, stdin=subprocess.DEVNULL)
+        status = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None, False
+    commit = head.stdout.strip()
+    if head.returncode != 0 or not re.fullmatch(r"[0-9a-f]{4,40}", commit):
+        return None, False
+    return commit, status.returncode == 0 and bool(status.stdout.strip())
+
+
+def record_install(python: str, paths: Paths, checkout: Path, *, editable: bool = False) -> Path | None:
+    """Write <prefix of python>/supermemory-install.json: the package version, the commit of the checkout it was
+    installed from (None for a copy without .git) and where that checkout is, which the package reads for
+    `supermemory --version`, MCP serverInfo and doctor. Only into a venv (a prefix with pyvenv.cfg), never into
+    a system Python's prefix or the user's project; None when nothing was written."""
+    prefix = _python_says(python, "import sys; print(sys.prefix)", paths)
+    release = _python_says(python, "import supermemory as s; print(getattr(s, 'RELEASE', s.__version__))", paths)
+    if not prefix or not release or not (Path(prefix) / "pyvenv.cfg").is_file():
+        return None
+    commit, dirty = source_commit(checkout)
+    record = {"version": release, "commit": commit, "dirty": dirty, "editable": bool(editable),
+              "source": str(checkout), "installed_at": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                  timespec="seconds")}
+    path = Path(prefix) / INSTALL_RECORD
+    try:
+        atomic_write(path, (json.dumps(record, indent=2) + "\n").encode("utf-8"), 0o644)
+    except OSError as exc:
+        say("--", f"cannot record the installed commit in {path} ({exc}); `supermemory --version` shows the version only")
+        return None
+    return path
+
+
+UPGRADE_CODE = ("import json, sys\nfrom supermemory.doctor import upgrade_passes\n"
+                "print(json.dumps(upgrade_passes(float(sys.argv[1]))))")
+
+
+def run_upgrade_passes(python: str, paths: Paths, budget: float = UPGRADE_BUDGET_S) -> dict | None:
+    """Run the one-time passes the new version brings to an existing store (`supermemory.doctor.upgrade_passes`:
+    what `supermemory maintenance` runs) for about `budget` seconds, and say what they did; a pass that does not
+    finish is left to the SessionEnd hook and `supermemory maintenance`, which go on where it stopped. Returns the
+    package's report, or None when it could not run."""
+    res = run_python(python, ["-c", UPGRADE_CODE, str(budget)], paths, capture=True, timeout=budget + UPGRADE_GRACE_S)
+    later = "the SessionEnd hook or `supermemory maintenance` runs them (they go on where they stopped)"
+    try:
+        report = json.loads((res.stdout or "").strip().splitlines()[-1]) if res.returncode == 0 else None
+    except (ValueError, IndexError):
+        report = None
+    if not isinstance(report, dict):
+        timed_out = "timed out" in (res.stderr or "")
+        why = f"stopped after {budget + UPGRADE_GRACE_S:g} s" if timed_out else f"exit {res.returncode}"
+        say("!!", f"the one-time passes of this version could not run now ({why}); {later}")
+        if res.stderr and not timed_out:
+            say("", _tail(res.stderr, 4))
+        return None
+    before, pending = report.get("pending_before") or [], report.get("pending") or []
+    if not report.get("db") or not before:
+        if report.get("db"):
+            say("ok", "memory.db: no one-time passes pending")
+        return report
+    say("ok", f"ran the one-time passes of this version in {report.get('seconds', 0)} s ({', '.join(before)}): "
+              f"{report.get('redacted', 0)} rows re-redacted, {report.get('summaries', 0)} summaries recomputed, "
+              f"{report.get('supersedes_links', 0)} supersedes links written")
+    links = report.get("supersedes") or []
+    for link in links[:10]:
+        say("", f"      {link['src']} supersedes {link['dst']}: {' '.join(str(link['titles'][0]).split())[:100]}")
+    if report.get("supersedes_links", 0) > len(links[:10]):
+        say("", f"      …and {report['supersedes_links'] - len(links[:10])} more")
+    if pending:
+        say("!!", f"{len(pending)} one-time pass(es) not finished in {budget:g} s ({', '.join(pending)}): {later}")
+    return report
 
 
 def provision_model(args, python: str, paths: Paths) -> None:
@@ -2078,6 +2195,7 @@ def hold_run_lock(paths: Paths) -> bool:
 def do_install(args, paths: Paths) -> int:
     say("", f"supermemory install{' (dry run: nothing is written)' if args.dry_run else ''}")
     say("--", f"data dir: {paths.data_dir}")
+    upgrade = (paths.data_dir / "memory.db").exists()   # an existing store may need the new version's one-time passes
     if not args.dry_run and not paths.data_dir.exists():
         try:
             paths.data_dir.mkdir(parents=True, mode=0o700)
@@ -2094,6 +2212,10 @@ def do_install(args, paths: Paths) -> int:
     if python is None:
         return 2
     provision_model(args, python, paths)
+    if upgrade and args.dry_run:
+        say("~~", "would run the one-time passes a new version brings to memory.db (as `supermemory maintenance` does)")
+    elif upgrade:
+        run_upgrade_passes(python, paths)
     kinds = selected_kinds(args)
     env = package_env(paths)
     block = None
