@@ -71,7 +71,7 @@ class MemoryStore:
         if "m001_initial" in dbm.migrate(ctx.conn, ctx.driver):   # a new store: indexed by this tokenizer
             with ctx.txn():
                 search_index.stamp_tokenizer(ctx)
-                redaction.stamp(ctx)   # and redacted by these rules
+                lifecycle.stamp_new_store(ctx)   # and redacted, summarised and linked by these rules
         if rebuild_index and self.index_stale:
             try:
                 self.rebuild_search_index()

@@ -89,6 +89,19 @@ def test_an_old_store_has_its_one_time_passes_pending_until_maintenance_runs_the
         assert lifecycle.pending_passes(s.context) == []       # nothing stored: nothing to redo
 
 
+def test_a_store_this_version_creates_has_no_pass_pending(hashed):
+    """A new user's first memories are stored by this version's rules: doctor and health said "passes pending"
+    of them until the first SessionEnd hook."""
+    config = load_config()
+    with MemoryStore(config.db_path, config=config, namespace="proj") as s:
+        for older, newer in VALUE_PAIRS:
+            s.remember(older, kind="fact")
+            s.remember(newer, kind="fact")
+        assert lifecycle.pending_passes(s.context) == [] and lifecycle.newer_stamps(s.context) == []
+    assert "one-time pass" not in cli("doctor").stdout
+    assert "one-time pass" not in cli("health", "--namespace", "proj").stdout
+
+
 def test_maintenance_names_the_supersedes_links_it_wrote_in_text_and_json(hashed):
     expected = old_store()
     text = cli("maintenance")

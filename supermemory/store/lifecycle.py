@@ -169,6 +169,17 @@ def one_time_passes(ctx: StoreContext, *, redact: bool | None = None, deadline: 
             "pending": pending_passes(ctx)}
 
 
+def stamp_new_store(ctx: StoreContext) -> None:
+    """Mark every one-time pass done on a store this version creates (inside its first write transaction): what
+    it stores is redacted, summarised and linked by this version's rules, so nothing is pending (`doctor` and
+    `health` said "passes pending" of a new user's first memories)."""
+    redaction.stamp(ctx)
+    dbm.set_meta(ctx.conn, REDACTION_VERSION_KEY, f"{RULES_VERSION} {rules_fingerprint()}")
+    dbm.set_meta(ctx.conn, SUMMARY_STAMP, SUMMARY_VERSION)
+    for stamp in (supersession.STAMP_KEY, supersession.VALUES_STAMP_KEY):
+        dbm.set_meta(ctx.conn, stamp, "1")
+
+
 def pending_passes(ctx: StoreContext) -> list[str]:
     """The one-time passes (`one_time_passes`) this store still needs, by name, in the order they run: a store
     written by an older version has them until the first `maintenance` (the SessionEnd hook, `supermemory
