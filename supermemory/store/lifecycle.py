@@ -171,13 +171,14 @@ def one_time_passes(ctx: StoreContext, *, redact: bool | None = None, deadline: 
 
 def stamp_new_store(ctx: StoreContext) -> None:
     """Mark every one-time pass done on a store this version creates (inside its first write transaction): what
-    it stores is redacted, summarised and linked by this version's rules, so nothing is pending (`doctor` and
-    `health` said "passes pending" of a new user's first memories)."""
+    it stores is redacted, summarised and (while `supersession.enabled`) linked by this version's rules, so
+    nothing is pending (`doctor` and `health` said "passes pending" of a new user's first memories)."""
     redaction.stamp(ctx)
     dbm.set_meta(ctx.conn, REDACTION_VERSION_KEY, f"{RULES_VERSION} {rules_fingerprint()}")
     dbm.set_meta(ctx.conn, SUMMARY_STAMP, SUMMARY_VERSION)
-    for stamp in (supersession.STAMP_KEY, supersession.VALUES_STAMP_KEY):
-        dbm.set_meta(ctx.conn, stamp, "1")
+    if ctx.config.get("supersession.enabled"):   # else its writes link nothing: the backfill runs once it is on
+        for stamp in (supersession.STAMP_KEY, supersession.VALUES_STAMP_KEY):
+            dbm.set_meta(ctx.conn, stamp, "1")
 
 
 def pending_passes(ctx: StoreContext) -> list[str]:
