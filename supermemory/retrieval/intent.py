@@ -21,10 +21,6 @@ from supermemory.text import lexicons
 RECENT_DAYS = 14.0   # "recently" / 最近: memories of the last two weeks first (a soft window: widened when empty)
 TIME_FACETS = ("recent", "today", "yesterday", "this_week", "last_week", "this_month", "last_month")
 SCOPES = ("any", "alone", "verb")
-# Words that may stand between a verb and its object ("make the image smaller", "add some retries"): skipped when
-# `_governed` asks whether a light verb has an object of its own. Grammar (a closed class), not vocabulary.
-DETERMINERS = frozenset("a an the any some my our your their its this that these those all every no more other "
-                        "这些 那些 这个 那个 几个".split())
 
 
 @dataclass(frozen=True)
@@ -179,7 +175,8 @@ def _object_follows(after: str) -> bool:
     "made?", nor "make" right before "decisions")."""
     clause = re.split(r"[,.;:!?，。；：！？]", after, maxsplit=1)[0]
     words = _WORD.findall(clause.lower().replace("’", "'"))
-    while words and words[0] in DETERMINERS:
+    determiners = lexicons.word_set("determiners")   # "make the image smaller": the object comes after them
+    while words and words[0] in determiners:
         words.pop(0)
     return bool(words) and _has_content(words[0])
 
