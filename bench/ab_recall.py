@@ -6,7 +6,7 @@ before", this runs both trees against the same store in alternating order (AB, B
 in the machine's load falls on both sides alike, and reports the ratio B/A.
 
     git worktree add /tmp/sm-base HEAD~1          # side A: the tree before the change
-    python bench/ab_recall.py --a /tmp/sm-base --b .   [--n 10000] [--rounds 7] [--queries 200]
+    python bench/ab_recall.py --a /tmp/sm-base --b .   [--n 10000] [--others 0] [--rounds 7] [--queries 200]
                                                        [--store DIR] [--json]
 
 The store is built once with B's `supermemory.bench.perf.build_store` (generated text, synthetic unit
@@ -83,21 +83,27 @@ def run_side(tree: Path, store_home: Path, queries_file: Path, scratch: Path) ->
     return result
 
 
-def ensure_store(home: Path, n: int) -> None:
-    """Build the `n`-memory store in `home` with the driver's tree (B) unless one of that size is there."""
+def ensure_store(home: Path, n: int, others: int = 0) -> None:
+    """Build the `n`-memory store in `home` with the driver's tree (B) unless one of that size is there; `others`
+    more memories go to another namespace (a user with several projects: recall then reads the statistics of
+    its own namespaces, not the FTS vocabulary's)."""
     from supermemory.bench.perf import build_store
     from supermemory.config import Config
 
     marker = home / "ab_recall.json"
-    if marker.exists() and json.loads(marker.read_text()).get("n") == n and (home / "memory.db").exists():
+    shape = {"n": n, "others": others}
+    if marker.exists() and {"others": 0, **json.loads(marker.read_text())} == shape and (home / "memory.db").exists():
         return
     home.mkdir(parents=True, exist_ok=True)
     for f in home.glob("memory.db*"):
         f.unlink()
-    sys.stderr.write(f"building a {n}-memory store in {home}…\n")
+    sys.stderr.write(f"building a {n}-memory store in {home}" + (f" (+{others} in another namespace)" if others else "")
+                     + "…\n")
     config = Config(home=home, explicit_namespace=NAMESPACE)
     build_store(config.db_path, config, n, namespace=NAMESPACE).close()
-    marker.write_text(json.dumps({"n": n}))
+    if others:
+        build_store(config.db_path, config, others, seed=2, namespace=NAMESPACE + "-other").close()
+    marker.write_text(json.dumps(shape))
 
 
 def summarize(runs: dict) -> dict:
@@ -123,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--a", required=True, type=Path, help="side A's source tree (e.g. the commit before)")
     parser.add_argument("--b", required=True, type=Path, help="side B's source tree (e.g. the working tree)")
     parser.add_argument("--n", type=int, default=10_000, help="memories in the store (default 10000)")
+    parser.add_argument("--others", type=int, default=0,
+                        help="memories in another namespace beside them (default 0: recall reads the whole store)")
     parser.add_argument("--rounds", type=int, default=7, help="rounds, each one run per side (default 7)")
     parser.add_argument("--queries", type=int, default=200, help="timed recalls per run (default 200)")
     parser.add_argument("--store", type=Path, help="keep the store in this folder and reuse it (default: temp)")
@@ -142,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ab-recall-") as tmp:
         tmp = Path(tmp)
         store_home = args.store.resolve() if args.store else tmp / "store"
-        ensure_store(store_home, args.n)
+        ensure_store(store_home, args.n, args.others)
         rng = random.Random(QUERY_SEED)
         queries_file = tmp / "queries.json"
         queries_file.write_text(json.dumps([fake_query(rng) for _ in range(args.queries)]))
@@ -153,12 +161,14 @@ def main(argv: list[str] | None = None) -> int:
                 runs[side].append(run_side(trees[side], store_home, queries_file, tmp))
             sys.stderr.write(f"round {i + 1}/{args.rounds} ({order.upper()}): A p50 {runs['a'][-1]['p50']} ms · "
                              f"B p50 {runs['b'][-1]['p50']} ms\n")
-    report = {"tree_a": str(trees["a"]), "tree_b": str(trees["b"]), "n": args.n, "rounds": args.rounds,
+    report = {"tree_a": str(trees["a"]), "tree_b": str(trees["b"]), "n": args.n, "others": args.others,
+              "rounds": args.rounds,
               "queries": args.queries, **summarize(runs)}
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"warm recall, {args.n:,} memories, {args.rounds} rounds x {args.queries} queries (interleaved AB/BA)")
+    print(f"warm recall, {args.n:,} memories" + (f" (+{args.others:,} in another namespace)" if args.others else "")
+          + f", {args.rounds} rounds x {args.queries} queries (interleaved AB/BA)")
     for side in "ab":
         s = report[side]
         print(f"  {side.upper()} {report['tree_' + side]}: p50 {s['p50']} ms · p95 {s['p95']} ms "

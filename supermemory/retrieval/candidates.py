@@ -143,8 +143,8 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
     :param lexical_only: never load the embedding model (hooks).
     :param filtered: a filter narrows the rows, so more lexical rows are read before the cut.
     """
-    total = search_index.live_chunk_count(ctx) or 1
-    doc_freq = search_index.doc_frequencies(ctx, lookup_tokens(query))
+    total = search_index.live_chunk_count(ctx, namespaces) or 1
+    doc_freq = search_index.doc_frequencies(ctx, lookup_tokens(query), namespaces)
     idf = query.idf(doc_freq, total)
     cands: dict[int, ranking.Candidate] = {}
     term_sets: dict[int, set] = {}

@@ -43,6 +43,7 @@ class StoreContext:
         self.fill_after: int | None = None   # chunk id the filling-in goes on after (`embedding._waiting_from`)
         self.generation = 0                   # our own commits do not change PRAGMA data_version
         self.total_cache: tuple | None = None  # ((data_version, generation), live chunks per namespace)
+        self.scoped_freq: tuple | None = None  # ((data_version, generation), {(namespaces, token): live chunks})
 
     def txn(self, *, wait_ms: int | None = None):
         """A `BEGIN IMMEDIATE` write transaction (`wait_ms`: how long another writer's lock may hold it up)."""
@@ -69,6 +70,7 @@ class StoreContext:
         self.generation += 1
         self.matrix_cache.clear()
         self.total_cache = None
+        self.scoped_freq = None
 
     def close(self) -> None:
         conn, self.conn = self.conn, None

@@ -14,10 +14,12 @@ from supermemory.store import namespaces as nsm
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, fts_tokens, from_blob, to_blob
 from supermemory.text import TOKENIZER_VERSION
+from supermemory.text.tokenizer import fts_match
 
 logger = logging.getLogger(__name__)
 
 TOKENIZER_KEY = "tokenizer_version"   # meta: the tokenizer version the FTS rows were made with
+SCOPED_FREQ_CACHE = 20000   # (namespaces, token) counts kept between writes: bounded for a long-running server
 
 
 # --- keeping the index in step with the rows (inside write transactions) ---------------------------
@@ -118,9 +120,10 @@ def rebuild_search_index(ctx: StoreContext) -> dict:
 
 # --- lookups for recall -----------------------------------------------------------------------------
 
-def live_chunk_count(ctx: StoreContext) -> int:
-    """Live chunks (each has exactly one `ns_` token)."""
-    return sum(namespace_chunk_counts(ctx).values())
+def live_chunk_count(ctx: StoreContext, namespaces: list[str] | None = None) -> int:
+    """Live chunks (each has exactly one `ns_` token), in `namespaces` (None: all)."""
+    counts = namespace_chunk_counts(ctx)
+    return sum(counts.values()) if namespaces is None else sum(counts.get(ns, 0) for ns in set(namespaces))
 
 
 def namespace_chunk_counts(ctx: StoreContext) -> dict[str, int]:
@@ -139,13 +142,36 @@ def covers_all(ctx: StoreContext, namespaces: list[str] | None) -> bool:
     return namespaces is None or set(namespace_chunk_counts(ctx)) <= set(namespaces)
 
 
-def doc_frequencies(ctx: StoreContext, terms: Sequence[str]) -> dict[str, int]:
-    """How many live chunks hold each index token (tokens no chunk holds are left out)."""
+def doc_frequencies(ctx: StoreContext, terms: Sequence[str], namespaces: list[str] | None = None) -> dict[str, int]:
+    """How many live chunks in `namespaces` (None: all) hold each index token (tokens no chunk holds are left out).
+
+    A recall's word statistics are those of the namespaces it reads, as if each project had a store of its own:
+    another project's memories never make a word common or rare here (bench/RESULTS.md, "Word statistics of the
+    namespaces read"). Read from the FTS vocabulary when the namespaces hold every live chunk; else counted per
+    token among theirs (one FTS count each, cached until any connection writes)."""
     lookup = list(dict.fromkeys(terms))
     if not lookup:
         return {}
     marks = ",".join("?" * len(lookup))
-    return dict(ctx.q(f"SELECT term, doc FROM fts_vocab WHERE col = 'tokens' AND term IN ({marks})", lookup))
+    store_wide = dict(ctx.q(f"SELECT term, doc FROM fts_vocab WHERE col = 'tokens' AND term IN ({marks})", lookup))
+    if not store_wide or covers_all(ctx, namespaces):
+        return store_wide
+    held = tuple(sorted(ns for ns in set(namespaces) if namespace_chunk_counts(ctx).get(ns)))
+    if not held:
+        return {}
+    key = (ctx.data_version(), ctx.generation)
+    if ctx.scoped_freq is None or ctx.scoped_freq[0] != key or len(ctx.scoped_freq[1]) > SCOPED_FREQ_CACHE:
+        ctx.scoped_freq = (key, {})
+    cache = ctx.scoped_freq[1]
+    scope = "ns : (" + fts_match(["ns_" + ns for ns in held]) + ") AND tokens : "
+    counts = {}
+    for term in store_wide:
+        n = cache.get((held, term))
+        if n is None:
+            n = cache[(held, term)] = ctx.q("SELECT count(*) FROM fts WHERE fts MATCH ?", [scope + fts_match([term])])[0][0]
+        if n:
+            counts[term] = n
+    return counts
 
 
 def lexical_hits(ctx: StoreContext, match: str, namespaces: list[str] | None, where: str, params: list,
