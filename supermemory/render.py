@@ -563,13 +563,10 @@ def pending_passes_line(pending: list[str] | None, *, links: bool = False) -> st
 
 def changed_words(old: str, new: str, most: int = 4) -> str | None:
     """What a new text changed of an old one when that is a few words in one place ("03:00 → 04:30"), or None."""
+    from supermemory.ui.diff import common_ends   # the version diff's own trim (standard library only)
+
     a, b = old.split(), new.split()
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
-        end += 1
+    start, end = common_ends(a, b)
     gone, came = a[start:len(a) - end], b[start:len(b) - end]
     if not gone or not came or len(gone) > most or len(came) > most:
         return None

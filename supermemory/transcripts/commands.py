@@ -76,15 +76,23 @@ def _command_key(cmd: str) -> str:
     return prog.lower()
 
 
-def _read_paths(cmd: str) -> list[str]:
-    """Files a simple read-only command shows (cat/head/tail/nl/sed -n …)."""
-    if "*** Begin Patch" in cmd or len(cmd) > 2000:
-        return []
+def shell_tokens(cmd: str) -> list[str] | None:
+    """A shell command's words and operators (`&&`, `;`, `|`, parentheses as tokens of their own), or None when it is
+    too long to be a command line (2000 characters) or does not parse (an unclosed quote)."""
+    if len(cmd) > 2000:
+        return None
     try:
         lexer = shlex.shlex(cmd, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
-        tokens = list(lexer)
+        return list(lexer)
     except ValueError:
+        return None
+
+
+def _read_paths(cmd: str) -> list[str]:
+    """Files a simple read-only command shows (cat/head/tail/nl/sed -n …)."""
+    tokens = None if "*** Begin Patch" in cmd else shell_tokens(cmd)
+    if tokens is None:
         return []
     out: list[str] = []
     segment: list[str] = []

@@ -9,7 +9,7 @@ import shlex
 from typing import Any
 
 from supermemory.text import lexicons
-from supermemory.transcripts.commands import _command_key, _read_paths
+from supermemory.transcripts.commands import _command_key, _read_paths, shell_tokens
 from supermemory.transcripts.digest import (
     _CAPS, _LAST_TEXT_CHARS, _MAX_KEYS, _MAX_NOTES, _MAX_PENDING, _MAX_TODOS, _MAX_UNRESOLVED, _clip, _collapse,
     COMMAND_CHARS, ERROR_CHARS, MAX_INSTRUCTIONS, MAX_OPEN_ENDS, NOTE_CHARS, PATH_CHARS, REQUEST_CHARS, SessionDigest,
@@ -214,13 +214,8 @@ def _chained(cmd: str) -> list[str]:
     """The commands of `cmd`'s last statement (after its last `;` or `&`) when they are joined by `&&` alone (an
     exit status of 0 then means each succeeded; after `||` it may not); [] when it is one command or does not parse.
     A multi-line script reads as one statement (its newlines are not told apart from quoted ones)."""
-    if len(cmd) > 2000:
-        return []
-    try:
-        lexer = shlex.shlex(cmd, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:
+    tokens = shell_tokens(cmd)
+    if tokens is None:
         return []
     statement: list[str] = []
     for tok in tokens:

@@ -90,14 +90,20 @@ def _words(text: str) -> list[str]:
     return re.findall(r"\s+|\S+", text)
 
 
-def _token_ops(left: list[str], right: list[str], budget: list[int]) -> list[tuple[str, str]]:
-    """`(op, token)` pairs from `left` to `right`, spending from `budget` (token pairs compared)."""
+def common_ends(left: list, right: list) -> tuple[int, int]:
+    """How many items two sequences share at the start, and then at the end (never overlapping the start)."""
     head = 0
     while head < min(len(left), len(right)) and left[head] == right[head]:
         head += 1
     tail = 0
     while tail < min(len(left), len(right)) - head and left[-1 - tail] == right[-1 - tail]:
         tail += 1
+    return head, tail
+
+
+def _token_ops(left: list[str], right: list[str], budget: list[int]) -> list[tuple[str, str]]:
+    """`(op, token)` pairs from `left` to `right`, spending from `budget` (token pairs compared)."""
+    head, tail = common_ends(left, right)
     middle_left, middle_right = left[head:len(left) - tail], right[head:len(right) - tail]
     size = len(middle_left) + len(middle_right)
     ops = None
