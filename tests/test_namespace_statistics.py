@@ -51,3 +51,26 @@ def test_another_namespaces_memories_do_not_change_recall_here(tmp_path, config,
     finally:
         alone.close()
         shared.close()
+
+
+def test_document_frequencies_per_namespace_match_a_count_of_their_memories(store):
+    """Counted among the namespaces read, or among the others and subtracted when those hold fewer chunks."""
+    from supermemory.retrieval import pipeline
+    from supermemory.retrieval.query import lookup_tokens
+    from supermemory.store import search_index
+
+    for text in BILLING:
+        store.remember(text, namespace="billing", create_namespace=True)
+    for text in OTHER[:12]:
+        store.remember(text, namespace="dashboard", create_namespace=True)
+    ctx = store.context
+    tokens = lookup_tokens(pipeline.analyse(ctx, "invoice PDF webhook logging signing"))
+    everywhere = search_index.doc_frequencies(ctx, tokens)
+    for read in (["billing"], ["dashboard"], ["dashboard", "global"], ["billing", "dashboard"], ["nowhere"]):
+        counted = search_index.doc_frequencies(ctx, tokens, read)
+        rows = [set(t.split()) for ns in read
+                for (t,) in ctx.q("SELECT f.tokens FROM fts f JOIN chunks c ON c.id = f.rowid JOIN memories m "
+                                  "ON m.id = c.memory_id WHERE m.namespace = ?", (ns,))]
+        assert counted == {t: n for t in tokens if (n := sum(t in r for r in rows))}, read
+        assert all(counted.get(t, 0) <= everywhere.get(t, 0) for t in tokens)
+    assert search_index.live_chunk_count(ctx, ["billing"]) == len(BILLING)

@@ -156,19 +156,24 @@ def doc_frequencies(ctx: StoreContext, terms: Sequence[str], namespaces: list[st
     store_wide = dict(ctx.q(f"SELECT term, doc FROM fts_vocab WHERE col = 'tokens' AND term IN ({marks})", lookup))
     if not store_wide or covers_all(ctx, namespaces):
         return store_wide
-    held = tuple(sorted(ns for ns in set(namespaces) if namespace_chunk_counts(ctx).get(ns)))
+    chunks = namespace_chunk_counts(ctx)
+    held = tuple(sorted(ns for ns in set(namespaces) if chunks.get(ns)))
     if not held:
         return {}
+    # Count among the fewer chunks: those read, or those not read (then subtracted from the store-wide count).
+    others = tuple(sorted(set(chunks) - set(held)))
+    inverse = sum(chunks[ns] for ns in others) < sum(chunks[ns] for ns in held)
     key = (ctx.data_version(), ctx.generation)
     if ctx.scoped_freq is None or ctx.scoped_freq[0] != key or len(ctx.scoped_freq[1]) > SCOPED_FREQ_CACHE:
         ctx.scoped_freq = (key, {})
     cache = ctx.scoped_freq[1]
-    scope = "ns : (" + fts_match(["ns_" + ns for ns in held]) + ") AND tokens : "
+    scope = "ns : (" + fts_match(["ns_" + ns for ns in (others if inverse else held)]) + ") AND tokens : "
     counts = {}
-    for term in store_wide:
+    for term, everywhere in store_wide.items():
         n = cache.get((held, term))
         if n is None:
-            n = cache[(held, term)] = ctx.q("SELECT count(*) FROM fts WHERE fts MATCH ?", [scope + fts_match([term])])[0][0]
+            found = ctx.q("SELECT count(*) FROM fts WHERE fts MATCH ?", [scope + fts_match([term])])[0][0]
+            n = cache[(held, term)] = everywhere - found if inverse else found
         if n:
             counts[term] = n
     return counts
