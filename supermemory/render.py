@@ -51,10 +51,13 @@ def repeated(texts) -> list[tuple[str, int]]:
     return [(shorten(text), n) for text, n in counts.items()]
 
 
-def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240) -> str:
+def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240, namespace: bool = False) -> str:
     """One memory as `- [M12 decision] Title — summary` (body instead of summary when asked), then
-    `[superseded by M…]` when a newer memory holds the current fact: every view that lists memories says so."""
+    `[superseded by M…]` when a newer memory holds the current fact: every view that lists memories says so.
+    `namespace` adds where it lives (`[M12 decision · billing-api]`), for a list that spans several."""
     label = item["kind"] + (f"/{item['status']}" if item.get("status") and item["kind"] == "task" else "")
+    if namespace and item.get("namespace"):
+        label += f" · {item['namespace']}"
     text = item.get("body") if with_body and item.get("body") else item.get("summary", "")
     title = item.get("title") or ""
     stem = title.strip().rstrip("…").rstrip()
@@ -96,6 +99,7 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
     if not results:
         lines.append(f"No relevant memories for {shorten(result.get('query') or '')!r}.")
     less = {id(item) for item in _less_related(result)}
+    several = len({r.get("namespace") for r in results}) > 1   # hits of several projects say whose they are
     headed = False
     filler = sorted((r for r in results if id(r) in less), key=lambda r: -r["relevance"])   # by the figure shown
     for item in [r for r in results if id(r) not in less] + filler:
@@ -104,14 +108,14 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
                 lines.append(f"Less related (relevance under {result['relevant_from']:.2f}; pointers, not answers):")
                 headed = True
             shown = math.floor(item["relevance"] * 100) / 100   # cut, not rounded: 0.279 under 0.28 reads 0.27
-            lines.append(memory_line({**item, "summary": ""}) + f"  (relevance {shown:.2f})")   # its title
+            lines.append(memory_line({**item, "summary": ""}, namespace=several) + f"  (relevance {shown:.2f})")
             continue
         scored = isinstance(item.get("score"), (int, float))   # a broad query's listing has no score
         # relevance first: the chance this hit answers the query, the figure that tells an answer from filler
         relevance = f"relevance {item['relevance']:.2f}, " if isinstance(item.get("relevance"), (int, float)) else ""
         figures = (f"  ({relevance}score {item['score']:.3f}, attention {item['attention']:.3f})"
                    if scored else "")
-        lines.append(memory_line(item, with_body=full, max_chars=4000 if full else 240) + figures)
+        lines.append(memory_line(item, with_body=full, max_chars=4000 if full else 240, namespace=several) + figures)
         passage = item.get("passage")
         if passage:   # a long memory: where in it the answer is
             lines.append(f"    chunk {passage['chunk']} of {passage['chunks']}: "
@@ -411,9 +415,16 @@ def render_stats(result: dict, *, commands: Commands = MCP_COMMANDS) -> str:
 
 
 def render_export(result: dict) -> str:
-    """An export result: the file written and its counts."""
+    """An export result: the file written, its counts and which namespaces it holds (a file of every project's
+    memories must say so: it was the one command not scoped to the current project)."""
     extra = ", ".join(f"{k} {v}" for k, v in result.items() if k != "path" and isinstance(v, (int, float, str)))
-    return f"Exported to {result['path']}" + (f" ({extra})" if extra else "") + "."
+    text = f"Exported to {result['path']}" + (f" ({extra})" if extra else "") + "."
+    held = result.get("namespaces") or {}
+    if held:
+        text += (f"\nIt holds {len(held)} namespace{'' if len(held) == 1 else 's'}: "
+                 + ", ".join(f"{ns} {n}" for ns, n in held.items())
+                 + ("" if len(held) == 1 else " (--namespace NAME exports one)") + ".")
+    return text
 
 
 def render_import(result: dict) -> str:

@@ -216,6 +216,30 @@ def test_export_reads_a_namespace_path_by_the_same_rule(two_projects, tmp_path):
     assert not (tmp_path / "etc.jsonl").exists()
 
 
+def test_export_says_which_namespaces_the_file_holds(two_projects, tmp_path):
+    """fu23 D7: run inside one project, `export` wrote every project's memories and said only "memories 107"."""
+    from supermemory.render import render_export
+
+    store, billing, dashboard = two_projects
+    result = store.export(tmp_path / "all.jsonl")
+    assert result["namespaces"] == {"billing-api": 1, "dashboard-web": 1} and result["memories"] == 2
+    text = render_export(result)
+    assert "It holds 2 namespaces: billing-api 1, dashboard-web 1 (--namespace NAME exports one)." in text
+    answer = call(store, "memory_export", {"path": "mcp.jsonl", "namespaces": ["dashboard-web"]})   # to exports/
+    assert answer["result"]["structuredContent"]["namespaces"] == {"dashboard-web": 1}
+    assert "It holds 1 namespace: dashboard-web 1." in answer["result"]["content"][0]["text"]
+
+
+def test_recall_across_projects_says_whose_each_hit_is(two_projects):
+    """fu23 D8: `recall … --namespace '*'` listed three projects' CI answers with nothing to tell them apart."""
+    from supermemory.render import render_recall
+
+    store, billing, dashboard = two_projects
+    text = render_recall(store.recall("chi routing Zustand state", namespace="*", gates=False))
+    assert " · billing-api]" in text and " · dashboard-web]" in text
+    assert " · " not in render_recall(store.recall("chi routing", gates=False)).split("\n")[0]   # one project
+
+
 # --- D9: wording and consistency -----------------------------------------------------------------------------------
 
 @pytest.fixture

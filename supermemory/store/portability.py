@@ -52,6 +52,7 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
     its `links` every link from any of them; no vectors.
 
     :param namespaces: only these namespaces (default, or one of them `*`: all).
+    :returns: `path`, `memories` (lines written) and `namespaces` (memories per namespace: what the file holds).
     Raises:
         InvalidInputError: the file cannot be written (a folder, a folder that does not exist: export creates
             none, no permission, disk full); no partial file is left behind.
@@ -77,6 +78,7 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
     # Written 0600 from the first byte (it holds every memory) and never left behind on failure.
     tmp = target.with_name(target.name + ".part")
     count, created = 0, False
+    per_namespace: dict[str, int] = {}
     behind = _rows_behind_heads(ctx)
     try:
         with contextlib.suppress(FileNotFoundError):
@@ -97,6 +99,7 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
                     (rec["id"], older, rec["id"]))]
                 handle.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
                 count += 1
+                per_namespace[rec["namespace"]] = per_namespace.get(rec["namespace"], 0) + 1
         os.replace(tmp, target)
         created = False
     except OSError as exc:
@@ -107,7 +110,7 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
                 os.unlink(tmp)
     with contextlib.suppress(OSError):
         os.chmod(target, 0o600)
-    return {"path": str(target), "memories": count}
+    return {"path": str(target), "memories": count, "namespaces": dict(sorted(per_namespace.items()))}
 
 
 def _rows_behind_heads(ctx: StoreContext) -> dict[int, list[int]]:
