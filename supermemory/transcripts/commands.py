@@ -76,6 +76,24 @@ def _command_key(cmd: str) -> str:
     return prog.lower()
 
 
+# A successful run of the step on the left necessarily ran the steps on the right (the same tool, whatever the
+# project): `cargo test` compiles the crate as `cargo build` does, which type-checks it as `cargo check` does; `cargo
+# clippy` runs `cargo check`; `go test` compiles the packages it tests as `go build` does. So its success clears their
+# failures. Only relations that hold by the tool's definition belong here: `npm test` need not run `npm run build`,
+# `dotnet test --no-build` builds nothing, and `go test` runs only part of `go vet`.
+_COVERS = {
+    "cargo test": ("cargo build", "cargo check"),
+    "cargo build": ("cargo check",),
+    "cargo clippy": ("cargo check",),
+    "go test": ("go build",),
+}
+
+
+def covered_keys(key: str) -> tuple[str, ...]:
+    """The program keys (`_command_key`) whose step a successful run of `key` necessarily re-ran (`_COVERS`)."""
+    return _COVERS.get(key, ())
+
+
 def shell_tokens(cmd: str) -> list[str] | None:
     """A shell command's words and operators (`&&`, `;`, `|`, parentheses as tokens of their own), or None when it is
     too long to be a command line (2000 characters) or does not parse (an unclosed quote)."""

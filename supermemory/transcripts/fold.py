@@ -9,7 +9,7 @@ import shlex
 from typing import Any
 
 from supermemory.text import lexicons
-from supermemory.transcripts.commands import _command_key, _read_paths, shell_tokens
+from supermemory.transcripts.commands import _command_key, _read_paths, covered_keys, shell_tokens
 from supermemory.transcripts.digest import (
     _CAPS, _LAST_TEXT_CHARS, _MAX_KEYS, _MAX_NOTES, _MAX_PENDING, _MAX_TODOS, _MAX_UNRESOLVED, _clip, _collapse,
     COMMAND_CHARS, ERROR_CHARS, MAX_INSTRUCTIONS, MAX_OPEN_ENDS, NOTE_CHARS, PATH_CHARS, REQUEST_CHARS, SessionDigest,
@@ -199,11 +199,15 @@ def _error_key(tool: str | None, cmd: str | None) -> str:
     """What a failure is filed under and a success clears: `cmd:` + the program a command runs
     (`commands._command_key`), else `tool:` + the tool. A command that chains others with `&&` also carries their
     keys, tab-separated after its own: exited 0, every one of them ran and succeeded, so `alembic upgrade head &&
-    pytest -q` clears an earlier `pytest` failure. A failure is filed under the first key only (which part of the
-    chain failed is not known)."""
+    pytest -q` clears an earlier `pytest` failure; so do the steps each of them necessarily re-runs
+    (`commands.covered_keys`: `cargo test` builds the crate, clearing a `cargo build` failure). A failure is filed
+    under the first key only (which part of the chain failed is not known)."""
     if cmd:
-        keys = ["cmd:" + _command_key(cmd)]
-        keys += [k for k in ("cmd:" + _command_key(part) for part in _chained(cmd)) if k not in keys]
+        programs = [_command_key(cmd)] + [_command_key(part) for part in _chained(cmd)]
+        keys: list[str] = []
+        for k in ("cmd:" + k for program in programs for k in (program, *covered_keys(program))):
+            if k not in keys:
+                keys.append(k)
         return _KEY_SEP.join(keys)
     if tool:
         return "tool:" + tool
