@@ -111,11 +111,10 @@ def test_every_common_label_of_leftover_work_is_kept_as_an_open_end():
     for label in LABELS:
         text = f"Merged the export changes. {label}: wire the currency column into the CSV export as well."
         d = parse_claude(OPENING + [_said("a1", text)])
-        assert f"Note: {label}: wire the currency column into the CSV export as well." in d.open_ends, (label,
-                                                                                                    d.open_ends)
+        assert f"{label}: wire the currency column into the CSV export as well." in d.open_ends, (label, d.open_ends)
     said = "Done. **Still to do:**\n- translate the PDF footer\n- add the EUR rounding rule"
     d = parse_claude(OPENING + [_said("a1", said)])
-    assert "Note: Still to do: translate the PDF footer; add the EUR rounding rule" in d.open_ends, d.open_ends
+    assert d.open_ends == ["translate the PDF footer", "add the EUR rounding rule"], d.open_ends
     for text in NO_LABEL:   # a label word without its colon is no open end
         assert parse_claude(OPENING + [_said("a1", text)]).open_ends == [], text
 
@@ -124,7 +123,7 @@ def test_the_user_stating_leftover_work_with_a_label_is_a_to_do():
     d = parse_claude(OPENING + [_said("a1", "Added the column."),
                                 _user("u2", "Thanks. Still to do: the Swiss franc formatting."),
                                 _said("a2", "Noted.")])
-    assert "To do: Still to do: the Swiss franc formatting." in d.open_ends, d.open_ends
+    assert "Still to do: the Swiss franc formatting." in d.open_ends, d.open_ends
 
 
 # --------------------------------------------------------------------------- 3. acknowledgements and deferrals
@@ -143,7 +142,7 @@ def test_a_deferral_is_no_request_and_keeps_the_deferred_proposal_open(reply):
 def test_a_deferral_of_a_proposal_already_noted_adds_nothing_twice():
     said = "Added the column. Remaining: the CSV export still lacks it; we could add it later."
     d = parse_claude(OPENING + [_said("a1", said), _user("u2", "ok, leave that for next time")])
-    assert d.open_ends == ["Note: Remaining: the CSV export still lacks it; we could add it later."], d.open_ends
+    assert d.open_ends == ["Remaining: the CSV export still lacks it; we could add it later."], d.open_ends
 
 
 @pytest.mark.parametrize("reply", ["ok", "thanks!", "never mind", "fine, skip it", "Great, thank you 👍",

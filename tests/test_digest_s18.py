@@ -100,7 +100,7 @@ def test_a_failing_edit_does_not_count_as_a_fix_and_a_new_failure_reopens_the_er
 def test_later_and_follow_up_statements_are_open_ends_but_asking_to_do_them_now_is_not():
     d = parse_claude([_user("1", "Let's leave the retry logic for later. The webhook signature check needs a follow-up."),
                       _said("2", "OK. I'll add the backoff later.")])
-    assert "To do: Let's leave the retry logic for later." in d.open_ends
+    assert "Deferred: the retry logic" in d.open_ends
     assert "To do: The webhook signature check needs a follow-up." in d.open_ends
     assert "Note: I'll add the backoff later." in d.open_ends
     d = parse_claude([_user("1", "Fix the TODO in parser.py please."), _said("2", "Done.")])

@@ -920,7 +920,7 @@ def test_after_compaction_the_last_session_line_shows_its_open_ends_not_its_meta
     context = hooks.session_start({"cwd": str(cwd), "source": "compact", "session_id": CLAUDE_SESSION})[
         "hookSpecificOutput"]["additionalContext"]
     line = context.split("## Last sessions\n", 1)[1].split("\n", 1)[0]
-    assert "Open ends: Note: TODO: add a refresh-token test." in line, line
+    assert "Open ends: TODO: add a refresh-token test." in line, line
     assert "Platform:" not in line and "Model:" not in line and "Branch:" not in line, line
 
 

@@ -126,7 +126,7 @@ def test_claude_open_ends(claude_digest):
     assert len(unresolved) == 1 and "test_ttl_env" in unresolved[0]
     assert "Unfinished todo: Make SESSION_TTL configurable (in progress)" in ends
     assert "Unfinished todo: Document SESSION_TTL in README" in ends
-    assert "Note: TODO: read SESSION_TTL lazily in app/config.py." in ends
+    assert "TODO: read SESSION_TTL lazily in app/config.py." in ends
     # TODOs in thinking blocks, fenced code and written file contents are not notes.
     assert not any("snippet is code" in e or "in my head" in e or "not an open end" in e for e in ends)
 
@@ -243,7 +243,7 @@ def test_codex_open_ends(codex_digest):
     ends = codex_digest.open_ends
     assert ends == [
         "Unresolved error: pytest -q (exit 1): FAILED tests/test_health.py::test_health_db_down - assert 500 == 503",
-        "Note: Next step: reset the client between tests in tests/conftest.py.",
+        "Next step: reset the client between tests in tests/conftest.py.",
     ]  # the stream error is behind the agent once it answered again
 
 

@@ -58,16 +58,20 @@ class SessionDigest:
 
     ``open_ends`` is what the session left open, in this order: the last request
     when it went unanswered, was interrupted or got a question back; to-dos the
-    user stated ("we still need to …", "that's a TODO", "a follow-up", "do it
-    later"); what the assistant proposed and the user put off ("Deferred: …" after
-    "ok, leave that for next time"); errors nothing has cleared yet; the agent's
+    user stated ("we still need to …", "that's a TODO", "a follow-up"); what the user
+    put off ("Deferred: …": the thing named in "let's leave the data checks for next
+    week", "X can wait", 数据质量检查先放一放; after "ok, leave that for next time" or
+    先放一放 the assistant's proposal); errors nothing has cleared yet; the agent's
     unfinished todo list; to-dos the agent stated (also as a label: "Still to do: …",
-    "Next steps: …"); last, errors after which a file was edited but the failing
+    "Next steps: …", 还没做完的：, 待办：; a label ending its line introduces a list,
+    each item of which is an open end of its own, shown without a label); last,
+    errors after which a file was edited but the failing
     command was not run again ("Possibly fixed, not re-run: …": an edit may be the
     fix, so such an error is not called unresolved, yet nothing showed it passing).
     A later success of the same command (``pytest`` after ``pytest``, also chained
-    with ``&&`` after others: ``alembic upgrade head && pytest -q``) clears an
-    error entirely; a sentence that only asks to fix a TODO ("fix the TODO in
+    with ``&&`` after others: ``alembic upgrade head && pytest -q``), or of one that
+    necessarily re-runs its step (``cargo test`` after ``cargo build``:
+    ``commands.covered_keys``) clears an error entirely; a sentence that only asks to fix a TODO ("fix the TODO in
     x.py") is a request, not an open end, and a user turn that only acknowledges,
     declines or defers ("thanks", "never mind", "later") is no request at all.
 

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 import shlex
 from typing import Any
 
-from supermemory.text import lexicons
 from supermemory.transcripts.commands import _command_key, _read_paths, covered_keys, shell_tokens
 from supermemory.transcripts.digest import (
-    _CAPS, _LAST_TEXT_CHARS, _MAX_KEYS, _MAX_NOTES, _MAX_PENDING, _MAX_TODOS, _MAX_UNRESOLVED, _clip, _collapse,
-    COMMAND_CHARS, ERROR_CHARS, MAX_INSTRUCTIONS, MAX_OPEN_ENDS, NOTE_CHARS, PATH_CHARS, REQUEST_CHARS, SessionDigest,
+    _CAPS, _LAST_TEXT_CHARS, _MAX_KEYS, _MAX_PENDING, _MAX_TODOS, _MAX_UNRESOLVED, _clip, _collapse,
+    COMMAND_CHARS, ERROR_CHARS, MAX_INSTRUCTIONS, NOTE_CHARS, PATH_CHARS, REQUEST_CHARS, SessionDigest,
+)
+from supermemory.transcripts.open_ends import (  # noqa: F401  (_finish, _remember: the parsers' names, from here)
+    _CODE_TODO_RE, _finish, _not_a_request, _QUESTION_END_RE, _remember, _scan_notes, _SENTENCE_RE, _text_lines,
+    _unresolved,
 )
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -24,12 +26,6 @@ def _str(value: Any) -> str | None:
 
 def _key(text: str) -> str:
     return hashlib.sha1(_collapse(text).lower().encode("utf-8", "replace")).hexdigest()[:16]
-
-
-def _remember(seq: list, item: Any, bound: int) -> None:
-    seq.append(item)
-    if len(seq) > bound:
-        del seq[: len(seq) - bound]
 
 
 def _append_capped(d: SessionDigest, st: dict, name: str, item: str, *, unique: bool = True) -> None:
@@ -174,16 +170,6 @@ def _add_error(
     st["unresolved"] = unresolved[-_MAX_UNRESOLVED:]
 
 
-def _unresolved(st: dict) -> list[list]:
-    """The well-formed entries of st["unresolved"], each `[key, line, edited since]` (a two-item entry of an
-    older snapshot reads as not edited since)."""
-    return [
-        [u[0], u[1], len(u) > 2 and u[2] is True]
-        for u in st["unresolved"]
-        if isinstance(u, list) and len(u) in (2, 3) and isinstance(u[0], str) and isinstance(u[1], str)
-    ]
-
-
 def _resolve(st: dict, key: str, *, edited: bool = False) -> None:
     """A success with `key` clears unresolved errors of any of its keys (`_error_key`) and any generic ones; a
     successful file edit (`edited`) marks the others as edited since (possibly fixed, until their command runs
@@ -300,123 +286,11 @@ def _human_text(d: SessionDigest, st: dict, text: Any) -> None:
     st["reply"] = "none"
     st["last_text"] = ""
     # What the user says is still to do is an open end; a question ("can you do the follow-up?") asks for now.
-    _scan_notes(st["asks"], _CODE_TODO_RE.sub("", t), questions=False)
+    # A sentence that puts off a thing it names ("let's leave the data checks for next week") defers that thing.
+    _scan_notes(st["asks"], _CODE_TODO_RE.sub("", t), questions=False, deferred=st["deferred"])
     # What the user says holds from now on ("always run make lint before you commit") is a standing instruction.
     _scan_rules(st["rules"], t)
 
-
-# A user turn made only of acknowledgements ("ok", "thanks", "never mind", "fine, skip it"), agreements and deferrals
-# ("leave that for next time", "later", "not now"), clause by clause (`text/lexicons/acknowledgements.txt`,
-# `agreement_words.txt`, `deferral_phrases.txt`; fillers such as "please", "just", "so" allowed between them).
-_REPLY_FILLERS = r"please|pls|just|then|so|and|but|oh|ah|hmm+|well|also|actually|anyway|for now"
-_REPLY_CLAUSE_SPLIT_RE = re.compile(r"[,.;:!?…—–()]+|\s-\s")
-_REPLY_MAX_CHARS = 120
-
-
-@functools.cache
-def _reply_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
-    """(any clause made only of reply words, a deferral in it, an acknowledgement in it), read on first use."""
-    defer, ack, agree = ("|".join(lexicons.entries(name))
-                         for name in ("deferral_phrases", "acknowledgements", "agreement_words"))
-    unit = rf"(?:{defer}|{ack}|{agree}|{_REPLY_FILLERS})"
-    return (re.compile(rf"{unit}(?:\s+{unit})*"), re.compile(rf"\b(?:{defer})\b"), re.compile(rf"\b(?:{ack})\b"))
-
-
-def _reply_kind(text: str) -> str | None:
-    """"defer", "ack" or "agree" for a user turn that only defers, acknowledges / declines, or agrees; None for
-    anything else (a request, a question, a turn that names what to do)."""
-    t = text.strip().lower().replace("\u2019", "'")
-    if not t or len(t) > _REPLY_MAX_CHARS or "\n" in t:
-        return None
-    whole, deferral, acknowledgement = _reply_patterns()
-    clauses = [" ".join(re.sub(r"[^\w\s']", " ", c).split()) for c in _REPLY_CLAUSE_SPLIT_RE.split(t)]
-    clauses = [c for c in clauses if c]
-    if not clauses or not all(whole.fullmatch(c) for c in clauses):
-        return None
-    if any(deferral.search(c) for c in clauses):
-        return "defer"
-    return "ack" if any(acknowledgement.search(c) for c in clauses) else "agree"
-
-
-def _not_a_request(st: dict, text: str) -> bool:
-    """Whether a user turn acknowledges, declines or defers rather than asks (then it is no request and leaves no
-    question of the assistant open). A bare agreement ("ok", "sure") that answers the assistant's question
-    approves what it asked, so it stays a request; a deferral keeps what the assistant proposed (its last question,
-    else its last sentence) as a deferred open end, unless a note has it already."""
-    kind = _reply_kind(text)
-    if kind is None or (kind == "agree" and _last_question(st["last_text"])):
-        return False
-    if kind == "defer":
-        proposal = _last_question(st["last_text"]) or _last_sentence(st["last_text"])
-        if proposal and len(proposal) >= 8 and proposal not in st["notes"] and proposal not in st["deferred"]:
-            _remember(st["deferred"], proposal, _MAX_NOTES)
-    if st["reply"] != "none":   # a request still unanswered before it stays unanswered
-        st["reply"] = "answered"
-    st["last_text"] = ""
-    return True
-
-
-_TODO_CS_RE = re.compile(r"\b(?:TODO|FIXME|XXX|WIP)\b")
-_TODO_CI_RE = re.compile(
-    r"(?i)\bfollow[- ]?ups?\b|\bnext steps?\b|\bstill (?:need|needs|have|has) to\b|"
-    r"\b(?:remaining|outstanding|open) (?:work|issues?|items?|tasks?|questions?|problems?)\b|"
-    r"\bnot (?:yet )?(?:implemented|done|handled|supported|covered|addressed|fixed|tested)\b|"
-    r"\bleft to do\b|\b(?:didn't|did not|couldn't|could not|haven't|have not) (?:get to|yet)\b|"
-    r"\bknown (?:issues?|limitations?)\b|\bwork[- ]in[- ]progress\b|\b(?:for|until) later\b|"
-    r"\b(?:leave|leaving|park|parking|defer|deferring|postpone|postponing|punt|save|saving|revisit|tackle|"
-    r"address|handle|fix|finish|do|add|look into|deal with|come back to|circle back to)\b[^.;?!]{0,60}"
-    r"(?<!\bor )(?<!\band )\blater\b"
-)
-# A sentence whose TODO is what it asks to do ("fix the TODO in x.py", "I resolved the FIXME") is no open end.
-_DOING_TODO_RE = re.compile(
-    r"(?i)\b(?:fix|implement|resolv|address|remov|handl|clean(?:ed|s|ing)? up|finish|complet|tackl)\w{0,4}\s+"
-    r"(?:(?:the|this|that|these|those|all|each|every|any|our|my|your|remaining)\s+)?"
-    r"(?:[\w.-]+\s+){0,2}?(?:TODO|FIXME|XXX)"
-)
-# A TODO comment of code pasted into a prompt outside a fence.
-_CODE_TODO_RE = re.compile(r"(?m)^\s*(?:#|//|/\*|--|;)\s*(?:TODO|FIXME|XXX)\b.*$")
-_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.S)
-_BULLET_RE = re.compile(r"^(?:[-*•+]\s+|\d+[.)]\s+|#+\s+|>\s*)")
-_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？；])\s*(?=\S)")
-
-
-def _text_lines(text: str) -> list[str]:
-    text = _FENCE_RE.sub("\n", text)
-    out = []
-    for ln in text.splitlines():
-        ln = _BULLET_RE.sub("", ln.strip()).replace("**", "").replace("__", "").strip()
-        if ln:
-            out.append(ln)
-    return out
-
-
-@functools.cache
-def _leftover_label_re() -> re.Pattern:
-    """A sentence that starts with a label of leftover work and a colon or dash ("Still to do: …", "Next steps:",
-    "Remaining — …"; `text/lexicons/leftover_work_labels.txt`)."""
-    labels = "|".join(lexicons.entries("leftover_work_labels"))
-    return re.compile(rf"(?i)^(?:{labels})\s*(?::|[—–]|-\s)")
-
-
-def _scan_notes(notes: list, text: str, *, questions: bool = True) -> None:
-    """Collect TODO-ish statements of prose into `notes` (code blocks ignored; questions too unless `questions`)."""
-    lines = _text_lines(text)
-    for i, ln in enumerate(lines):
-        for sentence in _SENTENCE_RE.split(ln):
-            if not (_TODO_CS_RE.search(sentence) or _TODO_CI_RE.search(sentence)
-                    or _leftover_label_re().match(sentence)):
-                continue
-            if _DOING_TODO_RE.search(sentence) or (not questions and sentence.rstrip().endswith("?")):
-                continue
-            note = sentence
-            if note.endswith(":"):  # "Next steps:" → take the items below it
-                following = [x for x in lines[i + 1 : i + 4]]
-                if following:
-                    note = note + " " + "; ".join(following)
-            note = _clip(note, NOTE_CHARS)
-            if len(note) < 8 or note in notes:
-                continue
-            _remember(notes, note, _MAX_NOTES)
 
 
 # A standing instruction: a rule the user sets for the sessions to come, not a request for now. English: "from now
@@ -438,7 +312,6 @@ _RULE_ZH_RE = re.compile(
     r"永远(?:不要|别|不许|不准|不能)|绝对?不要|^(?:请|你要|要|一定要)?记住"
 )
 _RULE_CONNECTIVE_RE = re.compile(r"(?i)^(?:(?:and|also|so|but|oh|ok|okay|then)\b[\s,]*)+")
-_QUESTION_END_RE = re.compile(r"(?:[?？]|[吗呢])[\s\"'”’)）]*$")
 
 
 def _rule_key(rule: str) -> str:
@@ -485,61 +358,6 @@ def _set_todos(st: dict, items: Any, text_key: str) -> None:
             todos.append(_clip(label, NOTE_CHARS) + marker)
     st["todos"] = todos[:_MAX_TODOS]
 
-
-def _last_sentence(text: str) -> str | None:
-    lines = _text_lines(text)
-    sentences = _SENTENCE_RE.split(lines[-1]) if lines else []
-    last = sentences[-1].strip() if sentences else ""
-    return _clip(last, NOTE_CHARS) if last else None
-
-
-def _last_question(text: str) -> str | None:
-    lines = _text_lines(text)
-    if not lines:
-        return None
-    sentences = _SENTENCE_RE.split(lines[-1])
-    last = sentences[-1].strip() if sentences else ""
-    if last.endswith("?"):
-        return _clip(last, NOTE_CHARS)
-    return None
-
-
-def _finish(d: SessionDigest, st: dict) -> None:
-    """Recompute the open ends from the folded state (deterministic)."""
-    ends: list[str] = []
-    if d.requests:
-        last = d.requests[-1]
-        if st["reply"] == "none":
-            ends.append(f"Unanswered request: {last}")
-        elif st["reply"] == "interrupted":
-            ends.append(f"Interrupted while working on: {last}")
-        else:
-            question = _last_question(st["last_text"])
-            if question:
-                ends.append(f"Awaiting reply: {question}")
-    for ask in st["asks"][-5:]:
-        if isinstance(ask, str):
-            ends.append(f"To do: {ask}")
-    for item in st["deferred"][-3:]:
-        if isinstance(item, str):
-            ends.append(f"Deferred: {item}")
-    errors = _unresolved(st)[-3:]
-    ends.extend(f"Unresolved error: {line}" for _key, line, edited in errors if not edited)
-    for todo in st["todos"][:5]:
-        if isinstance(todo, str):
-            ends.append(f"Unfinished todo: {todo}")
-    for note in st["notes"][-5:]:
-        if isinstance(note, str):
-            ends.append(f"Note: {note}")
-    ends.extend(f"Possibly fixed, not re-run: {line}" for _key, line, edited in errors if edited)
-    seen: set[str] = set()
-    unique = []
-    for e in ends:
-        if e not in seen:
-            seen.add(e)
-            unique.append(e)
-    d.open_ends = unique[:MAX_OPEN_ENDS]
-    d.instructions = [rule for rule in st["rules"] if isinstance(rule, str)][-MAX_INSTRUCTIONS:]
 
 
 def _pending_put(st: dict, call_id: Any, info: dict) -> None:
