@@ -6,8 +6,9 @@ one value replaced (below), supersedes it: a link new → old that recall demote
 The rule (`supersession.*` settings, fitted on `bench/revision_pairs.jsonl` by `bench/revisions.py`):
 the new text carries a change marker (`text.revision_marker`: "no longer", "moved from … to",
 改用 …) in a text short enough to restate one fact (at most `max_terms` distinct content
-words: scientific abstracts, code and long chat turns mention changes without revising a memory), and an
-older memory of the same namespace is close to it: the best cosine between their chunk vectors (the new
+words, `text.traits.word_count`: Chinese counted in words, about two characters each, not in the characters and
+bigrams the index holds; scientific abstracts, code and long chat turns mention changes without revising a memory),
+and an older memory of the same namespace is close to it: the best cosine between their chunk vectors (the new
 ones are already computed, so no extra embedding) reaches `cosine`, or `cosine_with_overlap` while the new
 text repeats `overlap` of the old one's content words, and in either case at least `min_overlap` of them.
 Numbers and numbered names ("5432", "db1") are no content words, so word overlap cannot tell two facts of one
@@ -73,7 +74,7 @@ from supermemory.store.records import LIVE, format_id
 from supermemory.text import cjk_share, fts_match, has_revision_marker, revision_marker, tokenize
 from supermemory.text.revisions import in_scope, retirement_scopes
 from supermemory.text.traits import (adds, change_values, content_terms, numbered_words, one_off, replaced_numbers,
-                                     restates_value, value_subject, widens)
+                                     restates_value, value_subject, widens, word_count)
 
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
@@ -156,7 +157,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     if not cfg["enabled"]:
         return []
     own = content_terms(tokenize(text))
-    if len(own) > cfg["max_terms"]:     # a long text that mentions a change is not the revision of one fact
+    if word_count(text) > cfg["max_terms"]:     # a long text that mentions a change is not the revision of one fact
         return []
     marker = revision_marker(text)
     if marker is None:      # no change wording: only a restatement with one value replaced supersedes

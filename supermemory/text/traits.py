@@ -136,12 +136,15 @@ def one_off(older: str, newer: str) -> bool:
 
 # What a change wording names as replaced ("old") and as its replacement ("new"): "from A to B", "A was replaced by B",
 # "replaced A with B", "dropped A in favour of B", "B instead of A", "moved off A", 从A迁移到B; and A retired, no new side
-# ("A is no longer used", 不再使用A: A itself, not one use of it, "for jobs", is gone). A side is one to four
-# words (a name with its version: "OpenSearch 2.11", ".env", "flags.yaml"), cut at clause punctuation and at the
-# connective words below, which end a name ("from npm to pnpm for the web app" → "pnpm").
-_SIDE_WORD = r"[^\s,;:!?()\"]*[^\s.,;:!?()\"]"
+# ("A is no longer used", 不再使用A: A itself, not one use of it, "for jobs", 不再用于…, is gone; a clause that says
+# what was before, 之前是A / 因为以前存在A, names A as the old side too). A side is one to four words (a name with its
+# version: "OpenSearch 2.11", ".env", "flags.yaml"), cut at clause punctuation, at brackets (an aside: "改用 CDC
+# （Debezium）", "不再用 updated_at 水位线（旧方案）"; full-width ones too) and at the connective words below, which end a
+# name ("from npm to pnpm for the web app" → "pnpm"). A Chinese side may mix an identifier and Chinese words
+# ("updated_at 水位线", "Redis 做任务队列").
+_SIDE_WORD = r"[^\s,;:!?()（）\"]*[^\s.,;:!?()（）\"]"
 _SIDE = rf"{_SIDE_WORD}(?: {_SIDE_WORD}){{0,3}}"
-_SIDE_CJK = r"[^，。；、,;.从]{1,16}"
+_SIDE_CJK = r"[^，。；、,;.从()（）]{1,16}"
 _CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"\bfrom (?P<old>{_SIDE}?) (?:to|onto|into|over to) (?P<new>{_SIDE})",
     rf"(?<!\S)(?P<old>{_SIDE}) (?:is|are|was|were|has been|have been|got|gets|will be) (?:replaced|superseded) "
@@ -158,9 +161,10 @@ _CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"has been|have been|got) (?:dropped|retired|removed|deprecated|abandoned|ditched|gone)\b",
     rf"\b(?:moved|migrated|switched|went) (?:off|away from) (?P<old>{_SIDE})",
     rf"从(?P<old>{_SIDE_CJK}?)(?:迁移到|迁到|换成了?|换为|改为|改成|改用|切换到|升级到)(?P<new>{_SIDE_CJK})",
+    rf"(?:^|(?<=[，。；,;\s])|(?<=因为)|(?<=由于))(?:之前|以前|原来|原先)(?:是|用|使用|存在|存|放在|在)(?P<old>{_SIDE_CJK})",
     rf"(?<!\S)(?P<old>{_SIDE}) (?:is|are|was|were|has been|have been) no longer (?:used|needed|in use|installed|a "
     rf"dependency)(?= *(?:[.;,!?]|$))", rf"\bno longer us(?:e|es|ing) (?P<old>{_SIDE})(?= *(?:[.;,!?]|$))",
-    rf"不再(?:使用|用)(?P<old>{_SIDE_CJK})(?=[，。；,;.]|$)", rf"(?P<old>{_SIDE_CJK}?)已?经?不再(?:使用|需要)(?=[，。；,;.]|$)",
+    rf"不再(?:使用|用)(?!于)(?P<old>{_SIDE_CJK})(?=[，。；,;.（(]|$)", rf"(?P<old>{_SIDE_CJK}?)已?经?不再(?:使用|需要)(?=[，。；,;.（(]|$)",
 ))
 _CONNECTIVES = frozenset("to onto into over after because since so for in on at with when last this next starting "
                          "per as and but which that now by due until from via across everywhere is are was were"
@@ -334,6 +338,22 @@ def content_terms(tokens) -> frozenset:
     """The topical tokens: no stop words, no date words, no bare numbers."""
     stop, dates = stopwords(), date_words()
     return frozenset(t for t in tokens if t not in stop and t not in dates and any(ch.isalpha() for ch in t))
+
+
+def word_count(text: str) -> int:
+    """How many distinct content words a text says, in any script: its content terms, where CJK text, which the
+    tokenizer gives as each character plus the bigrams it forms (no word boundaries: one word is counted two or three
+    times), counts its distinct content bigrams at one word per two (a Chinese word is about two characters) and each
+    character no bigram holds (a one-character run: 用 in "用 Redis 做") as one. "增量同步改用 CDC（Debezium），不再用
+    updated_at 水位线，因为删除的行同步不到。" says 42 content terms and about 16 words, as many as the same sentence in
+    English says (14): what `supersession.max_terms` caps, a text short enough to restate one fact."""
+    tokens = tokenize(text or "")
+    own = content_terms(tokens)
+    bigrams = {t for t in own if len(t) == 2 and is_cjk(t[0]) and is_cjk(t[1])}
+    paired = {ch for t in tokens if len(t) == 2 and is_cjk(t[0]) and is_cjk(t[1]) for ch in t}
+    lone = {t for t in own if len(t) == 1 and is_cjk(t)}
+    rest = {t for t in own if not any(is_cjk(ch) for ch in t)}
+    return len(rest) + (len(bigrams) + 1) // 2 + len(lone - paired)
 
 
 def _states_value(value: str, before: str, after: str) -> bool:
