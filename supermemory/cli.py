@@ -334,7 +334,7 @@ def cmd_backfill(args) -> int:
 
 
 def cmd_graph(args) -> int:
-    from supermemory.render import render_graph, render_mermaid
+    from supermemory.render_graph import render_graph, render_mermaid
 
     with _store(args) as store:
         result = store.graph(id=args.id, depth=args.depth, namespace=_ns(args), limit=args.limit)

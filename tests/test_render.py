@@ -1,7 +1,8 @@
 """The shared renderers: a memory line never loses a character where its title was cut."""
 from __future__ import annotations
 
-from supermemory.render import memory_line, render_history, render_recall, render_graph, render_health, render_mermaid
+from supermemory.render import memory_line, render_history, render_recall, render_health
+from supermemory.render_graph import render_graph, render_mermaid
 from supermemory.text import estimate_tokens, excerpt, summarize
 
 

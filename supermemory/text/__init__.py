@@ -13,8 +13,8 @@ from supermemory.text.glossary import cross_terms, english_gloss
 from supermemory.text.summary import estimate_tokens, excerpt, summarize
 from supermemory.text.tokenizer import (FTS_TOKENIZE, TOKENIZER_VERSION, cjk_share, fts_match, index_text, is_cjk,
                                         normalize, query_terms, stopwords, tokenize)
-from supermemory.text.traits import (asks, code_share, date_words, has_revision_marker, leading_word, name_forms,
-                                     named_terms, revision_marker)
+from supermemory.text.names import leading_word, name_forms, named_terms
+from supermemory.text.traits import asks, code_share, date_words, has_revision_marker, revision_marker
 
 # Word-list constants, each read from its lexicon on first access: name → the module that defines it.
 _LAZY = {

@@ -1,4 +1,6 @@
-"""What wording says beyond its words: names a query spells, change markers, negations, numbers, whether a text is code.
+"""What wording says beyond its words: change markers, negations, numbers, whether a text is code.
+
+The names a query spells are in `text.names`.
 
 The word lists behind these traits (dates, change markers) live in `lexicons/`.
 """
@@ -9,8 +11,7 @@ import re
 import unicodedata
 
 from supermemory.text import lexicons
-from supermemory.text.tokenizer import (_ALNUM_RUN, _LEAD_STRIP, _SEGMENT, _TRAIL_STRIP, _stem, _with_stems,
-                                        is_cjk, stopwords, tokenize)
+from supermemory.text.tokenizer import _LEAD_STRIP, _SEGMENT, _TRAIL_STRIP, _with_stems, is_cjk, stopwords, tokenize
 
 
 def _revision() -> re.Pattern:
@@ -551,69 +552,3 @@ def _indented_blocks(sample: str) -> int:
     lines = sample.split("\n")
     return sum(1 for line, after in zip(lines, lines[1:])
                if after[:1] in (" ", "\t") and after.strip() and line.rstrip().endswith(_BLOCK_OPENERS))
-
-
-def named_terms(query: str) -> list[tuple[tuple[str, ...], ...]]:
-    """The names a query spells: capitalised ("Azure"), mixed case ("GraphQL") or all caps ("HPA")
-    words, adjacent ones grouped into one name ("Azure Functions", "Google Play"). Each word comes as
-    the index tokens that would spell it in a memory (whole, joined and stemmed forms, not parts).
-    A sentence's first word counts only with inner capitals ("Celery beat…" is a sentence start);
-    "I've", "I'm" and dates are not names.
-    """
-    return list(_named_terms(query))
-
-
-@functools.lru_cache(maxsize=256)   # recall asks twice per query (candidates, then the gate)
-def _named_terms(query: str) -> tuple[tuple[tuple[str, ...], ...], ...]:
-    phrases: list[list[tuple[str, ...]]] = []
-    text = unicodedata.normalize("NFKC", query or "")
-    sentence_start, adjacent = True, False
-    for match in _SEGMENT.finditer(text):
-        raw = match.group("word") or ""
-        core = raw.strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP)
-        starts, sentence_start = sentence_start, raw.endswith((".", "?", "!", ":"))
-        forms = _word_name_forms(core, starts)
-        if forms is None:
-            adjacent = False
-            continue
-        if adjacent:
-            phrases[-1].append(forms)
-        else:
-            phrases.append([forms])
-        adjacent = not raw.endswith((",", ";", ".", "?", "!", ":", ")"))
-    return tuple(tuple(p) for p in phrases)
-
-
-def leading_word(query: str) -> tuple[str, tuple[str, ...]] | None:
-    """A query's capitalised first word, when `named_terms` leaves it out as a sentence start
-    ("Kotlin coroutine scope"): (the word folded, its index forms), or None. Whether it is a name
-    takes a vocabulary (`embed.vocabulary_words`): an everyday word starts sentences.
-    """
-    match = _SEGMENT.match(unicodedata.normalize("NFKC", query or "").lstrip())
-    core = (match.group("word") or "").strip(_LEAD_STRIP).rstrip(_TRAIL_STRIP) if match else ""
-    if not core.isalpha() or not core[0].isupper() or any(c.isupper() for c in core[1:]):
-        return None
-    forms = _word_name_forms(core, sentence_start=False)
-    return (core.casefold(), forms) if forms else None
-
-
-def name_forms(query: str) -> list[str]:
-    """Every index form of every name in the query (and of a capitalised first word), for one
-    document-frequency lookup."""
-    lead = leading_word(query)
-    return sorted({form for name in named_terms(query) for word in name for form in word}
-                  | set(lead[1] if lead else ()))
-
-
-def _word_name_forms(core: str, sentence_start: bool) -> tuple[str, ...] | None:
-    if not core or not any(c.isupper() for c in core):
-        return None
-    if sentence_start and not any(c.isupper() for c in core[1:]):
-        return None
-    folded = core.casefold()
-    stop = stopwords()
-    if re.split(r"['’]", folded)[0] in stop or folded in date_words():
-        return None
-    joined = "".join(_ALNUM_RUN.findall(folded))
-    forms = {folded, joined, _stem(folded), _stem(joined)} - {""}
-    return None if forms & stop else tuple(sorted(forms))
