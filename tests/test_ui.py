@@ -221,6 +221,7 @@ def test_meta_lists_namespaces_and_the_filter_choices(page, seeded):
     assert meta["namespaces"] == ["proj"]
     assert "task" in meta["kinds"] and meta["statuses"] == ["open", "done", "dropped"]
     assert "contradicts" in meta["relations"]
+    assert meta["current"] == "proj"   # the page opens on it (app.js loadMeta), not on every project's memories
 
 
 def test_memories_filters_by_namespace_kind_pinned_status_tag_and_time(page, seeded, store):

@@ -136,6 +136,8 @@ def _walk_through(b: Browser, server: UIServer, store: MemoryStore, ids: dict) -
     rows = b.wait_for("document.querySelectorAll('#memory-list tbody tr').length")
     listed = len(SEED)   # + the global one - the expired one
     assert rows == listed
+    # It opens on the project the UI runs in (its memories and global's), not on every project's (fu23 D8).
+    assert b.js("document.getElementById('namespace').value") == "shop-api"
     assert b.js("document.querySelector('#memory-list tbody tr a.mlink').textContent") == \
         "Use the shared Redis only for sessions"
     assert f"{listed} of {listed}" in b.js("document.getElementById('list-summary').textContent")

@@ -102,9 +102,11 @@ def _namespace(params: dict) -> str:
 
 @_route(GET, "/api/meta")
 def meta(store, params: dict) -> dict:
-    """What the filters offer: namespaces holding memories, kinds, task statuses, relations."""
+    """What the filters offer: namespaces holding memories, kinds, task statuses, relations, and `current`, the
+    namespace of the project `supermemory ui` was started in (the page opens on it, not on every project's
+    memories, when it holds any)."""
     return {"namespaces": store.namespaces(), "kinds": list(KINDS), "statuses": list(TASK_STATUSES),
-            "relations": list(RELATIONS), "db_path": store.path}
+            "relations": list(RELATIONS), "db_path": store.path, "current": store.namespace}
 
 
 @_route(GET, "/api/memories")

@@ -3,7 +3,7 @@
 "use strict";
 
 const TOKEN = document.querySelector('meta[name="supermemory-token"]').content;
-const state = { namespace: remembered("namespace") || "*", meta: null, routes: 0 };
+const state = { namespace: remembered("namespace"), meta: null, routes: 0 };   // null: the project the UI runs in
 const KIND_COLORS = { fact: "#2f6fb3", decision: "#8a4fbf", preference: "#2e9d6b", task: "#d08a1d",
   gotcha: "#c8453c", note: "#6b7785", session: "#9aa5b1" };
 const RELATION_COLORS = { refines: "#2f6fb3", contradicts: "#c8453c", "depends-on": "#d08a1d",
@@ -147,7 +147,10 @@ async function loadMeta() {
   const select = document.getElementById("namespace");
   clear(select).appendChild(h("option", { value: "*" }, "all"));
   for (const ns of state.meta.namespaces) select.appendChild(h("option", { value: ns }, ns));
-  if (!state.meta.namespaces.includes(state.namespace)) state.namespace = "*";
+  // Opens on the project `supermemory ui` was started in (fu23 D8: it opened on every client's memories); "all" when
+  // that project holds none, or after the user picked it.
+  if (state.namespace === null) state.namespace = state.meta.namespaces.includes(state.meta.current) ? state.meta.current : "*";
+  if (state.namespace !== "*" && !state.meta.namespaces.includes(state.namespace)) state.namespace = "*";
   select.value = state.namespace;
 }
 
