@@ -37,7 +37,13 @@ def full_version(prefix: str | None = None) -> str:
     return f"{RELEASE}+{record['commit']}" + (".dirty" if record.get("dirty") else "")
 
 
-__version__ = full_version()   # what `supermemory --version`, MCP serverInfo and doctor show
+def __getattr__(name: str):
+    """`__version__` (what `supermemory --version`, MCP serverInfo and doctor show) is read from the install record
+    on first use, not at every import: the hooks and the CLI's other commands never need it."""
+    if name == "__version__":
+        globals()["__version__"] = version = full_version()
+        return version
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # Every process that may import onnxruntime (server, CLI, bench, reindex, hooks) imports this
 # package first; the variable must be set before onnxruntime is imported (see runtime.py).

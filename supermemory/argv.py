@@ -55,6 +55,19 @@ class DashHintParser(argparse.ArgumentParser):
 MORE_WORDS = "more_words"   # a command's default naming its list positional: words after an option join it
 
 
+class VersionAction(argparse.Action):
+    """`--version`: reads the version (its install record) only when asked, not for every command's parser."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from supermemory import __version__
+
+        print(f"supermemory {__version__}")   # on stdout, as argparse's own version action prints
+        parser.exit()
+
+
 def _joined(parser: argparse.ArgumentParser, args, extra: list[str]):
     """`recall flaky test --limit 3 on CI` reads as one query: argparse ends a list positional at the first option
     and calls what follows unrecognized. Words (never unknown options) after an option join the positional the

@@ -8,9 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-from supermemory.argv import MORE_WORDS, DashHintParser, parse_args
+from supermemory.argv import MORE_WORDS, DashHintParser, VersionAction, parse_args
 from supermemory.config import KINDS, RELATIONS, TASK_STATUSES, load_config
-from supermemory import __version__, progress   # standard library only, like the rest at import time
+from supermemory import progress   # standard library only, like the rest at import time
 from supermemory.cli_io import print_json as _print_json, print_written as _print_written, text_arg as _text
 from supermemory.errors import NotFoundError, SupermemoryError
 from supermemory.terminal import printable, say
@@ -410,7 +410,7 @@ def cmd_hook(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = DashHintParser(prog="supermemory", description="Local long-term memory for coding agents.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
-    parser.add_argument("--version", action="version", version=f"supermemory {__version__}",
+    parser.add_argument("--version", action=VersionAction,
                         help="print the version (and the git commit install.py installed it from) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
