@@ -3,6 +3,8 @@ labels of leftover work are kept, and a user's acknowledgement or deferral is no
 
 from __future__ import annotations
 
+import functools
+
 import json
 
 import pytest
@@ -10,17 +12,13 @@ import pytest
 from supermemory.text import lexicons
 from supermemory.transcripts import digest_from_dict, digest_to_dict, parse, parse_claude, parse_codex
 
+from helpers.claude_lines import said_line, user_line
+
 CWD = "/home/dev/billing"
 
 
-def _user(uuid: str, text: str) -> dict:
-    return {"type": "user", "uuid": uuid, "cwd": CWD, "sessionId": "s22",
-            "message": {"role": "user", "content": text}}
-
-
-def _said(uuid: str, text: str) -> dict:
-    return {"type": "assistant", "uuid": uuid, "cwd": CWD, "sessionId": "s22",
-            "message": {"role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}]}}
+_user = functools.partial(user_line, cwd=CWD, session="s22")
+_said = functools.partial(said_line, cwd=CWD, session="s22")
 
 
 def _bash(uuid: str, tid: str, cmd: str) -> dict:

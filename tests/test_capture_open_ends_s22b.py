@@ -3,23 +3,21 @@ put off, a build failure a later test run of the same tool cleared, and one open
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from supermemory.transcripts import digest_from_dict, digest_to_dict, parse, parse_claude, render_digest
 from supermemory.transcripts.commands import covered_keys
 from supermemory.transcripts.digest import headline
 
+from helpers.claude_lines import said_line, user_line
+
 CWD = "/home/dev/etl"
 
 
-def _user(uuid: str, text: str) -> dict:
-    return {"type": "user", "uuid": uuid, "cwd": CWD, "sessionId": "s22b",
-            "message": {"role": "user", "content": text}}
-
-
-def _said(uuid: str, text: str) -> dict:
-    return {"type": "assistant", "uuid": uuid, "cwd": CWD, "sessionId": "s22b",
-            "message": {"role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}]}}
+_user = functools.partial(user_line, cwd=CWD, session="s22b")
+_said = functools.partial(said_line, cwd=CWD, session="s22b")
 
 
 def _run(n: int, cmd: str, output: str, failed: bool = False) -> list[dict]:
