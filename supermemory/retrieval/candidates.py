@@ -11,24 +11,36 @@ from supermemory.retrieval import ranking
 from supermemory.retrieval.query import Query, lookup_tokens, match_terms
 from supermemory.store import embedding, reads, search_index, supersession
 from supermemory.store.context import StoreContext
-from supermemory.text import asks, code_share, estimate_tokens, excerpt, fts_match
+from supermemory.text import answer_types, asks, code_share, estimate_tokens, excerpt, fts_match
 
 logger = logging.getLogger(__name__)
 _WARNED: set[str] = set()   # the 'recall without vectors' reasons already logged by this process
 
-_CODE_SHARES: dict[str, float] = {}   # content hash → text.code_share: a long-lived server reads each text once
-_CODE_SHARES_MAX = 200_000
+# What recall reads from a memory's text, remembered per content hash: a long-lived server reads each text once.
+_CODE_SHARES: dict[str, float] = {}            # content hash → text.code_share
+_ANSWER_TYPES: dict[tuple, frozenset] = {}     # (content hash, title) → text.answer_types.held
+_PER_TEXT_MAX = 200_000
+
+
+def _remembered(cache: dict, key, read):
+    value = cache.get(key)
+    if value is None:
+        if len(cache) >= _PER_TEXT_MAX:
+            cache.clear()
+        value = cache[key] = read()
+    return value
 
 
 def memory_code_share(rec: dict) -> float:
     """How much a memory's body reads as code (`text.code_share`), remembered by content hash."""
-    key = rec["content_hash"]
-    share = _CODE_SHARES.get(key)
-    if share is None:
-        if len(_CODE_SHARES) >= _CODE_SHARES_MAX:
-            _CODE_SHARES.clear()
-        share = _CODE_SHARES[key] = code_share(rec["body"])
-    return share
+    return _remembered(_CODE_SHARES, rec["content_hash"], lambda: code_share(rec["body"]))
+
+
+def memory_answer_types(rec: dict) -> frozenset:
+    """Which answer types (a number, a time, a person) a memory's title and body could hold (`text.answer_types`),
+    remembered by content hash and title."""
+    return _remembered(_ANSWER_TYPES, (rec["content_hash"], rec["title"]),
+                       lambda: answer_types.held(f"{rec['title']}\n{rec['body']}"))
 
 
 INSTRUCTION_SAMPLE = 5   # the best lexical matches `instructed` reads
@@ -223,6 +235,8 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         cand.terms = frozenset(tset)
         cand.superseded_by = successors.get(memory_id)
         cand.code = memory_code_share(rec) if query_vec is not None else 0.0   # read only beside cosines
+        if query.answer_types:      # read only for a question asking for a number, a time or a person
+            cand.answer_types = memory_answer_types(rec) & query.answer_types
         if len(chunk_cosines.get(memory_id, ())) > 1:   # a long function: its chunks read together (pooled_cosine)
             cand.cosine = pooled_cosine(chunk_cosines[memory_id], softness * cand.code)
         final.append(cand)

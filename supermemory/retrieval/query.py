@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from supermemory.text import cross_terms, english_gloss
-from supermemory.text import cjk_share, is_cjk, leading_word, name_forms, named_terms, query_terms
+from supermemory.text import answer_types, cjk_share, is_cjk, leading_word, name_forms, named_terms, query_terms
 
 CJK_CHARACTER_WEIGHT = 0.3   # a lone Chinese character's share of its IDF in coverage (`Query.cjk_fallbacks`)
 
@@ -57,6 +57,11 @@ class Query:
         memory that is source code: a question in plain words reaches a function's identifiers and boilerplate
         by chance (bench/RESULTS.md, "Plain words do not rank code"), so the ranker reads such memories by meaning."""
         return bool(self.compounds) or bool(_CODE_WORD.search(self.text))
+
+    @functools.cached_property
+    def answer_types(self) -> frozenset:
+        """The kinds of answer the query asks for: a number, a time, a person (`text.answer_types`)."""
+        return answer_types.asked(self.text)
 
     @property
     def content_terms(self) -> int:
@@ -115,14 +120,14 @@ class Query:
         return [(forms, parts) for parts, forms in grouped.items()]
 
     def ranker_context(self, doc_freq: dict[str, int], vocabulary: "callable") -> dict:
-        """Per-query ranker inputs: the CJK share, how many content words it has, whether it spells code, and its
-        names when no memory mentions any of them.
+        """Per-query ranker inputs: the CJK share, how many content words it has, whether it spells code, the
+        kinds of answer it asks for, and its names when no memory mentions any of them.
 
         :param doc_freq: document frequencies of the name forms (and any other tokens).
         :param vocabulary: `() -> set` of the model's everyday words, read only when needed.
         """
         context: dict = {"cjk_share": cjk_share(self.embedded), "content_terms": self.content_terms,
-                         "query_code": self.spells_code}
+                         "query_code": self.spells_code, "answer_types": self.answer_types}
         names, lead = self.names, self.lead
         if not names and not lead:
             return context

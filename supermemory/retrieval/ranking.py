@@ -43,6 +43,7 @@ class Candidate:
     superseded_by: int | None = None   # the live memory whose `supersedes` link targets this one (from store/)
     code: float = 0.0                  # how much the memory reads as source code (text.code_share: 0 prose, 1 code)
     after_question: float = 0.0        # query IDF mass the question written just before it adds (candidates.py)
+    answer_types: frozenset | None = None   # which answer types the query asks for it holds (None: not read)
 
 
 _R = DEFAULTS["ranking"]          # the shipped settings: RankConfig() is what users run
@@ -72,6 +73,7 @@ class RankConfig:
     unknown_names: tuple = ()          # the query's names when no memory mentions any of them (per query)
     content_terms: int = relevance.FEW_TERMS   # how many content words the query has (per query; unknown: not short)
     query_code: bool = True            # the query spells code (per query; unknown: its words count for code memories)
+    answer_types: frozenset = frozenset()   # what the query asks for: a number, a time, a person (per query)
     pooled_coverage: float = 0.0       # the query's IDF mass found anywhere among the candidates (per query)
     uncalibrated_cosines: bool = False  # an embedder the model was not fitted on, whose cosines mean something
     query_gate: bool = True            # False: no nothing-relevant gate at all (recall(gates=False))
@@ -120,7 +122,8 @@ def query_evidence(cands: Sequence[Candidate], cfg: RankConfig) -> relevance.Que
     return relevance.evidence(cands, cjk=cfg.cjk_share if cfg.use_cosine else 1.0,
                               unknown_name=bool(cfg.unknown_names), prior=cfg.background_prior,
                               pooled_coverage=cfg.pooled_coverage, content_terms=cfg.content_terms,
-                              has_cosines=cfg.use_cosine, query_code=cfg.query_code)
+                              has_cosines=cfg.use_cosine, query_code=cfg.query_code,
+                              answer_types=cfg.answer_types)
 
 
 def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,

@@ -39,12 +39,15 @@ COEFFICIENTS = Path(__file__).with_name("relevance.json")
 # more than in prose, and one set of weights for both served neither. `after_question` reads conversation
 # structure: the query words an answer lacks may sit in the question written just before it (prose only).
 # Query-level features move every candidate's probability together, which is what abstention needs; they
-# never change the order. `few_terms` reads the query's length: a match of one or two content words ("how does it
-# work") says little, whatever it covers, so such a query needs stronger evidence to get an answer.
+# never change the order. `lacks_answer_type` reads the question's form: one asking "how many", "when" or "who" is
+# answered only by a memory holding a number, a time or a person (text/answer_types.py). `few_terms` reads the
+# query's length: a match of one or two content words ("how does it work") says little, whatever it covers, so
+# such a query needs stronger evidence to get an answer.
 CANDIDATE_FEATURES = ("coverage", "lexical", "lexical_rank", "lexical_z", "lexical_evidence",
                       "cosine_margin", "cosine_z", "vector_rank", "vector_evidence",
                       "blind_coverage", "blind_lexical", "blind_rank",
-                      "code", "code_coverage", "code_lexical_z", "code_cosine_z", "after_question", "blind_cosine_z")
+                      "code", "code_coverage", "code_lexical_z", "code_cosine_z", "after_question", "blind_cosine_z",
+                      "lacks_answer_type")
 QUERY_FEATURES = ("best_coverage", "pooled_coverage", "top_margin", "top_cosine", "blind", "blind_pooled",
                   "blind_top_cosine", "unknown_name", "few_terms", "short_pool", "short_pooled", "short_top_cosine")
 FEATURES = CANDIDATE_FEATURES + QUERY_FEATURES
@@ -73,6 +76,7 @@ class QueryEvidence:
     cosine_spread: tuple      # (mean, standard deviation) of the cosines
     content_terms: int = FEW_TERMS   # how many content words the query has (`Query.content_terms`)
     query_code: bool = True   # the query spells code (`Query.spells_code`): its words speak for code memories too
+    answer_types: frozenset = frozenset()   # what the question asks for: a number, a time, a person (text.answer_types)
     short_pool: float = 0.0   # 1 - candidates / FULL_POOL, at least 0 (0 without cosines: a lexical pool is no store size)
 
 
@@ -110,7 +114,7 @@ def zscore(value: float, spread_: tuple) -> float:
 
 def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: float = 0.5,
              pooled_coverage: float = 0.0, content_terms: int = FEW_TERMS, has_cosines: bool = True,
-             query_code: bool = True) -> QueryEvidence:
+             query_code: bool = True, answer_types: frozenset = frozenset()) -> QueryEvidence:
     """Query-level evidence from the candidates (objects with id, bm25, cosine, coverage).
 
     :param cjk: share of the query the embedder cannot read (1.0 when the cosines mean nothing).
@@ -118,6 +122,7 @@ def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: 
         than the best single candidate's).
     :param content_terms: how many content words the query has (unknown: `FEW_TERMS`, "not short").
     :param query_code: the query spells an identifier or a code-like token (unknown: yes, words count everywhere).
+    :param answer_types: the kinds of answer the query asks for (`text.answer_types.asked`).
     """
     cosines = [c.cosine for c in cands]
     lexical = sorted((c for c in cands if c.bm25 is not None), key=lambda c: c.bm25)
@@ -134,6 +139,7 @@ def evidence(cands: Sequence, *, cjk: float, unknown_name: bool = False, prior: 
         vector_rank=_ranks(vector, [-c.cosine for c in vector]),
         lexical_spread=spread([-c.bm25 for c in lexical], 0.0),     # no match: bm25 0
         cosine_spread=spread([c.cosine for c in vector], prior), content_terms=content_terms, query_code=query_code,
+        answer_types=frozenset(answer_types),
         short_pool=max(0.0, 1.0 - len(cands) / FULL_POOL) if has_cosines and vector else 0.0)
 
 
@@ -152,6 +158,12 @@ def bm25_share(cand, ev: QueryEvidence) -> float:
     if cand.bm25 is None:
         return 0.0
     return cand.bm25 / ev.best_bm25 if ev.best_bm25 < 0 else 1.0
+
+
+def lacks_answer(cand, ev: QueryEvidence) -> bool:
+    """The query asks for a number, a time or a person and the memory holds none of what it asks for."""
+    held = getattr(cand, "answer_types", None)
+    return bool(ev.answer_types) and held is not None and not ev.answer_types & held
 
 
 def features(cand, ev: QueryEvidence) -> dict:
@@ -193,6 +205,7 @@ def features(cand, ev: QueryEvidence) -> dict:
         "code_lexical_z": lexical_z * code,
         "code_cosine_z": cosine_z * code,
         "after_question": cand.after_question * (1.0 - code) * sees,
+        "lacks_answer_type": sees if lacks_answer(cand, ev) else 0.0,
         "best_coverage": ev.best_coverage,
         "pooled_coverage": ev.pooled_coverage,
         "top_margin": top_margin * sees,
