@@ -42,3 +42,17 @@ def test_a_long_repeated_query_translates_every_repeat():
     query = "数据库" * 1500
     assert english_gloss(query) == " ".join(["database"] * 1500)
     assert cross_terms(query) == cross_terms("数据库") != {}
+
+
+def test_a_chinese_question_about_a_chart_library_reaches_the_english_note(db_path, config):
+    """图表 (chart) and 库 (library) were missing: "图表用的什么库" found nothing although a note said which chart
+    library the project uses (fresh-user run fu23, D3)."""
+    from supermemory.core import MemoryStore
+    from tests.conftest import FakeEmbedder
+
+    assert english_gloss("图表用的什么库") == "chart 用 library"
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder())
+    charts = s.remember("Charts: the dashboard draws its charts with ECharts")["id"]
+    s.remember("Forms are validated with zod schemas shared with the API")
+    hits = s.recall("图表用的什么库", touch=False)["results"]
+    assert hits and hits[0]["id"] == charts
