@@ -91,6 +91,7 @@ def _store_before_value_links(db_path, config) -> list[tuple[int, int]]:
         with s.context.txn():
             s.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (supersession.STAMP_KEY,))
             s.conn.execute("DELETE FROM meta WHERE key = ?", (supersession.VALUES_STAMP_KEY,))   # not known then
+            s.conn.execute("DELETE FROM link_removals")      # nor was a removal recorded: no link had been written
     return expected
 
 

@@ -110,8 +110,7 @@ def choose_driver(prefer: str | None = None, *, vectors: str = "auto") -> Driver
         if not names:
             raise StorageError(f"unknown SQLite driver {prefer!r}; use sqlite3, sqlean or pysqlite3")
     probes = [d for d in (_probe(n, want_vec) for n in names) if d is not None]
-    chosen = next((d for d in probes if d.vec and d.fts5), None) or next(
-        (d for d in probes if d.fts5), None)
+    chosen = next((d for d in probes if d.vec and d.fts5), None) or next((d for d in probes if d.fts5), None)
     if chosen is None:
         raise StorageError(
             "no usable SQLite driver with FTS5 found"
@@ -136,11 +135,8 @@ def _emptied(path: Path) -> bool:
 
 
 def _secure_file(path: Path) -> None:
-    """Create the data dir 0700 and the DB file 0600 before SQLite touches them.
-
-    Existing modes are only ever narrowed (group/other bits dropped), never widened: a folder
-    the user made read-only stays read-only.
-    """
+    """Create the data dir 0700 and the DB file 0600 before SQLite touches them; existing modes are only ever
+    narrowed (group/other bits dropped), never widened: a folder the user made read-only stays read-only."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
         os.chmod(path.parent, stat.S_IMODE(os.stat(path.parent).st_mode) & 0o700)
@@ -490,7 +486,6 @@ def m004_redactions(conn) -> None:
         """)
 
 
-
 @migration()
 def m005_list_indexes(conn) -> None:
     """The memories page of `supermemory ui` over every namespace: newest live rows first without a sort of
@@ -513,9 +508,16 @@ def m006_case_sensitive_hashes(conn) -> None:
                      [(content_hash(kind, title or "", body or ""), row_id) for row_id, kind, title, body in rows])
 
 
+@migration()
+def m007_link_removals(conn) -> None:
+    """The links the user removed (`unlink`): no automatic writer of `supersedes` links writes one of them again."""
+    conn.execute("CREATE TABLE link_removals (src INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE, dst "
+                 "INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE, relation TEXT NOT NULL, removed_at REAL "
+                 "NOT NULL, PRIMARY KEY (src, dst, relation))")
+
+
 def _applied(conn) -> list[str]:
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS _supermemory_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    conn.execute("CREATE TABLE IF NOT EXISTS _supermemory_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
     return [r[0] for r in conn.execute("SELECT name FROM _supermemory_migrations ORDER BY rowid")]
 
 

@@ -1,4 +1,4 @@
-"""Moving a store: JSONL export and import (ids, times, history, links kept) and re-embedding."""
+"""Moving a store: JSONL export and import (ids, times, history, links and link removals kept) and re-embedding."""
 from __future__ import annotations
 
 import contextlib
@@ -49,7 +49,9 @@ def _export_record(rec: dict) -> dict:
 def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[str] | None = None) -> dict:
     """Write JSONL so that an import gives the store back: one line per head (a current or forgotten memory), its
     `history` every version behind it (its older versions and the memories merged into it, with their state),
-    its `links` every link from any of them; no vectors.
+    its `links` every link from any of them, and `unlinked` (only when there are any) the links the user removed from
+    any of them (`unlink`: the pair, relation and `removed_at`), so that the store it is imported into never writes
+    them again; no vectors.
 
     :param namespaces: only these namespaces (default, or one of them `*`: all).
     :returns: `path`, `memories` (lines written) and `namespaces` (memories per namespace: what the file holds).
@@ -97,6 +99,12 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
                     "SELECT src, dst, relation, weight, created_at FROM links WHERE src = ? OR src IN "
                     "(SELECT value FROM json_each(?)) ORDER BY src != ?, src, dst, relation",
                     (rec["id"], older, rec["id"]))]
+                unlinked = [_export_link(rec["id"], src, dst, relation, None, at) for src, dst, relation, at in ctx.q(
+                    "SELECT src, dst, relation, removed_at FROM link_removals WHERE src = ? OR src IN "
+                    "(SELECT value FROM json_each(?)) ORDER BY src != ?, src, dst, relation",
+                    (rec["id"], older, rec["id"]))]
+                if unlinked:
+                    line["unlinked"] = unlinked
                 handle.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
                 count += 1
                 per_namespace[rec["namespace"]] = per_namespace.get(rec["namespace"], 0) + 1
@@ -144,10 +152,12 @@ def _rows_behind_heads(ctx: StoreContext) -> dict[int, list[int]]:
     return behind
 
 
-def _export_link(head: int, src: int, dst: int, relation: str, weight: float, created_at: float) -> dict:
-    """One link of an export line; `src` is written only when it is not the line's head (an older or merged
-    version of it), so a line's own links read as they always have."""
-    out = {"dst": format_id(dst), "relation": relation, "weight": weight, "created_at": iso(created_at)}
+def _export_link(head: int, src: int, dst: int, relation: str, weight: float | None, at: float) -> dict:
+    """One link of an export line (weight None: one the user removed, `at` its `removed_at`); `src` is written only
+    when it is not the line's head (an older or merged version of it), so a line's own links read as they always
+    have."""
+    out = ({"dst": format_id(dst), "relation": relation, "weight": weight, "created_at": iso(at)} if weight is not None
+           else {"dst": format_id(dst), "relation": relation, "removed_at": iso(at)})
     if src != head:
         out["src"] = format_id(src)
     return out
@@ -206,7 +216,8 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
                 raise InvalidInputError("history must be a list of versions")
             versions = [_redacted_version(ctx, _checked_version(v, limit)) for v in [*history, line]]
             links = _checked_links(line.get("links"))
-            stray = [src for src, *_ in links if src is not None and src not in {v["id"] for v in versions}]
+            unlinked = _checked_links(line.get("unlinked"), removed=True)
+            stray = [src for src, *_ in links + unlinked if src is not None and src not in {v["id"] for v in versions}]
             if stray:
                 raise InvalidInputError(f"links: src {format_id(stray[0])} is not a version of this line "
                                         f"(a link's src is the line's memory or one of its history)")
@@ -225,11 +236,11 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             claimed.update(v["id"] for v in versions)
         else:
             versions = [{**v, "new_id": True} for v in versions]   # its ids hold other memories here
-        todo.append((versions, links))
+        todo.append((versions, links, unlinked))
     todo.sort(key=lambda item: bool(item[0][-1].get("new_id")))   # kept ids first, then the next free ones
     texts, slots = [], []
     redacted: dict[str, int] = {}
-    for c, (versions, _) in enumerate(todo):
+    for c, (versions, *_) in enumerate(todo):
         for n, version in enumerate(versions):
             if version.get("present"):
                 continue
@@ -249,7 +260,7 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
         offset += len(pieces)
     renumbered: dict[int, int] = {}
     with ctx.txn():
-        for c, (versions, links) in enumerate(todo):
+        for c, (versions, *_) in enumerate(todo):
             fresh = {}
             for n, version in enumerate(versions):
                 if version.get("present"):   # stored already: only its successor and end are the export's
@@ -267,13 +278,15 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             head = fresh.get(versions[-1]["id"], versions[-1]["id"])
             if ctx.fetch(head)["deleted_at"] is None:
                 search_index.index_live(ctx, head)
-        for versions, links in todo:
-            for src, dst, relation, weight, created_at in links:
-                src = versions[-1]["id"] if src is None else src
-                src, dst = renumbered.get(src, src), renumbered.get(dst, dst)
-                if ctx.fetch(dst) is not None:
-                    ctx.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) "
-                                     "VALUES (?,?,?,?,?)", (src, dst, relation, weight, created_at or ctx.clock()))
+        for versions, links, unlinked in todo:
+            for table, rows in (("links(src, dst, relation, weight, created_at)", links),
+                                ("link_removals(src, dst, relation, removed_at)", unlinked)):
+                for src, dst, relation, *rest, at in rows:
+                    src = versions[-1]["id"] if src is None else src
+                    src, dst = renumbered.get(src, src), renumbered.get(dst, dst)
+                    if ctx.fetch(dst) is not None:
+                        ctx.conn.execute(f"INSERT OR IGNORE INTO {table} VALUES ({','.join('?' * (4 + len(rest)))})",
+                                         (src, dst, relation, *rest, at or ctx.clock()))
     return {"imported": len(todo), "skipped": skipped, "lines": len(lines),
             "renumbered": {format_id(old): format_id(new) for old, new in renumbered.items()},
             "redacted": redacted}
@@ -355,22 +368,28 @@ def _checked_version(v: Any, limit: int) -> dict:
     return out
 
 
-def _checked_links(links: Any) -> list[tuple[int | None, int, str, float, float | None]]:
+def _checked_links(links: Any, *, removed: bool = False) -> list[tuple]:
     """An exported line's links as (src, dst, relation, weight, created_at), each checked; src None: the line's
-    head (a link from one of its older or merged versions names its `src`)."""
+    head (a link from one of its older or merged versions names its `src`). `removed`: its `unlinked` list, the
+    links the user removed, as (src, dst, relation, removed_at)."""
+    field = "unlinked" if removed else "links"
     if links is None:
         return []
     if not isinstance(links, list):
-        raise InvalidInputError("links must be a list")
+        raise InvalidInputError(f"{field} must be a list")
     out = []
     for link in links:
         if not isinstance(link, dict):
             raise InvalidInputError("a link must be an object")
         if link.get("relation") not in RELATIONS:
-            raise InvalidInputError(f"links: relation must be one of {', '.join(RELATIONS)}")
+            raise InvalidInputError(f"{field}: relation must be one of {', '.join(RELATIONS)}")
+        src = parse_id(link["src"]) if link.get("src") is not None else None
+        if removed:
+            out.append((src, parse_id(link.get("dst")), link["relation"],
+                        _time(link.get("removed_at"), "unlinked: removed_at")))
+            continue
         weight = rec_.number(link.get("weight", 1.0), "links: weight", -1e9, 1e9)
         created_at = _time(link.get("created_at"), "links: created_at")
-        src = parse_id(link["src"]) if link.get("src") is not None else None
         out.append((src, parse_id(link.get("dst")), link["relation"], weight, created_at))
     return out
 

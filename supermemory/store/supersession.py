@@ -55,9 +55,12 @@ follows it (a timestamp, "Step 3:", 第3步), a count mark ("#42") or a number o
 number 3 talks …", "fixed issue 42 in …", "port 8080") names a thing, so two entries of a list, two chat turns of one
 template and two numbered things stay side by side. A question or code states no value, and where cosines are read
 the pair reaches `cosine` too. Such memories are found by an FTS query for all the subject words: no vector search,
-the words decide. Links are ordinary `links` rows: `unlink … --relation supersedes` undoes one, and stores written
-before the rule get theirs once (`backfill`, from maintenance: change-announcing memories, then, in a pass with a
-stamp of its own that stores which ran the first get once too, the value-stating ones).
+the words decide. Links are ordinary `links` rows: `unlink … --relation supersedes` undoes one, and for good: the
+removal is recorded (`link_removals`) and no automatic writer (`record_links`: `remember`, the passes below) writes
+that pair again; only the user's own `link` does. Stores written before the rule get their links once (`backfill`,
+from maintenance: change-announcing memories, then, in passes with a stamp of their own that stores which ran the
+first get once too, the value-stating ones and the Chinese change-announcing ones, which the length cap missed while
+it counted a Chinese sentence's characters and bigrams as words).
 """
 from __future__ import annotations
 
@@ -71,7 +74,7 @@ from supermemory.store import db as dbm
 from supermemory.store import embedding, search_index
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
-from supermemory.text import cjk_share, fts_match, has_revision_marker, revision_marker, tokenize
+from supermemory.text import cjk_share, fts_match, has_revision_marker, is_cjk, revision_marker, tokenize
 from supermemory.text.revisions import in_scope, retirement_scopes
 from supermemory.text.traits import (adds, change_values, content_terms, numbered_words, one_off, replaced_numbers,
                                      restates_value, value_subject, widens, word_count)
@@ -82,6 +85,8 @@ STAMP_KEY = "supersedes_backfill"   # meta: the maintenance pass over older memo
 CURSOR_KEY = "supersedes_backfill_at"   # meta: "created_at id" of the last memory that pass has read
 VALUES_STAMP_KEY = "supersedes_backfill_values"      # meta: the pass for bare value changes has run
 VALUES_CURSOR_KEY = "supersedes_backfill_values_at"  # meta: where that pass has got to
+CJK_STAMP_KEY = "supersedes_backfill_cjk"       # meta: the pass for Chinese change wording (words counted as words)
+CJK_CURSOR_KEY = "supersedes_backfill_cjk_at"   # meta: where that pass has got to
 BACKFILL_SLICE = 50                  # memories looked up between two commits of a pass
 CJK_TEXT = 0.3          # share of CJK characters from which cosines are not trusted
 _TO_DO = re.compile(r"(?i)^\W*(?:todo|to-do|fixme)\b")   # a task written as a note: "TODO: …"
@@ -267,9 +272,14 @@ def _agrees(older: str, stated: tuple[frozenset, frozenset], replacing: list, na
 
 
 def record_links(ctx: StoreContext, src: int, targets: Sequence[dict], now: float) -> list[str]:
-    """Write `src supersedes target` links (inside a write transaction); returns the target ids written."""
+    """Write `src supersedes target` links (inside a write transaction), less those the user removed
+    (`link_removals`, recorded by `unlink`); returns the target ids written."""
+    removed = {dst for (dst,) in ctx.conn.execute("SELECT dst FROM link_removals WHERE src = ? AND relation = ?",
+                                                  (src, RELATION))}
     written = []
     for target in targets:
+        if target["id"] in removed:
+            continue
         cur = ctx.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) "
                                "VALUES (?, ?, ?, 1.0, ?)", (src, target["id"], RELATION, now))
         if cur.rowcount:
@@ -294,7 +304,10 @@ def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None =
     live memory that announces a change against the older ones (`STAMP_KEY`), then, in a pass of its own
     (`VALUES_STAMP_KEY`: stores that ran the first before bare value changes linked get it once too), each one
     without change wording that states a value (`value_subject`) against the older ones it restates but for that
-    value. Returns links written.
+    value, then, in a third (`CJK_STAMP_KEY`), each one with CJK text that announces a change again: the first pass
+    of a version before `traits.word_count` read a Chinese sentence of 28 characters as 42 words, over the cap, and
+    linked none of them. A pair the user removed (`unlink`) is never written again (`record_links`). Returns links
+    written.
 
     Each pass reads the memories oldest first and commits every `BACKFILL_SLICE` memories it looked up with its place
     (its cursor key), and at `deadline`, so a pass cut short (a SessionEnd hook's budget, a killed process) goes on
@@ -307,7 +320,8 @@ def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None =
         return 0
     written = 0
     for stamp, cursor, wanted in ((STAMP_KEY, CURSOR_KEY, has_revision_marker),
-                                  (VALUES_STAMP_KEY, VALUES_CURSOR_KEY, _bare_value)):
+                                  (VALUES_STAMP_KEY, VALUES_CURSOR_KEY, _bare_value),
+                                  (CJK_STAMP_KEY, CJK_CURSOR_KEY, _cjk_change)):
         if force or not dbm.get_meta(ctx.conn, stamp):
             links, finished = _backfill_pass(ctx, stamp, cursor, wanted, force=force, deadline=deadline)
             written += links
@@ -319,6 +333,11 @@ def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None =
 def _bare_value(text: str) -> bool:
     """Does a text without change wording state a value that may replace an older one's (`restates_value`)?"""
     return revision_marker(text) is None and bool(value_subject(text))
+
+
+def _cjk_change(text: str) -> bool:
+    """Does a text with CJK characters announce a change (what the first pass of older versions skipped)?"""
+    return any(is_cjk(c) for c in text) and has_revision_marker(text)
 
 
 def _backfill_pass(ctx: StoreContext, stamp: str, cursor_key: str, wanted, *, force: bool,

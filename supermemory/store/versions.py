@@ -73,11 +73,14 @@ def _stored_vectors(ctx: StoreContext, memory_id: int):
 
 
 def supersede(ctx: StoreContext, old_id: int, new_id: int, now: float) -> None:
-    """Close `old_id` into `new_id`: out of the index, `superseded_by` set, links moved (in a txn)."""
+    """Close `old_id` into `new_id`: out of the index, `superseded_by` set, links moved, and the links the user
+    removed with them (the new version is the same memory: a pass must not link it where `unlink` said no) (in a
+    txn)."""
     search_index.unindex(ctx, old_id)
     ctx.conn.execute("UPDATE memories SET superseded_by = ?, valid_to = ? WHERE id = ?", (new_id, now, old_id))
-    ctx.conn.execute("UPDATE OR IGNORE links SET src = ? WHERE src = ?", (new_id, old_id))
-    ctx.conn.execute("UPDATE OR IGNORE links SET dst = ? WHERE dst = ?", (new_id, old_id))
+    for table in ("links", "link_removals"):
+        ctx.conn.execute(f"UPDATE OR IGNORE {table} SET src = ? WHERE src = ?", (new_id, old_id))
+        ctx.conn.execute(f"UPDATE OR IGNORE {table} SET dst = ? WHERE dst = ?", (new_id, old_id))
 
 
 def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str | None = None,
@@ -191,7 +194,8 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
 
 
 def delete_rows(ctx: StoreContext, row_ids: Sequence[int], *, indexed: bool = True) -> None:
-    """Hard-delete rows with their links, chunks and vectors (inside a write transaction).
+    """Hard-delete rows with their links (and the record of links removed from or to them), chunks and vectors
+    (inside a write transaction).
 
     :param indexed: False for rows known to be out of the index (old versions).
     """
@@ -199,6 +203,7 @@ def delete_rows(ctx: StoreContext, row_ids: Sequence[int], *, indexed: bool = Tr
         if indexed:
             search_index.unindex(ctx, row_id)
         ctx.conn.execute("DELETE FROM links WHERE src = ? OR dst = ?", (row_id, row_id))
+        ctx.conn.execute("DELETE FROM link_removals WHERE src = ? OR dst = ?", (row_id, row_id))
         ctx.conn.execute("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE memory_id = ?)",
                          (row_id,))
         ctx.conn.execute("DELETE FROM chunks WHERE memory_id = ?", (row_id,))
@@ -298,7 +303,9 @@ def restore(ctx: StoreContext, ids: Any, *, namespace: str | None = None, by: st
 
 def link(ctx: StoreContext, src: Any, dst: Any, *, relation: str = "related", weight: float = 1.0,
          namespace: str | None = None) -> dict:
-    """Record a typed relation between two live memories (idempotent; weight updated).
+    """Record a typed relation between two live memories (idempotent; weight updated). The user's word: it takes
+    back an earlier `unlink` of the same relation (its record in `link_removals`), which the automatic writers of
+    `supersedes` links respect.
 
     A `supersedes` link that would close a cycle (DST already supersedes SRC, directly or through other live
     memories) is refused, as `merge` refuses its own case: each memory would mark the other outdated, the stale
@@ -323,12 +330,16 @@ def link(ctx: StoreContext, src: Any, dst: Any, *, relation: str = "related", we
         ctx.conn.execute("INSERT INTO links(src, dst, relation, weight, created_at) VALUES (?,?,?,?,?) "
                          "ON CONFLICT(src, dst, relation) DO UPDATE SET weight = excluded.weight",
                          (a["id"], b["id"], relation, weight, ctx.clock()))
+        ctx.conn.execute("DELETE FROM link_removals WHERE src = ? AND dst = ? AND relation = ?",
+                         (a["id"], b["id"], relation))
     return {"src": format_id(a["id"]), "dst": format_id(b["id"]), "relation": relation, "weight": weight}
 
 
 def unlink(ctx: StoreContext, src: Any, dst: Any, *, relation: str | None = None,
            namespace: str | None = None) -> dict:
-    """Remove the relation(s) recorded from SRC to DST: one `relation`, or every relation when None.
+    """Remove the relation(s) recorded from SRC to DST: one `relation`, or every relation when None. Each relation
+    removed is recorded in `link_removals` (the pair, the relation, when), so `remember` and the `supersedes`
+    backfill passes never write it again; an explicit `link` of the pair takes the record out.
 
     :returns: {"src", "dst", "removed": [relations removed]}.
     Raises:
@@ -345,6 +356,10 @@ def unlink(ctx: StoreContext, src: Any, dst: Any, *, relation: str | None = None
         removed = [r[0] for r in ctx.conn.execute(
             f"SELECT relation FROM links WHERE src = ? AND dst = ?{which} ORDER BY relation", params)]
         ctx.conn.execute(f"DELETE FROM links WHERE src = ? AND dst = ?{which}", params)
+        now = ctx.clock()
+        ctx.conn.executemany("INSERT INTO link_removals(src, dst, relation, removed_at) VALUES (?, ?, ?, ?) "
+                             "ON CONFLICT(src, dst, relation) DO UPDATE SET removed_at = excluded.removed_at",
+                             [(a["id"], b["id"], r, now) for r in removed])
     if not removed:
         raise NotFoundError(f"no {relation + ' ' if relation else ''}link from {format_id(a['id'])} to "
                             f"{format_id(b['id'])}")
@@ -442,6 +457,7 @@ def merge(ctx: StoreContext, keep: Any, other: Any, *, content: str | None = Non
     with ctx.txn():
         supersede(ctx, b["id"], new_id, now)
         ctx.conn.execute("DELETE FROM links WHERE src = dst")
+        ctx.conn.execute("DELETE FROM link_removals WHERE src = dst")
         ctx.conn.execute("DELETE FROM links WHERE src = ? OR dst = ?", (b["id"], b["id"]))
         ctx.conn.execute("INSERT OR IGNORE INTO links(src, dst, relation, weight, created_at) VALUES (?,?,?,?,?)",
                          (new_id, b["id"], "supersedes", 1.0, now))
