@@ -328,3 +328,17 @@ def test_the_off_switch_gives_plain_recall(scenario, db_path, tmp_path):
 def test_the_setting_is_validated():
     assert validate_settings({"recall": {"intent": "maybe"}})
     assert not validate_settings({"recall": {"intent": False}})
+
+
+def test_on_call_is_a_topic_not_a_call_we_made(db_path, config):
+    """"call" is a decision only in a query of intent words ("what calls did we make this week"); "who is on call
+    this week?" asks about the rota (fresh-user run fu24, D2: it listed the week's decisions and not the rota)."""
+    assert intent.parse("what calls did we make this week", NOW).kinds == ("decision",)
+    rota = intent.parse("who is on call this week?", NOW)
+    assert not rota.only and rota.kinds == () and "on call" in rota.topic
+    now = [NOW]
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="proj", clock=lambda: now[0])
+    s.remember("We decided to keep one shared Postgres cluster for both services", kind="decision")
+    oncall = s.remember("On-call rotates weekly; this week it is Tomasz, escalate to Dana", kind="fact")["id"]
+    hits = [h["id"] for h in s.recall("who is on call this week?", touch=False)["results"]]
+    assert hits and hits[0] == oncall

@@ -20,7 +20,7 @@ from supermemory.text import lexicons
 
 RECENT_DAYS = 14.0   # "recently" / 最近: memories of the last two weeks first (a soft window: widened when empty)
 TIME_FACETS = ("recent", "today", "yesterday", "this_week", "last_week", "this_month", "last_month")
-SCOPES = ("any", "alone", "verb")
+SCOPES = ("any", "alone", "verb", "text")
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class Entry:
     alone: bool = True          # True: counts only in a query made of intent words alone
     light: tuple[str, ...] = () # a light verb of these kinds: names no facet, counts where it governs their word
     verb: bool = False          # scope `verb`: a light verb that is plain text wherever it governs no kind word
+    text: bool = False          # scope `text`: plain text holding a shorter phrase ("on call" holds "call")
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,9 @@ def entries() -> tuple[Entry, ...]:
             raise ValueError(f"{where}: a light verb names no facet of its own")
         if scope == "verb" and not light:
             raise ValueError(f"{where}: scope verb needs light:K facets")
-        out.append(Entry(phrase, kinds, status, time, scope == "alone", light, scope == "verb"))
+        if scope == "text" and (kinds or status or time or light):
+            raise ValueError(f"{where}: scope text names no facet (facets: none)")
+        out.append(Entry(phrase, kinds, status, time, scope == "alone", light, scope == "verb", scope == "text"))
     return tuple(sorted(out, key=lambda e: -len(e.phrase)))
 
 
@@ -232,7 +235,8 @@ def parse(text: str, now: float) -> Intent:
     Facets of `alone` words count only when the query is nothing but intent words; a status
     without a kind means tasks (only tasks have one). Several kinds add up; the last status and the
     last time word win. A light verb that governs a kind word goes with it (its scope), one that governs
-    none is plain text (scope `verb`) or a filler of intent-only queries (scope `alone`).
+    none is plain text (scope `verb`) or a filler of intent-only queries (scope `alone`). A phrase of scope `text`
+    is plain text that holds an intent phrase ("on call" holds "call"): it is matched as the longer phrase, and kept.
     """
     matches = []
     for match in _pattern().finditer(text):
@@ -243,6 +247,8 @@ def parse(text: str, now: float) -> Intent:
     pieces: list[str] = []
     last = 0
     for i, (entry, span) in enumerate(matches):
+        if entry.text:      # matched as the longest phrase so the shorter one inside it is not: it stays text
+            continue
         if entry.light:
             word = _governed(text, matches, i)
             if word is not None:
