@@ -56,3 +56,16 @@ def test_a_chinese_question_about_a_chart_library_reaches_the_english_note(db_pa
     s.remember("Forms are validated with zod schemas shared with the API")
     hits = s.recall("图表用的什么库", touch=False)["results"]
     assert hits and hits[0]["id"] == charts
+
+
+def test_a_chinese_question_about_the_nightly_job_reaches_the_english_note_not_a_shared_verb(db_path, config):
+    """夜间 (nightly) and 运行 (run) were missing: "夜间导出什么时候运行？" put a Chinese rule sharing only 运行 above the
+    English note about the nightly export (fresh-user run fu24, D10)."""
+    from supermemory.core import MemoryStore
+    from tests.conftest import FakeEmbedder
+
+    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder())
+    s.remember("每次提交前都要运行 make lint 和 make test。")
+    export = s.remember("The nightly export now runs at 03:15 UTC")["id"]
+    hits = s.recall("夜间导出什么时候运行？", touch=False)["results"]
+    assert hits and hits[0]["id"] == export
