@@ -64,6 +64,8 @@ def test_a_chinese_question_about_the_nightly_job_reaches_the_english_note_not_a
     from supermemory.core import MemoryStore
     from tests.conftest import FakeEmbedder
 
+    assert english_gloss("夜间导出什么时候运行？") == "nightly export run ?"
+    assert ("run",) in cross_terms("夜间导出什么时候运行")["运行"]
     s = MemoryStore(db_path, config=config, embedder=FakeEmbedder())
     s.remember("每次提交前都要运行 make lint 和 make test。")
     export = s.remember("The nightly export now runs at 03:15 UTC")["id"]
