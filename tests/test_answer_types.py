@@ -57,18 +57,21 @@ def test_the_feature_fires_only_when_the_memory_lacks_what_is_asked():
     assert relevance.shipped().weights["lacks_answer_type"] < 0, "the fit reads a missing answer as evidence against"
 
 
-def test_recall_puts_the_memory_holding_the_number_first(db_path, config):
-    """Two notes on the worker deployment, one with its replica count: asked how many, that one comes first, and
-    it is the only candidate that does not lack the answer."""
-    s = MemoryStore(db_path, config=config, embedder=FakeEmbedder())
-    about = s.remember("The worker deployment scales its replicas on queue depth through KEDA")["id"]
+def test_recall_puts_the_memory_holding_the_number_first(db_path, config, onnx_embedder):
+    """Two notes on the worker deployment's replicas, one with their count: asked how many, that one comes first, and
+    the other carries the model's penalty for lacking a number (with the real model: the input counts as far as the
+    embedder reads the query)."""
+    s = MemoryStore(db_path, config=config, embedder=onnx_embedder)
+    about = s.remember("How many replicas the worker deployment runs depends on queue depth; KEDA scales it")["id"]
     answer = s.remember("The worker deployment runs 6 replicas at minimum")["id"]
     _, found = s.candidates("how many replicas does the worker deployment run", n_cand=20)
     types = {f"M{c.id}": c.answer_types for c in found.candidates}
     assert types[answer] == {"number"} and types[about] == frozenset()
     out = s.recall("how many replicas does the worker deployment run", gates=False, touch=False, explain=True)
-    ids = [h["id"] for h in out["results"]]
-    assert ids.index(answer) < ids.index(about)
+    hits = {h["id"]: h for h in out["results"]}
+    assert [h["id"] for h in out["results"]][:2] == [answer, about]
+    assert hits[about]["contributions"]["lacks_answer_type"] < 0
+    assert hits[answer]["contributions"]["lacks_answer_type"] == 0
     _, plain = s.candidates("worker deployment replicas", n_cand=20)
     assert all(c.answer_types is None for c in plain.candidates), "a question asking for no type reads no text"
 
