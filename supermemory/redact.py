@@ -36,6 +36,14 @@
   hunter2", "Summer2024"), words joined by hyphens ("my password is
   correct-horse-battery-staple"), a PIN ("the passcode is 4821"); ordinary
   words ("the password is wrong", "password is required") stay.
+* ``password_pair``, ``password_after_user`` and ``password_pair_zh`` take the secret half of a user/password
+  pair after a login word ("the grafana login is admin / <v>", "login: admin/<v>", "creds are root / <v>",
+  "log in as admin:<v>", "user admin password <v>", "账号 admin 密码 <v>", "登录 admin / <v>"), reported as
+  ``password_in_prose``; the user name stays.  The value must read as a password (a word with a number, an
+  inner symbol, hyphenated words; a number only after a spaced " / " or a password word), so paths
+  ("login: admin/settings"), ports ("login host:2222"), versions, ratios, dates, URLs and references
+  ("creds: vault/prod2") stay; a pair not named directly ("the login page is admin/<v>") needs an inner symbol
+  or three case-and-digit switches.
 
 The rule, in every form (YAML, env, JSON, code, prose, Chinese): a value named
 by a credential word goes when it looks like a credential -- any literal after
@@ -953,6 +961,110 @@ def _keep_zh(m: "re.Match[str]", value: str) -> bool:
     return _keep_value(value, quoted=False, family="password" if m.group("kw") in ("密码", "密碼", "口令") else "token")
 
 
+# ---- a user/password pair after a login word: "the grafana login is admin / <v>", "账号 admin 密码 <v>" ----
+
+# the word that says a pair follows: login, sign-in, creds, "user/password"; not part of a path or a longer name
+_PAIR_KW = (r"(?<![a-z0-9_./@-])(?P<kw>log[ -]?ins?|sign[ -]?ins?|creds|credentials?"
+            r"|user(?:[ -]?name)?[ \t]*/[ \t]*pass(?:w(?:or)?d)?)(?![a-z0-9_-])")
+# between the word and the user name: nothing, "as" / "with" / "using" ("log in as admin / <v>"), or up to four
+# words then "is" / "are" / "was" / ":" / "=" ("the creds for staging are root / <v>", "login: admin/<v>")
+_PAIR_LINK = (
+    r"(?:(?:[ \t]+(?=(?P<w>[\w'@-]{1,30}))(?P=w)){0,4}?"
+    r"(?P<lk>[ \t]+(?:is|are|was|were)(?:[ \t]+(?:now|still|just))?(?:[ \t]*:)?[ \t]+"
+    r"|(?:\*\*|__)?[ \t]*(?:=|:)[ \t]*(?:\*\*|__)?[ \t]*)"
+    r"|[ \t]+(?P<as>as|with|using)[ \t]+|[ \t]+)"
+)
+# a user name: letters, digits and . _ @ + - (an e-mail address too), optionally quoted
+_PAIR_USER = r"[\"'`]?(?P<user>[a-z0-9_][a-z0-9._@+-]{0,63})[\"'`]?"
+# user and secret: "admin / <v>", "admin/<v>", "admin:<v>"
+_PAIR_SEP = r"(?P<sep>[ \t]*/[ \t]*|:)"
+# "user admin password <v>", "username deploy, pass <v>", "login bob with password <v>"
+_USER_KW = (r"(?<![a-z0-9_./@-])(?P<kw>user(?:[ -]?name)?|login|usr|(?:log|sign)[ -]?in[ \t]+as)"
+            r"(?![a-z0-9_-])")
+_USER_THEN_PASSWORD = (
+    r"(?:[ \t]*[:=][ \t]*|[ \t]+(?:is[ \t]+)?)" + _PAIR_USER
+    + r"(?:[ \t]*[,;]?[ \t]+(?:(?:and|with|&)[ \t]+)?(?:(?:the|a|its|their)[ \t]+)?)"
+    r"(?P<pk>passw(?:or)?d|pass|pwd|pw|passphrase|passcode)(?![a-z0-9_-])"
+    r"(?:[ \t]+(?:is|was)(?:[ \t]*:)?|[ \t]*(?::|=))?[ \t]+"
+)
+# the same in Chinese: "账号 admin 密码 <v>", "用户名：deploy，密码：<v>", "登录 admin / <v>", "账号密码是 admin/<v>"
+_ZH_PAIR_KW = (r"(?P<kw>(?:账号|帐号|账户|帳號|帳戶|用户名?|用戶名?|登录名?|登錄名?|登陆名?)"
+               r"(?:[ \t]*(?:和|与|及|/|、)?[ \t]*(?:密码|密碼|口令))?)")
+_ZH_PAIR_USER = r"[ \t]*(?P<lk>[:：=]|是|为|為)?[ \t]*[\"'`“‘「]?(?P<user>[a-z0-9_][a-z0-9._@+-]{0,63})[\"'`”’」]?"
+_ZH_PAIR_SEP = (r"(?P<sep>[ \t]*/[ \t]*|:|[ \t]*[,，、;；]?[ \t]*(?P<pk>密码|密碼|口令)"
+                r"[ \t]*(?:[:：=]|是|为|為)?[ \t]*)")
+# where a secret lives, not a user name: "creds: vault/prod2", "credentials are in ssm/db1"
+_SECRET_STORES = frozenset(
+    """vault secrets secret env ssm kms sops keychain keyring 1password op lastpass bitwarden doppler infisical
+    kv aws gcp azure k8s kubernetes github gitlab ci in at on from see the a an""".split()
+)
+
+
+def _pair_secret_shape(v: str, pin: bool) -> bool:
+    """Whether the secret half of a user/password pair reads as a password: a word with a number ("hunter2";
+    not "v2", "utf8", "http2"), an inner symbol with letters or digits around it ("Gr4fana#2026", "S3cr3t!",
+    "p@ss"), words joined by hyphens ("correct-horse-battery-staple") or, when ``pin``, four digits or more.
+    Ordinary words ("settings", "output"), paths, URLs, versions and addresses are no password."""
+    core = v.rstrip("!")
+    if not core or "/" in v or "://" in v or v[0] in "/~." or _EMAIL.fullmatch(v):
+        return False
+    if core.isdigit() and core.isascii():
+        return pin and len(core) >= 4
+    if _is_word_and_number(core) or _is_passphrase(core):
+        return True
+    return _SPECIAL.search(core, 1) is not None and re.search(r"[A-Za-z0-9]", core) is not None
+
+
+# the first word between a login word and "is" / ":" that still names the pair: "the login for staging is",
+# "the login details are", "the creds we use are"
+_PAIR_LEAD = _DIRECT_LEAD | frozenset("details detail info information credentials creds pair combo".split())
+
+
+def _pair_named_directly(m: "re.Match[str]") -> bool:
+    """Whether the pair follows its word as a pair: after a password word ("user admin password <v>"), "is" / ":"
+    right after the word or a phrase naming it ("the login for staging is"), "as" / "with", a spaced " / "
+    ("login admin / <v>"), or a Chinese word that names the password too (账号密码 admin/<v>).  Otherwise ("the
+    login page is admin/<v>", "login flow/<v>") the value must read as a password on its own (``_keep_pair``)."""
+    groups = m.groupdict()
+    if groups.get("pk") or groups.get("as"):
+        return True
+    sep = groups.get("sep") or ""
+    if sep.strip() == "/" and sep != "/":
+        return True
+    kw = groups["kw"]
+    if not kw.isascii():
+        return groups.get("lk") is not None or any(w in kw for w in _PASSWORD_WORDS)
+    if "/" in kw:  # "user/password: deploy/<v>"
+        return True
+    if groups.get("lk") is None:
+        return False
+    between = m.string[m.end("kw") : m.start("lk")].split()
+    return not between or between[0] in _PAIR_LEAD
+
+
+def _keep_pair(m: "re.Match[str]", value: str) -> bool:
+    """Keep the second half of "<login word> <user> / <value>" unless the user reads as a name and the value as
+    a password (``_pair_secret_shape``; not named directly as a pair, it needs an inner symbol or three switches
+    between upper, lower and digits: "login flow/step2" stays).  A number goes only after a spaced " / " or a
+    password word (after "host:" it is a port, after "admin/" part of a path); a user that names where secrets
+    live ("creds: vault/prod2") is a reference.  Reads ``value`` (the original text)."""
+    user = m.group("user")
+    if re.search(r"[a-z]", user) is None or user in _SECRET_STORES:
+        return True
+    groups = m.groupdict()
+    sep = groups.get("sep") or ""
+    pin = bool(groups.get("pk")) or (sep.strip() == "/" and sep != "/")
+    if not _pair_secret_shape(value, pin):
+        return True
+    if not _pair_named_directly(m):
+        core = value.rstrip("!")
+        if _SPECIAL.search(core, 1) is None and sum(_class_changes(seg) for seg in _SEGMENTS.findall(core)) < 3:
+            return True
+    if _UNIT_AFTER.match(m.string, m.end()):  # "user admin password 1024 bits"
+        return True
+    return _keep_value(value, quoted=False, family="password")
+
+
 def _token(name: str, kind: str, prefix: str, body: str, *, keep: Optional[Check] = None,
            edge: str = "A-Za-z0-9_", end: str = "A-Za-z0-9_-", triggers: tuple[str, ...] = ()) -> _Rule:
     """A token that starts with the literal ``prefix``: the look-behind says the prefix does
@@ -1364,6 +1476,37 @@ _RULES: tuple[_Rule, ...] = (
         groups=("s",),
         keep=_keep_zh,
     ),
+    _Rule(
+        "password_in_prose",
+        # a user/password pair after a login word: "the grafana login is admin / <v>", "login: admin/<v>",
+        # "creds are root / <v>", "log in as admin:<v>", "user/password: deploy/<v>"
+        _PAIR_KW + _PAIR_LINK + _PAIR_USER + _PAIR_SEP + _PROSE_PASSWORD_VALUE,
+        name="password_pair",
+        stems=("log", "sign", "cred", "user"),
+        lowered=True,
+        groups=("s",),
+        keep=_keep_pair,
+    ),
+    _Rule(
+        "password_in_prose",
+        # a password word right after a user name: "user admin password <v>", "username deploy, pass <v>"
+        _USER_KW + _USER_THEN_PASSWORD + _PROSE_PASSWORD_VALUE,
+        name="password_after_user",
+        stems=("user", "login", "usr", "log", "sign"),
+        lowered=True,
+        groups=("s",),
+        keep=_keep_pair,
+    ),
+    _Rule(
+        "password_in_prose",
+        # "账号 admin 密码 <v>", "用户名：deploy，密码：<v>", "登录 admin / <v>", "账号密码是 admin/<v>"
+        _ZH_PAIR_KW + _ZH_PAIR_USER + _ZH_PAIR_SEP + _ZH_VALUE,
+        name="password_pair_zh",
+        stems=("账号", "帐号", "账户", "帳號", "帳戶", "用户", "用戶", "登录", "登錄", "登陆"),
+        lowered=True,
+        groups=("s",),
+        keep=_keep_pair,
+    ),
 )
 
 _UNSHAPED = tuple(rule for rule in _RULES if not rule.shaped)
@@ -1380,9 +1523,10 @@ REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 #: Bump when a rule's keep logic changes in a way the patterns do not show, or the pass reads more of a row
 #: (5: the caller's `source`; 6: a CamelCase value is an annotation only when it reads as a type, a value named
 #: directly in prose needs no random look, references to where a secret lives stay; 7: a password named directly
-#: in prose goes whatever its shape: "hunter2", "correct-horse-battery-staple", a PIN): stores re-redact
-#: themselves once when ``rules_fingerprint()`` changes.
-RULES_VERSION = 7
+#: in prose goes whatever its shape: "hunter2", "correct-horse-battery-staple", a PIN; 8: a user/password pair
+#: after a login word, "the grafana login is admin / <v>", "账号 admin 密码 <v>"): stores re-redact themselves once
+#: when ``rules_fingerprint()`` changes.
+RULES_VERSION = 8
 
 
 def rules_fingerprint() -> str:
