@@ -257,20 +257,35 @@ async function searchPage(params) {
   for (const r of result.results) {
     results.appendChild(h("article", { class: "hit" },
       h("header", {}, kindBadge(r.kind), memoryLink(r.id, r.title), h("span", { class: "muted id" }, r.id),
-        h("span", { class: "figures" }, relevanceBadge(r.relevance),
-          h("span", { class: "score" }, `score ${r.score.toFixed(3)} · attention ${(r.attention * 100).toFixed(0)}%`))),
+        h("span", { class: "figures" }, relevanceBadge(r.relevance), hitFigures(r))),
       h("p", { class: "summary" }, r.summary),
       explainBars(r.contributions || {}, scale),
       h("details", {}, h("summary", {}, "features"), featureTable(r.features || {}))));
   }
   if (result.dropped) {
     const rows = result.dropped.map((d) => h("tr", {}, h("td", {}, memoryLink(d.id)), h("td", {}, d.title),
-      h("td", {}, d.reason || ""), h("td", { class: "num" }, d.score.toFixed(3))));
+      h("td", {}, d.reason || ""), h("td", { class: "num" }, fixed(d.score, 3))));
     put(results, h("h2", {}, `Dropped candidates (${result.dropped.length})`),
       rows.length ? h("table", { class: "list", id: "dropped" }, h("thead", {}, h("tr", {}, h("th", {}, "id"),
         h("th", {}, "title"), h("th", {}, "why"), h("th", { class: "num" }, "score"))), h("tbody", {}, rows))
         : h("p", { class: "muted" }, "none"));
   }
+}
+
+function fixed(value, digits) {
+  // A figure the answer may leave out (null: a broad listing ranks nothing) shown as a dash, never a TypeError.
+  return typeof value === "number" && Number.isFinite(value) ? value.toFixed(digits) : "–";
+}
+
+function hitFigures(r) {
+  // A broad question ("gotchas", "what's still open") lists the matching memories newest first: no score, attention
+  // or relevance to show, only why it is listed.
+  if (typeof r.score !== "number") {
+    return h("span", { class: "score listed", title: "listed, not ranked: a broad question lists what matches newest first" },
+      r.reason ? `listed (${r.reason})` : "listed");
+  }
+  const attention = typeof r.attention === "number" ? ` · attention ${fixed(r.attention * 100, 0)}%` : "";
+  return h("span", { class: "score" }, `score ${fixed(r.score, 3)}${attention}`);
 }
 
 function relevanceBadge(relevance) {
@@ -286,14 +301,14 @@ function explainBars(contributions, scale) {
     const bar = h("span", { class: "bar " + (value < 0 ? "neg" : "pos") });
     bar.style.width = (Math.abs(value) / scale * 100).toFixed(1) + "%";
     return h("div", { class: "bar-row" }, h("span", { class: "bar-name" }, name),
-      h("span", { class: "bar-track" }, bar), h("span", { class: "bar-value" }, value.toFixed(3)));
+      h("span", { class: "bar-track" }, bar), h("span", { class: "bar-value" }, fixed(value, 3)));
   });
   return h("div", { class: "explain" }, rows);
 }
 
 function featureTable(features) {
   return h("table", { class: "features" }, h("tbody", {}, Object.entries(features).map(([k, v]) =>
-    h("tr", {}, h("td", {}, k), h("td", { class: "num" }, typeof v === "number" ? v.toFixed(4) : String(v))))));
+    h("tr", {}, h("td", {}, k), h("td", { class: "num" }, typeof v === "number" ? fixed(v, 4) : String(v))))));
 }
 
 // --- A memory -----------------------------------------------------------------------------------
@@ -441,7 +456,7 @@ async function healthPage() {
     card("memories", String(data.counts.memories)),
     card("agent recalls logged", String(r.searches)),
     card("recall latency p50", ms(r.latency_ms_p50)), card("recall latency p95", ms(r.latency_ms_p95)),
-    card("hit rate", r.hit_rate === null ? "–" : (r.hit_rate * 100).toFixed(0) + "%", "recalls that returned something"),
+    card("hit rate", r.hit_rate === null ? "–" : fixed(r.hit_rate * 100, 0) + "%", "recalls that returned something"),
     card("near-duplicate pairs", String(hl.near_duplicate_pairs)), card("contradicts links", count(hl.contradiction_count)),
     card("past their TTL", String(hl.expired)), card("stale (sweep)", String(hl.stale))));
   const by = h("select", { id: "growth-by" }, h("option", { value: "by_kind" }, "by kind"), h("option", { value: "by_namespace" }, "by namespace"));
@@ -453,7 +468,7 @@ async function healthPage() {
     hl.near_duplicates.length ? h("table", { class: "list" }, h("thead", {}, h("tr", {}, h("th", {}, "pair"), h("th", {}, "titles"),
       h("th", { class: "num" }, "similarity"), h("th", {}, "to merge"))), h("tbody", {}, hl.near_duplicates.map((p) => h("tr", {},
       h("td", {}, memoryLink(p.a), " ", memoryLink(p.b)), h("td", {}, p.titles[0], h("br"), p.titles[1]),
-      h("td", { class: "num" }, p.similarity.toFixed(3)), h("td", {}, h("code", {}, p.merge))))))
+      h("td", { class: "num" }, fixed(p.similarity, 3)), h("td", {}, h("code", {}, p.merge))))))
       : h("p", { class: "muted" }, "none"));
   const cut = hl.contradiction_count > hl.contradictions.length ? `; the first ${hl.contradictions.length} listed` : "";
   put(root, h("h2", {}, `Contradicts links (${count(hl.contradiction_count)}${cut})`),
@@ -463,7 +478,7 @@ async function healthPage() {
   const possible = hl.possible_contradictions || [];
   put(root, h("h2", {}, `Possible contradictions (${count(hl.possible_contradiction_count || 0)}): close, but one says not or gives another value`),
     possible.length ? h("ul", { class: "links" }, possible.map((p) => h("li", {},
-      memoryLink(p.a, p.titles[0]), h("span", { class: "muted" }, ` vs (${p.similarity.toFixed(3)}) `), memoryLink(p.b, p.titles[1]))))
+      memoryLink(p.a, p.titles[0]), h("span", { class: "muted" }, ` vs (${fixed(p.similarity, 3)}) `), memoryLink(p.b, p.titles[1]))))
       : h("p", { class: "muted" }, "none"));
   const cycles = hl.supersedes_cycles || [];
   if (cycles.length) {   // each marks the next outdated: the stale fact reads as current until one link goes
