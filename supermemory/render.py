@@ -51,13 +51,17 @@ def repeated(texts) -> list[tuple[str, int]]:
     return [(shorten(text), n) for text, n in counts.items()]
 
 
-def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240, namespace: bool = False) -> str:
+def memory_line(item: dict, *, with_body: bool = False, max_chars: int = 240, namespace: bool = False,
+                pinned: bool = False) -> str:
     """One memory as `- [M12 decision] Title — summary` (body instead of summary when asked), then
     `[superseded by M…]` when a newer memory holds the current fact: every view that lists memories says so.
-    `namespace` adds where it lives (`[M12 decision · billing-api]`), for a list that spans several."""
+    `namespace` adds where it lives (`[M12 decision · billing-api]`), for a list that spans several; `pinned`
+    marks a pinned one (`[M12 preference · pinned]`), for a view that does not already group them apart."""
     label = item["kind"] + (f"/{item['status']}" if item.get("status") and item["kind"] == "task" else "")
     if namespace and item.get("namespace"):
         label += f" · {item['namespace']}"
+    if pinned and item.get("pinned"):
+        label += " · pinned"
     text = item.get("body") if with_body and item.get("body") else item.get("summary", "")
     title = item.get("title") or ""
     stem = title.strip().rstrip("…").rstrip()
@@ -217,7 +221,8 @@ def _memory_records(items: list[dict]) -> list[str]:
         lines.append(f"{item['id']} [{item['kind']}{'/' + item['status'] if item.get('status') else ''}] "
                      f"{item['title']}")
         lines.append(f"  namespace {item.get('namespace')} · tags {', '.join(item.get('tags') or []) or '-'} · "
-                     f"importance {item.get('importance')} · updated {item.get('updated_at')}{state}")
+                     f"importance {item.get('importance')}{' · pinned' if item.get('pinned') else ''} · "
+                     f"updated {item.get('updated_at')}{state}")
         body = item.get("body") or ""
         if body:
             lines.append("  " + body.replace("\n", "\n  "))
@@ -257,7 +262,7 @@ def render_list(result: dict, *, commands: Commands) -> str:
     items = result["memories"] if "memories" in result else result.get("items", [])   # memory_list: `memories`
     if not items:
         return "No memories."
-    lines = [memory_line(i) for i in items]
+    lines = [memory_line(i, pinned=True) for i in items]
     shown_to = result.get("offset", 0) + len(items)
     if shown_to < result.get("total", 0):
         lines.append(f"(showing {result.get('offset', 0) + 1}-{shown_to} of {result['total']}; "

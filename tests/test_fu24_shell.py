@@ -1,0 +1,63 @@
+"""What the fu24 fresh-user run found in the shells: the CLI's text views, the MCP server's roots warning, the import
+message."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from supermemory.render import CLI_COMMANDS, render_get, render_list
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(args, env, *, check=True, stdin=None):
+    proc = subprocess.run([sys.executable, "-m", "supermemory", *args], cwd=env.get("_CWD", ROOT), env=env,
+                          capture_output=True, text=True, input=stdin, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{args} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("SUPERMEMORY")}
+    e["SUPERMEMORY_HOME"] = str(tmp_path / "home")
+    e["SUPERMEMORY_EMBED_PROVIDER"] = "hash"
+    e["SUPERMEMORY_NAMESPACE"] = "shop"
+    e["PYTHONPATH"] = str(ROOT)
+    return e
+
+
+# --- D14: whether a memory is pinned -----------------------------------------------------------------------------
+
+def test_get_and_list_say_which_memory_is_pinned_and_only_that_one(env):
+    pinned = run(["remember", "Run make lint before every commit.", "-k", "preference", "--pin"], env).stdout.strip()
+    plain = run(["remember", "Production deploys happen on Tuesdays.", "-k", "fact"], env).stdout.strip()
+    shown = run(["get", pinned, plain], env).stdout
+    meta = [line for line in shown.splitlines() if line.startswith("  namespace ")]
+    assert len(meta) == 2
+    assert " · pinned · " in meta[0] and "pinned" not in meta[1], shown
+    listed = {line.split()[1].lstrip("["): line for line in run(["list"], env).stdout.splitlines()
+              if line.startswith("- [")}
+    assert listed[pinned].startswith(f"- [{pinned} preference · pinned] "), listed
+    assert "pinned" not in listed[plain], listed
+    # After --unpin the marks go.
+    run(["update", pinned, "--unpin"], env)
+    current = [line for line in run(["list"], env).stdout.splitlines() if line.startswith("- [")]
+    assert current and not any("pinned" in line for line in current), current
+
+
+def test_the_pinned_mark_sits_with_the_other_attributes_and_leaves_other_views_alone():
+    item = {"id": "M3", "kind": "task", "status": "open", "title": "Rotate the keys", "summary": "before the audit",
+            "pinned": True, "namespace": "shop", "tags": ["security"], "importance": 0.9,
+            "updated_at": "2026-12-01T10:00:00Z", "body": "Rotate the keys before the audit."}
+    assert render_list({"items": [item], "total": 1}, commands=CLI_COMMANDS).splitlines()[0] == \
+        "- [M3 task/open · pinned] Rotate the keys — before the audit"
+    assert render_get({"memories": [item]}, commands=CLI_COMMANDS).splitlines()[1] == \
+        "  namespace shop · tags security · importance 0.9 · pinned · updated 2026-12-01T10:00:00Z"
+    from supermemory.render import memory_line
+    assert "pinned" not in memory_line(item)   # recall, the briefing (its own pinned section), the index: as before
