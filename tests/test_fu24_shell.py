@@ -61,3 +61,65 @@ def test_the_pinned_mark_sits_with_the_other_attributes_and_leaves_other_views_a
         "  namespace shop · tags security · importance 0.9 · pinned · updated 2026-12-01T10:00:00Z"
     from supermemory.render import memory_line
     assert "pinned" not in memory_line(item)   # recall, the briefing (its own pinned section), the index: as before
+
+
+# --- D11: several workspace roots ---------------------------------------------------------------------------------
+
+def _roots_session(tmp_path: Path, roots: list[Path]) -> tuple[str, str]:
+    """A real `supermemory mcp` over stdio whose client lists `roots`: the namespace a remember went to, and stderr."""
+    import json
+
+    from helpers.common import McpClient
+    from tests.test_mcp_server import INIT, INITIALIZED, _remember
+
+    client = McpClient(tmp_path / "home", tmp_path)
+
+    def send(frame: dict) -> None:
+        client.send_raw(json.dumps(frame).encode())
+
+    def frame() -> dict:
+        line = client.out.next(30)
+        assert line is not None, client.stderr_text()
+        return json.loads(line)
+
+    try:
+        send({**INIT, "params": {**INIT["params"], "capabilities": {"roots": {"listChanged": True}}}})
+        assert frame()["id"] == 0
+        send(INITIALIZED)
+        assert frame() == {"jsonrpc": "2.0", "id": "sm-roots-1", "method": "roots/list"}
+        send({"jsonrpc": "2.0", "id": "sm-roots-1",
+              "result": {"roots": [{"uri": root.as_uri(), "name": root.name} for root in roots]}})
+        send(_remember(1, "The billing service retries webhooks three times"))
+        response = frame()
+        assert response["id"] == 1 and response["result"]["isError"] is False, response
+        code, err = client.close()
+    finally:
+        client.kill()
+    assert code == 0, err
+    return response["result"]["structuredContent"]["namespace"], err
+
+
+@pytest.fixture
+def monorepo(tmp_path):
+    repo = tmp_path / "acme-platform"
+    (repo / ".git").mkdir(parents=True)
+    for service in ("api", "billing"):
+        (repo / "services" / service).mkdir(parents=True)
+    return repo
+
+
+def test_two_folders_of_one_repository_are_one_namespace_and_no_warning(tmp_path, monorepo):
+    namespace, err = _roots_session(tmp_path, [monorepo / "services" / "api", monorepo / "services" / "billing"])
+    assert namespace == "acme-platform"
+    assert "workspace roots" not in err, err
+
+
+def test_the_warning_names_only_the_roots_of_another_namespace_and_that_namespace(tmp_path, monorepo):
+    other = tmp_path / "Docs Site"
+    (other / ".git").mkdir(parents=True)
+    namespace, err = _roots_session(tmp_path, [monorepo / "services" / "api", monorepo / "services" / "billing", other])
+    assert namespace == "acme-platform"
+    told = [line for line in err.splitlines() if "workspace roots" in line]
+    assert len(told) == 1, err
+    assert "first one's namespace (acme-platform)" in told[0] and f"namespace docs-site ({other})" in told[0], told
+    assert "billing" not in told[0], told

@@ -171,10 +171,19 @@ class Session:
             return
         self.apply_root(paths[0])
         if len(paths) > 1 and not self._told_roots and not self.config.explicit_namespace:
-            self._told_roots = True   # once a connection: a multi-root workspace answers every roots/list alike
-            logger.warning("the client lists %d workspace roots; memories use the first one's namespace (%s) only: "
-                           "the memories of %s are not read or written unless a tool call names their namespace", len(paths),
-                           self.default_namespace(), ", ".join(paths[1:]))
+            used = self.default_namespace()
+            # Two folders of one repository (…/services/api, …/services/billing) are one project: one namespace.
+            others: dict[str, list[str]] = {}
+            for path in paths[1:]:
+                name = dataclasses.replace(self.config, project_dir=Path(path)).default_namespace(record=False)
+                if name != used:
+                    others.setdefault(name, []).append(path)
+            if others:
+                self._told_roots = True   # once a connection: a multi-root workspace answers every roots/list alike
+                logger.warning("the client lists %d workspace roots; memories use the first one's namespace (%s) only: "
+                               "the memories of %s are not read or written unless a tool call names it",
+                               len(paths), used, "; ".join(f"namespace {name} ({', '.join(where)})"
+                                                           for name, where in others.items()))
 
     def apply_root(self, path: str) -> None:
         """Use a workspace root as the project (unless SUPERMEMORY_NAMESPACE pins one)."""
