@@ -437,8 +437,14 @@ def render_import(result: dict) -> str:
     text = f"imported {result['imported']} memories ({result['skipped']} already present)"
     moved = result.get("renumbered") or {}
     if moved:
-        text += ("\nthis store already used their ids for other memories, so they have new ones: "
-                 + ", ".join(f"{old} → {new}" for old, new in moved.items()))
+        taken = result.get("taken") or {}
+        why = {"other": "another memory here has", "revised": "the same memory, revised here since, has",
+               "file": "an earlier line of the file has"}
+        reasons = [f"{', '.join(ids)} ({why[reason]} {'that id' if len(ids) == 1 else 'those ids'})"
+                   for reason in why if (ids := [i for i, r in taken.items() if r == reason])]
+        text += ("\nids already taken: " + "; ".join(reasons) + ". " if reasons else "\n") + \
+            ("Their memories came in under new ids, each with its whole version chain: "
+             + ", ".join(f"{old} → {new}" for old, new in moved.items()))
     redacted = result.get("redacted") or {}
     if redacted:
         text += "\n" + "\n".join(text_notes({"redacted": redacted}))

@@ -123,3 +123,46 @@ def test_the_warning_names_only_the_roots_of_another_namespace_and_that_namespac
     assert len(told) == 1, err
     assert "first one's namespace (acme-platform)" in told[0] and f"namespace docs-site ({other})" in told[0], told
     assert "billing" not in told[0], told
+
+
+# --- D12: the import message ----------------------------------------------------------------------------------------
+
+def test_the_import_message_names_the_ids_that_were_taken_and_only_those(env, tmp_path, config):
+    # fu24 D12: into a store holding M1, M2, a dump with a chain M1 → M3 (and M2) said "this store already used
+    # their ids for other memories" of M3 too, which was free: only the chain's other id was taken.
+    import re
+
+    from conftest import FakeEmbedder
+    from supermemory.core import MemoryStore
+
+    with MemoryStore(tmp_path / "laptop.db", config=config, embedder=FakeEmbedder(), namespace="shop") as laptop:
+        first = laptop.remember("The API gateway runs on port 8080.")["id"]
+        other = laptop.remember("Deploys happen on Tuesdays.")["id"]
+        head = laptop.update(first, content="The API gateway runs on port 9090.")["id"]
+        laptop.export(tmp_path / "dump.jsonl")
+    assert (first, other, head) == ("M1", "M2", "M3")
+    held = {run(["remember", text], env).stdout.strip(): text
+            for text in ("The desktop keeps its builds in /srv/builds.", "Use the staging VPN before deploying.")}
+    assert set(held) == {"M1", "M2"}
+    said = run(["import", str(tmp_path / "dump.jsonl")], env).stdout
+    taken_line = re.search(r"ids already taken: (.*?)\. Their memories came in under new ids", said)
+    assert taken_line, said
+    named = set(re.findall(r"\bM\d+\b", taken_line.group(1)))
+    assert named == {"M1", "M2"}, said                       # M3 was free: not called taken
+    for mid, text in held.items():                            # and the ones called taken were: other memories
+        assert text in run(["get", mid], env).stdout
+    moves = dict(re.findall(r"(M\d+) → (M\d+)", said))
+    assert set(moves) == {"M1", "M2", "M3"}, said            # the chain M1 → M3 moved together
+    assert "whole version chain" in said
+    history = run(["history", moves["M3"]], env).stdout
+    assert "8080" in history and "9090" in history
+
+
+def test_the_import_message_says_why_each_id_was_taken():
+    from supermemory.render import render_import
+
+    text = render_import({"imported": 3, "skipped": 0, "renumbered": {"M1": "M7", "M4": "M8", "M5": "M9"},
+                          "taken": {"M1": "other", "M4": "file"}, "redacted": {}})
+    assert "ids already taken: M1 (another memory here has that id); M4 (an earlier line of the file has that id)." \
+        in text, text
+    assert "M1 → M7, M4 → M8, M5 → M9" in text

@@ -106,7 +106,7 @@ def test_an_import_continues_a_chain_into_a_merge_made_after_the_first_import(tm
     with MemoryStore(tmp_path / "b.db", config=config, embedder=FakeEmbedder(), namespace="proj") as b:
         assert b.import_file(tmp_path / "first.jsonl")["imported"] == 3
         assert b.import_file(tmp_path / "second.jsonl") == {"imported": 2, "skipped": 0, "lines": 2,
-                                                             "renumbered": {}, "redacted": {}}
+                                                             "renumbered": {}, "taken": {}, "redacted": {}}
         assert sorted(m["id"] for m in b.list()["items"]) == sorted([merged, done])
         assert b.history(other)["current"] == merged
         assert b.get(done)["memories"][0]["status"] == "done"

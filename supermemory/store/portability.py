@@ -197,8 +197,10 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
     it stores (each string of `source`, keys too; `external_key`, `delete_reason`): a file written by hand or
     by an older store may hold secrets.
 
-    :returns: {"imported", "skipped", "lines", "renumbered": {old id: new id}, "redacted": {type: count} (the
-        secrets taken out of the versions stored)}.
+    :returns: {"imported", "skipped", "lines", "renumbered": {old id: new id} (every version of a chain one of whose
+        ids was taken), "taken": {old id: why} (the ids that made it: "other" another memory here holds it,
+        "revised" this memory holds it here and was revised since, "file" an earlier line of the file uses it),
+        "redacted": {type: count} (the secrets taken out of the versions stored)}.
     Raises:
         InvalidInputError: a line is not a valid export record, or its body is empty once `<private>` spans are
             removed (nothing is written then).
@@ -206,6 +208,7 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
     lines = read_jsonl(path)
     todo, skipped = [], 0
     claimed: set[int] = set()     # ids the lines before this one will write
+    why_taken: dict[int, str] = {}  # the ids that sent a chain to new ones, and why (the import message names them)
     limit = int(ctx.config.get("store.max_content_chars"))
     for number, line in enumerate(lines, 1):
         if not isinstance(line, dict) or "id" not in line or "body" not in line:
@@ -236,6 +239,13 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             claimed.update(v["id"] for v in versions)
         else:
             versions = [{**v, "new_id": True} for v in versions]   # its ids hold other memories here
+            for v in taken:   # the whole chain moves with them (root and successor ids stay one chain's)
+                if v["id"] in claimed:
+                    why_taken[v["id"]] = "file"
+                elif not _same_memory(rows[v["id"]], v):
+                    why_taken[v["id"]] = "other"
+                elif rows[v["id"]]["superseded_by"] not in (None, v["superseded_by"]):
+                    why_taken[v["id"]] = "revised"
         todo.append((versions, links, unlinked))
     todo.sort(key=lambda item: bool(item[0][-1].get("new_id")))   # kept ids first, then the next free ones
     texts, slots = [], []
@@ -289,7 +299,7 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
                                          (src, dst, relation, *rest, at or ctx.clock()))
     return {"imported": len(todo), "skipped": skipped, "lines": len(lines),
             "renumbered": {format_id(old): format_id(new) for old, new in renumbered.items()},
-            "redacted": redacted}
+            "taken": {format_id(i): why for i, why in sorted(why_taken.items())}, "redacted": redacted}
 
 
 def _redacted_version(ctx: StoreContext, v: dict) -> dict:
