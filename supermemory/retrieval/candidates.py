@@ -157,6 +157,7 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
     """
     total = search_index.live_chunk_count(ctx, namespaces) or 1
     doc_freq = search_index.doc_frequencies(ctx, lookup_tokens(query), namespaces)
+    query = query.with_agent_noun_bases(doc_freq)
     idf = query.idf(doc_freq, total)
     cands: dict[int, ranking.Candidate] = {}
     term_sets: dict[int, set] = {}

@@ -1,6 +1,7 @@
 """A recall query analysed once: terms, translations, what the embedder reads, language share, names, intent."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -46,6 +47,33 @@ class Query:
                    embedded=english_gloss(text) if cross else text,
                    names=named_terms(text), lead=leading_word(text), name_lookup=name_forms(text),
                    compounds=compounds)
+
+    @functools.cached_property
+    def agent_noun_bases(self) -> dict:
+        """An English term that may name a doer (`linter`, `formatt` of formatter, `logger`) → the index token of the
+        verb or noun it is made from (`lint`, `format`, `log`): the stemmer keeps `-er` (linter ≠ linting), so a
+        question about "the linter" would miss a note that says "use ruff for linting" (`with_agent_noun_bases`)."""
+        out = {}
+        for t in self.terms:
+            if not (t.isascii() and t.isalpha() and len(t) >= 5):
+                continue
+            base = t[:-2] if t.endswith("er") else t
+            if len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "aeiouls":
+                base = base[:-1]                  # runn → run, formatt → format, logg → log
+            if base != t and len(base) >= 3:
+                out[t] = base
+        return out
+
+    def with_agent_noun_bases(self, doc_freq: dict[str, int]) -> "Query":
+        """This query with each unseen doer noun (no memory read holds it) read as its base where one holds that:
+        the base joins the term's spellings, like a translation (`cross`), so it is matched and counts for coverage."""
+        extra = {t: ((base,),) for t, base in self.agent_noun_bases.items()
+                 if not doc_freq.get(t) and doc_freq.get(base)}
+        if not extra:
+            return self
+        cross = {**self.cross, **{t: self.cross.get(t, ()) + forms for t, forms in extra.items()}}
+        forms = list(dict.fromkeys(form for t in self.terms for form in cross.get(t, ())))
+        return dataclasses.replace(self, cross=cross, forms=forms)
 
     @property
     def translated_tokens(self) -> set:
@@ -158,4 +186,5 @@ def match_terms(query: Query, doc_freq: dict[str, int], total: int, max_df: floa
 
 def lookup_tokens(query: Query) -> Sequence[str]:
     """Every index token whose document frequency a recall needs: terms, name forms, translations."""
-    return list(dict.fromkeys([*query.terms, *query.name_lookup, *query.translated_tokens]))
+    return list(dict.fromkeys([*query.terms, *query.name_lookup, *query.translated_tokens,
+                               *query.agent_noun_bases.values()]))
