@@ -61,3 +61,18 @@ def test_health_offers_no_merge_of_a_pair_a_link_settled_nor_of_a_superseded_mem
     assert frozenset((old["id"], new["id"])) not in pairs      # linked: how the two stand is said
     assert frozenset((old["id"], copy["id"])) not in pairs     # the stale one is merged into nothing
     assert report["near_duplicate_pairs"] == len(pairs)
+
+
+def test_a_paraphrase_that_drops_one_word_and_adds_another_is_no_swapped_value(db_path, config, onnx_embedder):
+    """"… ask her before changing any module." / "…, so ask Dana first.": one word fewer here, one more there, in other
+    places of the sentence: the same fact in other words, a near-duplicate, not a possible contradiction (fresh-user
+    run fu24, D13). A word in the same place stays a swapped value."""
+    older = "Dana owns the Terraform modules under infra/terraform; ask her before changing any module."
+    newer = "Dana owns the Terraform modules in infra/terraform, so ask Dana first."
+    assert not swapped_value(older, newer) and not swapped_value(newer, older)
+    assert swapped_value("Releases are cut by Dana on Fridays.", "Releases are cut by Tomasz on Fridays.")
+    s = MemoryStore(db_path, config=config, embedder=onnx_embedder)
+    first = s.remember(older, kind="fact")["id"]
+    result = s.remember(newer, kind="fact")
+    assert first not in [o["id"] for o in result["possible_contradictions"]]
+    assert first in [n["id"] for n in result["near_duplicates"]]

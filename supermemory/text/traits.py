@@ -459,15 +459,37 @@ def swapped_value(first: str, second: str) -> bool:
         return False
     if a == b:      # one value for another ("3.11" / "3.12", "30s" / "60s", "is 20." / "is 50."), nothing else
         return restates_value(first, second)
-    return old == new and len(a - b) == 1 and len(b - a) == 1
+    if not (old == new and len(a - b) == 1 and len(b - a) == 1):
+        return False
+    # The two words stand in one place: a word beside one is beside the other ("happen on Tuesdays" / "happen on
+    # Thursdays"). A paraphrase that drops a word here and adds one there ("ask her before changing any module" /
+    # "so ask Dana first") says the same thing in other words (fresh-user run fu24, D13: read as a contradiction).
+    return bool(_beside(first, next(iter(a - b))) & _beside(second, next(iter(b - a))))
+
+
+def _beside(text: str, word: str) -> set:
+    """The words right before and right after `word` in the text (words as `_swap_reading` reads them), tagged by side."""
+    words = _swap_words(text)
+    out = set()
+    for i, w in enumerate(words):
+        if w == word:
+            if i:
+                out.add(("before", words[i - 1]))
+            if i + 1 < len(words):
+                out.add(("after", words[i + 1]))
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _swap_words(text: str) -> tuple:
+    return tuple(t for t in tokenize(text) if t.isalpha() and t not in stopwords())
 
 
 @functools.lru_cache(maxsize=4096)
 def _swap_reading(text: str) -> tuple[bool, frozenset, frozenset]:
     """(announces a change, its words without numbers and stop words, its numbered words): `health` reads one
     text in many pairs."""
-    return (revision_marker(text) == "strong",
-            frozenset(t for t in tokenize(text) if t.isalpha() and t not in stopwords()), numbered_words(text))
+    return revision_marker(text) == "strong", frozenset(_swap_words(text)), numbered_words(text)
 
 
 def cjk_words(text: str) -> frozenset:
