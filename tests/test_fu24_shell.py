@@ -3,23 +3,17 @@ message."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from supermemory.render import CLI_COMMANDS, render_get, render_list
+from tests.helpers.common import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(args, env, *, check=True, stdin=None):
-    proc = subprocess.run([sys.executable, "-m", "supermemory", *args], cwd=env.get("_CWD", ROOT), env=env,
-                          capture_output=True, text=True, input=stdin, timeout=120)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{args} failed ({proc.returncode}): {proc.stderr}")
-    return proc
+run = run_cli   # the CLI as a user runs it (tests/helpers/common.py)
 
 
 @pytest.fixture

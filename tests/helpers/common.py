@@ -27,6 +27,16 @@ def subprocess_env(home: Path, **extra: str) -> dict:
     return {k: v for k, v in env.items() if v is not None}
 
 
+def run_cli(args, env: dict, *, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """`python -m supermemory ARGS` in `env` (its `_CWD`, else the repository): the CLI as a user runs it; a failure
+    raises with its stderr unless `check` is False."""
+    proc = subprocess.run([sys.executable, "-m", "supermemory", *args], cwd=env.get("_CWD", REPO), env=env,
+                          capture_output=True, text=True, input=stdin, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{args} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
 def run_slow(config) -> bool:
     """Heavy variants run only when asked: `-m slow` or SUPERMEMORY_SLOW_TESTS=1."""
     expr = (config.getoption("markexpr", "") or "").replace("not slow", "")
