@@ -55,7 +55,16 @@ follows it (a timestamp, "Step 3:", 第3步), a count mark ("#42") or a number o
 number 3 talks …", "fixed issue 42 in …", "port 8080") names a thing, so two entries of a list, two chat turns of one
 template and two numbered things stay side by side. A question or code states no value, and where cosines are read
 the pair reaches `cosine` too. Such memories are found by an FTS query for all the subject words: no vector search,
-the words decide. Links are ordinary `links` rows: `unlink … --relation supersedes` undoes one, and for good: the
+the words decide. A quantity stated anew needs neither change wording nor a word for word restatement
+(`_requantified`, `text.revisions.restates_quantity`, fresh-user run fu24 D1): a text that states one quantity of a
+subject ("Billing worker scaled to 6 replicas on Dec 2 …", "The billing worker runs 8 replicas.") supersedes an older
+one that states exactly one other value of that unit for the same subject words, whatever else it says ("… runs 4
+replicas in production (k8s deployment billing-worker), autoscaling is disabled."); a scope after the unit ("in
+staging", "for uploads") must be stated by both texts, production being no scope ("per pod" is a rate, no scope),
+and a plan, a question, a negation, a range or history, an addition, a list step or a counted name states no
+quantity. A pair read word for word but for the value stays `restates_value`'s (which reads cosines too). Found by
+an FTS query for the subject words and the unit.
+Links are ordinary `links` rows: `unlink … --relation supersedes` undoes one, and for good: the
 removal is recorded (`link_removals`) and no automatic writer (`record_links`: `remember`, the passes below) writes
 that pair again; only the user's own `link` does. Stores written before the rule get their links once (`backfill`,
 from maintenance: change-announcing memories, then, in passes with a stamp of their own that stores which ran the
@@ -75,7 +84,7 @@ from supermemory.store import embedding, search_index
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
 from supermemory.text import cjk_share, fts_match, has_revision_marker, is_cjk, revision_marker, tokenize
-from supermemory.text.revisions import in_scope, retirement_scopes
+from supermemory.text.revisions import in_scope, quantity_subject, restates_quantity, retirement_scopes
 from supermemory.text.traits import (adds, change_values, content_terms, numbered_words, one_off, replaced_numbers,
                                      restates_value, value_subject, widens, word_count)
 
@@ -165,12 +174,14 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     if word_count(text) > cfg["max_terms"]:     # a long text that mentions a change is not the revision of one fact
         return []
     marker = revision_marker(text)
+    quantity = _requantified(ctx, namespace, text, newer_than=newer_than, exclude=exclude)
     if marker is None:      # no change wording: only a restatement with one value replaced supersedes
-        return _restated(ctx, namespace, text, vectors, cfg, newer_than=newer_than, exclude=exclude)
+        return _merged(_restated(ctx, namespace, text, vectors, cfg, newer_than=newer_than, exclude=exclude),
+                       quantity, cfg)
     older, tasks = _neighbours(ctx, namespace, text, vectors, fts_match(sorted(own)) if own else "",
                                newer_than=newer_than, exclude=exclude)
     if not older:
-        return []
+        return _closest(quantity, cfg)
     cosines = _cosines(ctx, vectors, list(older))
     terms: dict[int, set] = {}
     for mid, tokens in search_index.chunk_tokens(ctx, list(older)):
@@ -209,15 +220,42 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         if judge(cosine, overlap, cjk, bar, weak=strict):
             out.append({"id": mid, "cosine": None if cosine is None else round(cosine, 4),
                         "overlap": round(overlap, 3)})
-    return _closest(out, cfg)
+    return _merged(out, quantity, cfg)
+
+
+def _merged(found: list[dict], more: list[dict], cfg: dict) -> list[dict]:
+    """`found` and those of `more` it lacks, the `max_links` closest (`_closest`)."""
+    ids = {d["id"] for d in found}
+    return _closest(found + [d for d in more if d["id"] not in ids], cfg)
+
+
+def _requantified(ctx: StoreContext, namespace: str, text: str, *, newer_than: tuple[float, int] | None,
+                  exclude: Sequence[int]) -> list[dict]:
+    """The older memories whose one value of a quantity this text states anew, for the same subject and unit
+    (`text.revisions.restates_quantity`: "The billing worker runs 4 replicas in production (…), autoscaling is
+    disabled." ← "Billing worker scaled to 6 replicas on Dec 2 …"), found by an FTS query for the subject words
+    and the unit; tasks and an older recurring schedule beside a one-off change are left alone. The words decide:
+    the older text may say more besides, which moves its vector away (fresh-user run fu24, D1); one that says the
+    same word for word but for the value is left to `_restated`, which reads cosines too."""
+    stated = quantity_subject(text)
+    if stated is None:
+        return []
+    match = " AND ".join(fts_match([word]) for word in sorted(stated[0] | {stated[1]}))
+    older, tasks = _neighbours(ctx, namespace, text, None, match, newer_than=newer_than, exclude=exclude,
+                               other_facts=True)
+    # A pair read word for word but for its value is `_restated`'s to judge (it must be close in meaning as well).
+    return [{"id": mid, "cosine": None, "overlap": 1.0} for mid in older
+            if mid not in tasks and not restates_value(older[mid], text) and restates_quantity(older[mid], text)]
 
 
 def _neighbours(ctx: StoreContext, namespace: str, text: str, vectors, match: str, *,
-                newer_than: tuple[float, int] | None, exclude: Sequence[int]) -> tuple[dict[int, str], set[int]]:
+                newer_than: tuple[float, int] | None, exclude: Sequence[int],
+                other_facts: bool = False) -> tuple[dict[int, str], set[int]]:
     """The live memories of `namespace` written before this text that may be stale beside it: the nearest to its
     chunk `vectors` (None: none looked up) and the best FTS hits of `match` (an FTS5 expression over content words;
     "": none), less those of another fact (two numbers replaced) or of a recurring schedule a one-off change leaves
-    standing. Returns ({id: title and body}, the ids of those that are tasks)."""
+    standing (`other_facts`: those with two numbers replaced are kept, for a caller that tells facts apart itself).
+    Returns ({id: title and body}, the ids of those that are tasks)."""
     found: set[int] = set()
     if vectors is not None:
         for vector in vectors:
@@ -233,7 +271,7 @@ def _neighbours(ctx: StoreContext, namespace: str, text: str, vectors, match: st
                  f"AND {LIVE} AND m.namespace = ? AND m.kind != 'session'", [*found, namespace])
     older = {mid: f"{title}\n{body}" for mid, created, title, body, _ in rows
              if (newer_than is None or (created, mid) < newer_than)
-             and replaced_numbers(f"{title}\n{body}", text) <= 1   # two numbers replaced: another fact
+             and (other_facts or replaced_numbers(f"{title}\n{body}", text) <= 1)   # two replaced: another fact
              and not one_off(f"{title}\n{body}", text)}            # "today's … postponed" vs "every Thursday"
     tasks = {mid for mid, _, title, body, kind in rows
              if kind == "task" or _TO_DO.match(title or "") or _TO_DO.match(body or "")}
@@ -332,7 +370,7 @@ def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None =
 
 def _bare_value(text: str) -> bool:
     """Does a text without change wording state a value that may replace an older one's (`restates_value`)?"""
-    return revision_marker(text) is None and bool(value_subject(text))
+    return revision_marker(text) is None and (bool(value_subject(text)) or quantity_subject(text) is not None)
 
 
 def _cjk_change(text: str) -> bool:

@@ -4,6 +4,9 @@ A retirement said of one area ("jQuery is no longer used in the admin pages", "w
 CI", Redis 不再用于任务队列) retires the value there only, so it is about the older memories that state that area,
 not those of another one ("The marketing site still uses jQuery") nor those that state the value with no area (still
 true of the others: "We use jQuery" stands beside a retirement from the admin pages). Read by `store.supersession`.
+
+And what a quantity is said of (`quantities`, `restates_quantity`): "The billing worker runs 4 replicas in production"
+states 4 of the unit "replicas" for the subject "billing worker", so "Billing worker scaled to 6 replicas" is about it.
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import re
 
 from supermemory.text import lexicons
 from supermemory.text.tokenizer import tokenize
-from supermemory.text.traits import _SIDE, _SIDE_CJK, _in_code, _side, content_terms
+from supermemory.text.traits import _SIDE, _SIDE_CJK, _in_code, _side, _untitled, content_terms, date_words
 
 _WHERE = r"(?:in|for|on|at|inside|within|from)"
 _SCOPED = tuple(re.compile(p, re.IGNORECASE) for p in (
@@ -48,3 +51,124 @@ def retirement_scopes(text: str) -> list[frozenset]:
 def in_scope(scopes: list[frozenset], words: frozenset) -> bool:
     """Does a memory with these content words state one of these areas (all of its words)? True without areas."""
     return not scopes or any(scope <= words for scope in scopes)
+
+
+# A quantity stated of a subject (fresh-user run fu24, D1): "<subject> runs/has/uses/keeps/is N <unit>" or
+# "<subject> (was) scaled/set/bumped/raised/lowered/increased/cut … to N <unit>", "we bumped <subject> to N <unit>".
+# A newer text that states another N for the same subject and unit makes an older one that states exactly one N of
+# that unit for that subject stale, whatever else the older one says ("…, autoscaling is disabled."), where a word
+# for word restatement (`traits.restates_value`) sees two different sentences.
+_STATE_VERBS = frozenset("run runs has have uses use keeps keep retains retain holds hold is are spawns spawn starts "
+                         "start allows allow".split())
+_CHANGE_VERBS = frozenset("scaled set bumped raised lowered increased decreased cut reduced dropped changed moved "
+                          "upped trimmed shrunk grew grown expanded doubled halved capped limited pinned".split())
+_NUMBER = r"(?P<num>\d+(?:\.\d+)?)(?![\w.:/-]*\d)"
+_UNIT = r"(?P<unit>[a-zA-Z]{1,20})\b"
+_AT_VERB = re.compile(rf"(?i)\b(?P<verb>[a-z]+)(?: (?:up|down|back))?(?: (?P<to>to|at|with))? {_NUMBER} ?{_UNIT}")
+_VERB_OBJECT = re.compile(rf"(?i)\b(?P<verb>{'|'.join(sorted(_CHANGE_VERBS))}) (?P<obj>[^,;:()]{{1,60}}?) "
+                          rf"(?:up |down |back )?to {_NUMBER} ?{_UNIT}")
+_CLAUSES = re.compile(r"[!?;:,()\n。！？；]|\.(?:\s|$)")
+_LIST_STEP = re.compile(r"(?im)^\W*(?:step\s*)?\d+[.):]")
+_NOT_SO = re.compile(r"(?i)\b(?:may|might|could|would|should|will|shall|can|plan|plans|planning|planned|want|wants|"
+                     r"going|consider|considering|propose|proposed|maybe|perhaps|probably|if|unless|once|when|try|"
+                     r"trying|need|needs|ask|asked|not|never|no|don't|doesn't|didn't|won't|can't|cannot|without|"
+                     r"past|above|below|over|under|up to|at most|at least|max|min|from|between|"
+                     r"last (?:year|quarter|spring|summer|autumn|fall|winter)|years? ago|months? ago|used to|"
+                     r"originally|initially|previously|formerly|"
+                     r"until|before|back in|also|too|as well)\b")
+_SCOPE_AFTER = re.compile(r"(?i)^ *(?:of [a-z]+ )?(?:in|for|on|at|during|within|across) (?:the |a |an |each |every )?"
+                          r"(?P<scope>[a-z][\w-]*(?: [a-z][\w-]*){0,2})")
+_DEFAULT_SCOPE = frozenset({"product", "prod", "live"})     # what a quantity with no scope is said of
+_NOT_UNITS = frozenset("because since after before ahead due when then and but so until while as".split())
+
+
+def _clauses(text: str) -> list[str]:
+    return [c for c in _CLAUSES.split(text or "") if c.strip()]
+
+
+def _terms(words: str) -> frozenset:
+    return content_terms(tokenize(words))
+
+
+def _unit(word: str) -> str:
+    """The index token of a unit word ("replicas" → "replica"); "" for a word that is no unit ("because")."""
+    tokens = tokenize(word)
+    if word.casefold() in _NOT_UNITS or len(tokens) != 1 or not tokens[0].isalpha():
+        return ""
+    return tokens[0] if _terms(word) else ""
+
+
+def _scope(words: str) -> frozenset:
+    """The content words of a scope phrase up to its first word that is none ("production and 2 replicas" →
+    {product}); none when it opens with a date ("on Dec 2 …", "on Monday"): a time, not a scope."""
+    out = []
+    for word in words.split():
+        terms = _terms(word)
+        if not terms or terms & date_words():
+            break
+        out.append(word)
+    return _terms(" ".join(out))
+
+
+def quantities(text: str) -> list[tuple[frozenset, str, str, frozenset]]:
+    """The quantities the text states of a subject, as (subject words, unit, value, scope words: the content words of
+    an "in …"/"for …"/"on …" phrase right after the unit; "per pod" is a rate, no scope), in text order: "The
+    billing worker runs 4 replicas in production" → ({bill, worker}, "replica", "4", {product}). Read only in a
+    clause that says it as so: not a plan ("may scale to 6"), a question, a negation ("never scale past 6"), a range
+    or history ("went from 2 to 4 last year"), an addition ("also runs"), a list step ("Step 3: …") or an imperative
+    ("Scale the worker to 6 …"); a subject that carries a number is a counted name ("widget 14"), no subject."""
+    if not text or "?" in text or "？" in text or _LIST_STEP.search(text):
+        return []
+    out = []
+    for clause in _clauses(text):
+        if _NOT_SO.search(clause):
+            continue
+        found = []
+        for m in _AT_VERB.finditer(clause):
+            verb, unit = m.group("verb").casefold(), _unit(m.group("unit"))
+            stated = verb in _STATE_VERBS and m.group("to") in (None, "at", "with")
+            changed = verb in _CHANGE_VERBS and m.group("to") in ("to", "at")
+            if unit and (stated or changed):
+                found.append((clause[:m.start()], m, unit))
+        for m in _VERB_OBJECT.finditer(clause):    # "we bumped <subject> to N <unit>"; "Scale <subject> to …" bids
+            unit, before = _unit(m.group("unit")), clause[:m.start()]
+            if unit and before.strip() and not _terms(before):
+                found.append((m.group("obj"), m, unit))
+        for subject, m, unit in found:
+            if re.search(r"\d", subject) or not _terms(subject):
+                continue
+            scope = _SCOPE_AFTER.match(clause[m.end():])
+            out.append((_terms(subject), unit, m.group("num"),
+                        _scope(scope.group("scope")) if scope else frozenset()))
+    return out
+
+
+def _count(text: str, unit: str) -> int:
+    """How many numbers of this unit the text names ("4 replicas … 2 replicas": 2)."""
+    return sum(1 for m in re.finditer(rf"{_NUMBER} ?{_UNIT}", text or "") if _unit(m.group("unit")) == unit)
+
+
+def restates_quantity(older: str, newer: str) -> bool:
+    """Does `newer` state another value of a quantity `older` states, for the same subject and unit ("The billing
+    worker runs 4 replicas in production (…), autoscaling is disabled." → "Billing worker scaled to 6 replicas on
+    Dec 2 …")? Each text names exactly one number of that unit, `newer` states one quantity in all, a scope either
+    states ("in staging", "for uploads"; production is none: it is what an unscoped quantity is said of) the other
+    states too, and the two values differ. Either may be "title\nbody" with a title cut from the body
+    (`traits._untitled`)."""
+    older, newer = _untitled(older), _untitled(newer)
+    mine = quantities(newer)
+    if len(mine) != 1:
+        return False
+    subject, unit, value, scope = mine[0]
+    if _count(newer, unit) != 1 or _count(older, unit) != 1:
+        return False
+    if scope - _DEFAULT_SCOPE and not scope - _DEFAULT_SCOPE <= _terms(older):
+        return False
+    return any(s == subject and u == unit and v != value and (theirs - _DEFAULT_SCOPE) <= _terms(newer)
+               for s, u, v, theirs in quantities(older))
+
+
+def quantity_subject(text: str) -> tuple[frozenset, str] | None:
+    """(subject words, unit) of the one quantity a text states (`restates_quantity`), None without exactly one."""
+    mine = quantities(_untitled(text))
+    return (mine[0][0], mine[0][1]) if len(mine) == 1 else None
