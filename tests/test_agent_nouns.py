@@ -37,7 +37,8 @@ def test_a_doer_noun_the_store_holds_is_not_widened(db_path, config):
     from supermemory.store import search_index
     from supermemory.retrieval.query import lookup_tokens
     from supermemory.store import namespaces as nsm
-    df = search_index.doc_frequencies(s.context, lookup_tokens(query), nsm.for_read(s.context, None))
+    looked_up = [*lookup_tokens(query), *query.agent_noun_bases.values()]
+    df = search_index.doc_frequencies(s.context, looked_up, nsm.for_read(s.context, None))
     assert df["linter"] == 1 and df["lint"] == 1
     assert query.with_agent_noun_bases(df) is query
     widened = query.with_agent_noun_bases({"lint": 1})

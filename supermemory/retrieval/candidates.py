@@ -157,7 +157,11 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
     """
     total = search_index.live_chunk_count(ctx, namespaces) or 1
     doc_freq = search_index.doc_frequencies(ctx, lookup_tokens(query), namespaces)
-    query = query.with_agent_noun_bases(doc_freq)
+    unseen = query.unseen_agent_noun_bases(doc_freq)
+    if unseen:   # a doer noun no memory holds (most queries have none): its base's frequency, then its reading
+        bases = sorted(set(unseen.values()) - set(lookup_tokens(query)))
+        doc_freq = {**doc_freq, **search_index.doc_frequencies(ctx, bases, namespaces)} if bases else doc_freq
+        query = query.with_agent_noun_bases(doc_freq)
     idf = query.idf(doc_freq, total)
     cands: dict[int, ranking.Candidate] = {}
     term_sets: dict[int, set] = {}

@@ -42,8 +42,7 @@ class Query:
         compounds: dict = {}
         terms = query_terms(text, compounds=compounds)
         cross = cross_terms(text) if glossary else {}
-        forms = list(dict.fromkeys(form for t in terms for form in cross.get(t, ())))
-        return cls(text=text, terms=terms, cross=cross, forms=forms,
+        return cls(text=text, terms=terms, cross=cross, forms=_forms(terms, cross),
                    embedded=english_gloss(text) if cross else text,
                    names=named_terms(text), lead=leading_word(text), name_lookup=name_forms(text),
                    compounds=compounds)
@@ -64,16 +63,20 @@ class Query:
                 out[t] = base
         return out
 
+    def unseen_agent_noun_bases(self, doc_freq: dict[str, int]) -> dict:
+        """The `agent_noun_bases` of the doer nouns no memory read holds (`doc_freq`: the query's own terms')."""
+        return {t: base for t, base in self.agent_noun_bases.items() if not doc_freq.get(t)}
+
     def with_agent_noun_bases(self, doc_freq: dict[str, int]) -> "Query":
         """This query with each unseen doer noun (no memory read holds it) read as its base where one holds that:
-        the base joins the term's spellings, like a translation (`cross`), so it is matched and counts for coverage."""
-        extra = {t: ((base,),) for t, base in self.agent_noun_bases.items()
-                 if not doc_freq.get(t) and doc_freq.get(base)}
+        the base joins the term's spellings, like a translation (`cross`), so it is matched and counts for coverage.
+
+        :param doc_freq: document frequencies of the terms and of their `unseen_agent_noun_bases`."""
+        extra = {t: ((base,),) for t, base in self.unseen_agent_noun_bases(doc_freq).items() if doc_freq.get(base)}
         if not extra:
             return self
         cross = {**self.cross, **{t: self.cross.get(t, ()) + forms for t, forms in extra.items()}}
-        forms = list(dict.fromkeys(form for t in self.terms for form in cross.get(t, ())))
-        return dataclasses.replace(self, cross=cross, forms=forms)
+        return dataclasses.replace(self, cross=cross, forms=_forms(self.terms, cross))
 
     @property
     def translated_tokens(self) -> set:
@@ -186,5 +189,9 @@ def match_terms(query: Query, doc_freq: dict[str, int], total: int, max_df: floa
 
 def lookup_tokens(query: Query) -> Sequence[str]:
     """Every index token whose document frequency a recall needs: terms, name forms, translations."""
-    return list(dict.fromkeys([*query.terms, *query.name_lookup, *query.translated_tokens,
-                               *query.agent_noun_bases.values()]))
+    return list(dict.fromkeys([*query.terms, *query.name_lookup, *query.translated_tokens]))
+
+
+def _forms(terms: Sequence[str], cross: dict) -> list[tuple]:
+    """The translations of the terms, each a tuple of index tokens, in term order, once each."""
+    return list(dict.fromkeys(form for t in terms for form in cross.get(t, ())))
