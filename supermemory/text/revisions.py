@@ -57,29 +57,33 @@ def in_scope(scopes: list[frozenset], words: frozenset) -> bool:
 # "<subject> (was) scaled/set/bumped/raised/lowered/increased/cut … to N <unit>", "we bumped <subject> to N <unit>".
 # A newer text that states another N for the same subject and unit makes an older one that states exactly one N of
 # that unit for that subject stale, whatever else the older one says ("…, autoscaling is disabled."), where a word
-# for word restatement (`traits.restates_value`) sees two different sentences.
-_STATE_VERBS = frozenset("run runs has have uses use keeps keep retains retain holds hold is are spawns spawn starts "
-                         "start allows allow".split())
-_CHANGE_VERBS = frozenset("scaled set bumped raised lowered increased decreased cut reduced dropped changed moved "
-                          "upped trimmed shrunk grew grown expanded doubled halved capped limited pinned".split())
+# for word restatement (`traits.restates_value`) sees two different sentences. The words are data
+# (`lexicons/quantity_words.txt`, `_words`).
 _NUMBER = r"(?P<num>\d+(?:\.\d+)?)(?![\w.:/-]*\d)"
 _UNIT = r"(?P<unit>[a-zA-Z]{1,20})\b"
 _AT_VERB = re.compile(rf"(?i)\b(?P<verb>[a-z]+)(?: (?:up|down|back))?(?: (?P<to>to|at|with))? {_NUMBER} ?{_UNIT}")
-_VERB_OBJECT = re.compile(rf"(?i)\b(?P<verb>{'|'.join(sorted(_CHANGE_VERBS))}) (?P<obj>[^,;:()]{{1,60}}?) "
-                          rf"(?:up |down |back )?to {_NUMBER} ?{_UNIT}")
 _CLAUSES = re.compile(r"[!?;:,()\n。！？；]|\.(?:\s|$)")
 _LIST_STEP = re.compile(r"(?im)^\W*(?:step\s*)?\d+[.):]")
-_NOT_SO = re.compile(r"(?i)\b(?:may|might|could|would|should|will|shall|can|plan|plans|planning|planned|want|wants|"
-                     r"going|consider|considering|propose|proposed|maybe|perhaps|probably|if|unless|once|when|try|"
-                     r"trying|need|needs|ask|asked|not|never|no|don't|doesn't|didn't|won't|can't|cannot|without|"
-                     r"past|above|below|over|under|up to|at most|at least|max|min|from|between|"
-                     r"last (?:year|quarter|spring|summer|autumn|fall|winter)|years? ago|months? ago|used to|"
-                     r"originally|initially|previously|formerly|"
-                     r"until|before|back in|also|too|as well)\b")
 _SCOPE_AFTER = re.compile(r"(?i)^ *(?:of [a-z]+ )?(?:in|for|on|at|during|within|across) (?:the |a |an |each |every )?"
                           r"(?P<scope>[a-z][\w-]*(?: [a-z][\w-]*){0,2})")
-_DEFAULT_SCOPE = frozenset({"product", "prod", "live"})     # what a quantity with no scope is said of
-_NOT_UNITS = frozenset("because since after before ahead due when then and but so until while as".split())
+
+
+@functools.cache
+def _words() -> dict:
+    """`lexicons/quantity_words.txt` by role: word sets, and `unsaid` as one pattern."""
+    rows: dict[str, list[str]] = {}
+    for role, entry in lexicons.table("quantity_words"):
+        rows.setdefault(role, []).append(entry)
+    out = {role: frozenset(" ".join(entries).split()) for role, entries in rows.items() if role != "unsaid"}
+    out["unsaid"] = re.compile(rf"(?i)\b(?:{'|'.join(rows['unsaid'])})\b")
+    return out
+
+
+@functools.cache
+def _verb_object() -> re.Pattern:
+    """"<change verb> <object> to N <unit>": "we bumped <subject> to N <unit>"."""
+    verbs = "|".join(sorted(_words()["change"]))
+    return re.compile(rf"(?i)\b(?P<verb>{verbs}) (?P<obj>[^,;:()]{{1,60}}?) (?:up |down |back )?to {_NUMBER} ?{_UNIT}")
 
 
 def _clauses(text: str) -> list[str]:
@@ -93,7 +97,7 @@ def _terms(words: str) -> frozenset:
 def _unit(word: str) -> str:
     """The index token of a unit word ("replicas" → "replica"); "" for a word that is no unit ("because")."""
     tokens = tokenize(word)
-    if word.casefold() in _NOT_UNITS or len(tokens) != 1 or not tokens[0].isalpha():
+    if word.casefold() in _words()["not_unit"] or len(tokens) != 1 or not tokens[0].isalpha():
         return ""
     return tokens[0] if _terms(word) else ""
 
@@ -121,16 +125,16 @@ def quantities(text: str) -> list[tuple[frozenset, str, str, frozenset]]:
         return []
     out = []
     for clause in _clauses(text):
-        if _NOT_SO.search(clause):
+        if _words()["unsaid"].search(clause):
             continue
         found = []
         for m in _AT_VERB.finditer(clause):
             verb, unit = m.group("verb").casefold(), _unit(m.group("unit"))
-            stated = verb in _STATE_VERBS and m.group("to") in (None, "at", "with")
-            changed = verb in _CHANGE_VERBS and m.group("to") in ("to", "at")
+            stated = verb in _words()["state"] and m.group("to") in (None, "at", "with")
+            changed = verb in _words()["change"] and m.group("to") in ("to", "at")
             if unit and (stated or changed):
                 found.append((clause[:m.start()], m, unit))
-        for m in _VERB_OBJECT.finditer(clause):    # "we bumped <subject> to N <unit>"; "Scale <subject> to …" bids
+        for m in _verb_object().finditer(clause):    # "we bumped <subject> to N <unit>"; "Scale <subject> to …" bids
             unit, before = _unit(m.group("unit")), clause[:m.start()]
             if unit and before.strip() and not _terms(before):
                 found.append((m.group("obj"), m, unit))
@@ -162,9 +166,10 @@ def restates_quantity(older: str, newer: str) -> bool:
     subject, unit, value, scope = mine[0]
     if _count(newer, unit) != 1 or _count(older, unit) != 1:
         return False
-    if scope - _DEFAULT_SCOPE and not scope - _DEFAULT_SCOPE <= _terms(older):
+    default = _words()["default_scope"]
+    if scope - default and not scope - default <= _terms(older):
         return False
-    return any(s == subject and u == unit and v != value and (theirs - _DEFAULT_SCOPE) <= _terms(newer)
+    return any(s == subject and u == unit and v != value and (theirs - default) <= _terms(newer)
                for s, u, v, theirs in quantities(older))
 
 
