@@ -156,10 +156,11 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
     :param filtered: a filter narrows the rows, so more lexical rows are read before the cut.
     """
     total = search_index.live_chunk_count(ctx, namespaces) or 1
-    doc_freq = search_index.doc_frequencies(ctx, lookup_tokens(query), namespaces)
+    looked_up = lookup_tokens(query)
+    doc_freq = search_index.doc_frequencies(ctx, looked_up, namespaces)
     unseen = query.unseen_agent_noun_bases(doc_freq)
     if unseen:   # a doer noun no memory holds (most queries have none): its base's frequency, then its reading
-        bases = sorted(set(unseen.values()) - set(lookup_tokens(query)))
+        bases = sorted(set(unseen.values()) - set(looked_up))
         doc_freq = {**doc_freq, **search_index.doc_frequencies(ctx, bases, namespaces)} if bases else doc_freq
         query = query.with_agent_noun_bases(doc_freq)
     idf = query.idf(doc_freq, total)
