@@ -35,7 +35,10 @@ does needs no `min_overlap` (naming the replaced value is saying what the change
 shares few other words), and one that states all of a value the text retires ("A is no longer used", 不再使用A: A
 itself, not one use of it) needs no word overlap either: "Logging uses logrus with the JSON formatter; …" is stale
 beside "moved from logrus to log/slog …; logrus is no longer used", close in meaning (`cosine_with_overlap`) though
-it shares few words. A retirement said of one area ("A is no longer used in the admin pages", "… for backend errors",
+it shares few words. A change of a value the older memory states only after its first statement revises a detail
+("…; health check at /healthz" beside "the health check moved from /healthz to /livez", `_changes_a_detail`): when
+that first statement names no replaced value and holds two content words the new text does not restate, it still
+holds and is never superseded. A retirement said of one area ("A is no longer used in the admin pages", "… for backend errors",
 "no longer use A in CI", 不再用于任务队列: `text.revisions.retirement_scopes`) retires A there only: it supersedes
 only older memories that state that area (all its words), never one of another area ("The marketing site still uses
 jQuery") nor one that states A with no area ("We use jQuery"), which still holds of the others. And an older memory that already states B agrees with the change instead of going stale:
@@ -85,8 +88,8 @@ from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
 from supermemory.text import cjk_share, fts_match, has_revision_marker, is_cjk, revision_marker, tokenize
 from supermemory.text.revisions import in_scope, quantity_subject, restates_quantity, retirement_scopes
-from supermemory.text.traits import (adds, change_values, content_terms, numbered_words, one_off, replaced_numbers,
-                                     restates_value, value_subject, widens, word_count)
+from supermemory.text.traits import (_SENTENCE_END, adds, change_values, content_terms, numbered_words, one_off,
+                                     replaced_numbers, restates_value, value_subject, widens, word_count)
 
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
@@ -205,6 +208,8 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         named = any(_states(value, *stated, fully=False) for value in replaced)
         if replaced and not named:      # "from A to B" where this memory states no A: a change of something else
             continue
+        if named and _changes_a_detail(older[mid], replaced, own):     # its first statement still holds
+            continue
         if _agrees(older[mid], stated, replacing, named):     # it already says B: a restatement, not a stale fact
             continue
         overlap = len(theirs & own) / len(theirs)
@@ -290,6 +295,24 @@ def _cosines(ctx: StoreContext, vectors, memory_ids: list[int]) -> dict[int, flo
     for mid, vec in search_index.chunk_vectors(ctx, memory_ids):
         cosines[mid] = max(cosines.get(mid, -1.0), float(np.max(mine @ vec)))
     return cosines
+
+
+def _changes_a_detail(older: str, replaced: list, own: frozenset) -> bool:
+    """Does a change of these values touch only a detail of `older` (title, then body)? A memory's first statement is
+    what it is about: when the body has more than one, its first states none of the replaced values and holds two
+    content words or more the new text (its content words: `own`) does not restate, that statement still holds
+    ("The api service is FastAPI on port 8081 behind nginx; health check at /healthz." beside "The api service health
+    check moved from /healthz to /livez", fresh-user run fu24 D15), and a `supersedes` link would tell recall it is
+    stale. A change of the value the first statement states ("Logging uses logrus …; every request logs …" beside
+    "moved from logrus to log/slog") revises the memory whatever its later details say."""
+    body = older.split("\n", 1)[-1]
+    statements = [part for part in _SENTENCE_END.split(body) if content_terms(tokenize(part))]
+    if len(statements) < 2:
+        return False
+    words, numbers = content_terms(tokenize(statements[0])), numbered_words(statements[0])
+    if any(_states(value, words, numbers, fully=False) for value in replaced):
+        return False
+    return len(words - own) >= 2
 
 
 def _agrees(older: str, stated: tuple[frozenset, frozenset], replacing: list, named: bool) -> bool:
