@@ -88,8 +88,8 @@ from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
 from supermemory.text import cjk_share, fts_match, has_revision_marker, is_cjk, revision_marker, tokenize
 from supermemory.text.revisions import in_scope, quantity_subject, restates_quantity, retirement_scopes
-from supermemory.text.traits import (_SENTENCE_END, adds, change_values, content_terms, numbered_words, one_off,
-                                     replaced_numbers, restates_value, value_subject, widens, word_count)
+from supermemory.text.traits import (adds, change_values, content_terms, numbered_words, one_off, replaced_numbers,
+                                     restates_value, statements, value_subject, widens, word_count)
 
 RELATION = "supersedes"
 NEIGHBOURS = 8          # nearest memories (by vector and by words) a revision is compared with
@@ -305,11 +305,10 @@ def _changes_a_detail(older: str, replaced: list, own: frozenset) -> bool:
     check moved from /healthz to /livez", fresh-user run fu24 D15), and a `supersedes` link would tell recall it is
     stale. A change of the value the first statement states ("Logging uses logrus …; every request logs …" beside
     "moved from logrus to log/slog") revises the memory whatever its later details say."""
-    body = older.split("\n", 1)[-1]
-    statements = [part for part in _SENTENCE_END.split(body) if content_terms(tokenize(part))]
-    if len(statements) < 2:
+    said = statements(older.split("\n", 1)[-1])
+    if len(said) < 2:
         return False
-    words, numbers = content_terms(tokenize(statements[0])), numbered_words(statements[0])
+    words, numbers = content_terms(tokenize(said[0])), numbered_words(said[0])
     if any(_states(value, words, numbers, fully=False) for value in replaced):
         return False
     return len(words - own) >= 2

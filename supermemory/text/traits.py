@@ -185,6 +185,12 @@ def _side(words: str, *, leading: bool) -> str:
     return " ".join(split[:cuts[0]] if cuts else split)
 
 
+def statements(text: str) -> list[str]:
+    """The text's statements: its sentences and clauses split at `. ; ! ?` (and 。；！？) and line ends, those
+    without a content word left out."""
+    return [part for part in _SENTENCE_END.split(text or "") if content_terms(tokenize(part))]
+
+
 def change_values(text: str) -> list[tuple[str, str]]:
     """What the text's change wording names as replaced and as its replacement: [(old, new)], in text order, ''
     for a side the wording does not name ("moved off Mailgun" → ("Mailgun", "")). Only as words of a sentence,
