@@ -38,8 +38,8 @@ beside "moved from logrus to log/slog …; logrus is no longer used", close in m
 it shares few words. A change of a value the older memory states only after its first statement revises a detail
 ("…; health check at /healthz" beside "the health check moved from /healthz to /livez", `_changes_a_detail`): when
 that first statement names no replaced value and holds two content words the new text does not restate, it still
-holds and is never superseded. A retirement said of one area ("A is no longer used in the admin pages", "… for backend errors",
-"no longer use A in CI", 不再用于任务队列: `text.revisions.retirement_scopes`) retires A there only: it supersedes
+holds and is never superseded. A retirement said of one area ("A is no longer used in the admin pages", "… for
+backend errors", "no longer use A in CI", 不再用于任务队列: `text.revisions.retirement_scopes`) retires A there only: it supersedes
 only older memories that state that area (all its words), never one of another area ("The marketing site still uses
 jQuery") nor one that states A with no area ("We use jQuery"), which still holds of the others. And an older memory that already states B agrees with the change instead of going stale:
 one that names B but not A ("dependencies are managed with uv" ← "Poetry was replaced by uv"), or one that
