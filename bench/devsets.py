@@ -30,8 +30,9 @@ CROSS_SCOPE = ("locomo-dev", "longmemeval-dev")   # sets whose scopes give cross
 # Bump when a gathered row gains a field or a feature changes meaning, so old caches are re-gathered
 # (2: pooled_coverage, 3: code share, 4: after_question, 5: content_terms, 6: compounds covered by their parts,
 # 7: a candidate maps to every doc with its text, 8: query_code, 9: lone Chinese characters weigh less in coverage,
-# 10: code share reads indented blocks, 11: word statistics of the namespaces read, 12: answer types).
-GATHER_FORMAT = 12
+# 10: code share reads indented blocks, 11: word statistics of the namespaces read, 12: answer types,
+# 13: a question about a name alone is no short query).
+GATHER_FORMAT = 13
 
 
 def default_data() -> Path:

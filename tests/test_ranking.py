@@ -425,12 +425,13 @@ def test_a_plain_question_ranks_code_by_meaning_and_one_that_spells_code_by_its_
              Candidate(id=2, bm25=-3.0, coverage=0.4, cosine=0.705, code=1.0)]
     cands += [Candidate(id=i, bm25=-2.0, coverage=0.3, cosine=0.6 + 0.003 * i, code=1.0) for i in range(3, 20)]
 
-    def order(query_code: bool) -> list[int]:
-        scored = ranking.score_candidates(cands, RankConfig(query_code=query_code))
-        return [r.candidate.id for r in sorted(scored, key=lambda r: -r.score)][:2]
+    def lead(query_code: bool) -> float:
+        """How far the words' favourite scores above the meaning's favourite."""
+        scored = {r.candidate.id: r.score for r in ranking.score_candidates(cands, RankConfig(query_code=query_code))}
+        return scored[1] - scored[2]
 
-    assert order(False) == [2, 1]
-    assert order(True) == [1, 2]
+    assert lead(False) < 0                  # plain words: the meaning's favourite first
+    assert lead(True) - lead(False) > 0.3   # spelled code: the words count again, by more than a cosine step
 
 
 @pytest.mark.parametrize("text, words", [

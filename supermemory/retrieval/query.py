@@ -8,8 +8,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from supermemory.text import cross_terms, english_gloss
-from supermemory.text import answer_types, cjk_share, is_cjk, leading_word, name_forms, named_terms, query_terms
+from supermemory.retrieval.relevance import FEW_TERMS
+from supermemory.text import (answer_types, asked_name, cjk_share, cross_terms, english_gloss, is_cjk, leading_word,
+                              name_forms, named_terms, query_terms, tokenize)
 
 CJK_CHARACTER_WEIGHT = 0.3   # a lone Chinese character's share of its IDF in coverage (`Query.cjk_fallbacks`)
 
@@ -150,6 +151,18 @@ class Query:
                 grouped.setdefault(parts, []).append(whole)
         return [(forms, parts) for parts, forms in grouped.items()]
 
+    def asks_about(self, known: set) -> bool:
+        """Does the query ask about a name alone (`text.asked_name`) that some memory holds (`known`: the index
+        tokens with a document frequency): every word of an English name in one of its forms, every term of a
+        Chinese one?"""
+        name = asked_name(self.text)
+        if name is None:
+            return False
+        if not name.isascii():
+            return all(t in known for t in tokenize(name, query=True) if len(t) > 1)
+        words = [word for phrase in named_terms(f"about {name}") for word in phrase]
+        return bool(words) and all(known.intersection(word) for word in words)
+
     def ranker_context(self, doc_freq: dict[str, int], vocabulary: "callable") -> dict:
         """Per-query ranker inputs: the CJK share, how many content words it has, whether it spells code, the
         kinds of answer it asks for, and its names when no memory mentions any of them.
@@ -157,12 +170,15 @@ class Query:
         :param doc_freq: document frequencies of the name forms (and any other tokens).
         :param vocabulary: `() -> set` of the model's everyday words, read only when needed.
         """
-        context: dict = {"cjk_share": cjk_share(self.embedded), "content_terms": self.content_terms,
+        known = {term for term, n in doc_freq.items() if n}
+        # A question about a name alone ("who is Lena?") is about that name: a memory that mentions it is evidence,
+        # however few words the question has (fresh-user run fu24 D16: the short-query input buried such memories).
+        terms = max(self.content_terms, FEW_TERMS) if self.asks_about(known) else self.content_terms
+        context: dict = {"cjk_share": cjk_share(self.embedded), "content_terms": terms,
                          "query_code": self.spells_code, "answer_types": self.answer_types}
         names, lead = self.names, self.lead
         if not names and not lead:
             return context
-        known = {term for term, n in doc_freq.items() if n}
         # A capitalised first word outside the model's everyday vocabulary is a name too ("Kotlin").
         # It only matters when no memory has it, or when it could anchor other names: only then is
         # the vocabulary read (once per process).

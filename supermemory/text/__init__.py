@@ -13,7 +13,7 @@ from supermemory.text.glossary import cross_terms, english_gloss
 from supermemory.text.summary import estimate_tokens, excerpt, summarize
 from supermemory.text.tokenizer import (FTS_TOKENIZE, TOKENIZER_VERSION, cjk_share, fts_match, index_text, is_cjk,
                                         normalize, query_terms, stopwords, tokenize)
-from supermemory.text.names import leading_word, name_forms, named_terms
+from supermemory.text.names import asked_name, leading_word, name_forms, named_terms
 from supermemory.text.traits import asks, code_share, date_words, has_revision_marker, revision_marker
 
 # Word-list constants, each read from its lexicon on first access: name → the module that defines it.
@@ -23,7 +23,7 @@ _LAZY = {
 }
 
 __all__ = [
-    "FTS_TOKENIZE", "TOKENIZER_VERSION", "asks", "chunk", "cjk_share", "code_share", "cross_terms", "date_words",
+    "FTS_TOKENIZE", "TOKENIZER_VERSION", "asked_name", "asks", "chunk", "cjk_share", "code_share", "cross_terms", "date_words",
     "english_gloss", "estimate_tokens", "excerpt", "fts_match", "has_revision_marker",
     "index_text", "is_cjk", "leading_word", "lexicons", "name_forms", "named_terms", "normalize",
     "query_terms", "revision_marker",

@@ -1,6 +1,7 @@
-"""The names a query spells ("Azure Functions", "GraphQL", "HPA") and their index forms.
+"""The names a query spells ("Azure Functions", "GraphQL", "HPA"), their index forms, and a name asked about alone.
 
-They are what the name check of recall looks up (`retrieval.query`)."""
+A question such as "who is Lena?" or 李雷是谁 asks about its name and nothing else (`asked_name`). They are what
+the name check of recall looks up (`retrieval.query`)."""
 from __future__ import annotations
 
 import functools
@@ -75,3 +76,33 @@ def _word_name_forms(core: str, sentence_start: bool) -> tuple[str, ...] | None:
     joined = "".join(_ALNUM_RUN.findall(folded))
     forms = {folded, joined, _stem(folded), _stem(joined)} - {""}
     return None if forms & stop else tuple(sorted(forms))
+
+
+# A question about a name and nothing else: who someone is, what they do, what the store knows of them.
+_ABOUT_NAME = (
+    re.compile(r"(?i)^\s*(?:who\s*(?:is|was|are|'s|’s)|tell\s+me\s+about|what\s+do\s+(?:we|you|i)\s+know\s+about|"
+               r"(?:anything|everything)\s+(?:on|about))\s+(?P<name>.+?)\s*[?？.!]*\s*$"),
+    re.compile(r"(?i)^\s*what\s+(?:does|did)\s+(?P<name>.+?)\s+do\s*[?？.!]*\s*$"),
+    re.compile(r"^\s*(?:谁是|关于)(?P<name>[\u4e00-\u9fff]{2,4})[？?。！!]*\s*$"),
+    re.compile(r"^\s*(?P<name>[\u4e00-\u9fff]{2,4}?)(?:是谁|是做什么的|负责什么)[？?。！!]*\s*$"),
+)
+
+
+def asked_name(query: str) -> str | None:
+    """The name a query asks about and nothing else ("who is Lena?", "what does Dana do?", "tell me about Priya",
+    李雷是谁), or None. An English name is capitalised words only ("who is the DBA?" asks about no name); a Chinese
+    one is a run of two to four characters. Such a question's one content word is what it is about, so it is no short
+    query of little evidence (`retrieval.query` counts it as full)."""
+    text = unicodedata.normalize("NFKC", query or "")
+    for pattern in _ABOUT_NAME:
+        m = pattern.match(text)
+        if not m:
+            continue
+        name = m.group("name").strip()
+        if not name.isascii():
+            return name if all("\u4e00" <= c <= "\u9fff" for c in name) else None
+        words = name.split()
+        found = [word for phrase in named_terms(f"about {name}") for word in phrase]
+        return name if words and len(found) == len(words) else None
+    return None
+
