@@ -99,6 +99,10 @@ VALUES_STAMP_KEY = "supersedes_backfill_values"      # meta: the pass for bare v
 VALUES_CURSOR_KEY = "supersedes_backfill_values_at"  # meta: where that pass has got to
 CJK_STAMP_KEY = "supersedes_backfill_cjk"       # meta: the pass for Chinese change wording (words counted as words)
 CJK_CURSOR_KEY = "supersedes_backfill_cjk_at"   # meta: where that pass has got to
+# Characters beyond which a text revises nothing: `max_terms` counts distinct words, so a pasted log of thousands of
+# lines of a few words passed it and every value of it was read (fresh-user run fu25 D1: 281 KB took 154 s to store).
+# The longest labelled revision (bench/revision_pairs*.jsonl) has 121 characters.
+MAX_CHARS = 2000
 BACKFILL_SLICE = 50                  # memories looked up between two commits of a pass
 CJK_TEXT = 0.3          # share of CJK characters from which cosines are not trusted
 _TO_DO = re.compile(r"(?i)^\W*(?:todo|to-do|fixme)\b")   # a task written as a note: "TODO: …"
@@ -172,6 +176,8 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     """
     cfg = _settings(ctx)
     if not cfg["enabled"]:
+        return []
+    if len(text) > MAX_CHARS:       # a document (a pasted log, a spec), not one fact restated
         return []
     own = content_terms(tokenize(text))
     if word_count(text) > cfg["max_terms"]:     # a long text that mentions a change is not the revision of one fact
