@@ -18,7 +18,8 @@ is another fact, never superseded (`text.traits.replaced_numbers`). Negations ar
 something is no longer done is how many revisions read.
 When the only change wording is of the kind everyday talk uses too (a bare "now", "went … to":
 `text.revision_marker` says "weak"), the new text must restate the old one: `cosine_with_overlap` and
-`overlap` both (in conversation these words wrote most links, between turns that revise nothing), unless the
+`overlap` both (in conversation these words wrote most links, between turns that revise nothing), unless it names a
+value the old one states ("now … 24 hours instead of 7 days" beside "a 7-day TTL": "7-day" states 7), or the
 older memory says something is the only case and the new one adds to what that "only" restricted ("only X" →
 "now also Y": `text.traits.widens`), which announces a change as plainly as "no longer" does. A text whose only
 change wording is such an addition ("… now also …": `text.traits.adds`) supersedes nothing else: an addition
@@ -39,7 +40,7 @@ it shares few words. A change of a value the older memory states only after its 
 ("…; health check at /healthz" beside "the health check moved from /healthz to /livez", `_changes_a_detail`): when
 that first statement names no replaced value and holds two content words the new text does not restate, it still
 holds and is never superseded. A retirement said of one area ("A is no longer used in the admin pages", "… for
-backend errors", "no longer use A in CI", 不再用于任务队列: `text.revisions.retirement_scopes`) retires A there only: it supersedes
+backend errors", "no longer use A in CI", 不再用于任务队列, 不再用 A 做每晚备份: `text.revisions.retirement_scopes`) retires A there only: it supersedes
 only older memories that state that area (all its words), never one of another area ("The marketing site still uses
 jQuery") nor one that states A with no area ("We use jQuery"), which still holds of the others. And an older memory that already states B agrees with the change instead of going stale:
 one that names B but not A ("dependencies are managed with uv" ← "Poetry was replaced by uv"), or one that
@@ -126,9 +127,18 @@ def _states(value: tuple[frozenset, frozenset], words: frozenset, numbers: froze
     """Does a memory with these content and numbered words state this value? Its numbers (a version: "OpenSearch
     2.11") always, and one of its words (`fully`: all of them)."""
     mine, digits = value
-    if not digits <= numbers:
+    if not digits <= numbers | _unit_numbers(numbers):
         return False
     return mine <= words if fully else (not mine or bool(mine & words))
+
+
+_NUMBER_WITH_UNIT = re.compile(r"(\d+(?:\.\d+)?)-[^\W\d_]+")
+
+
+def _unit_numbers(numbers: frozenset) -> set:
+    """The numbers of numbered words that glue a unit on with a hyphen ("7-day" states 7 of days, as "7 days" does:
+    fresh-user run fu25 D3)."""
+    return {m.group(1) for word in numbers for m in [_NUMBER_WITH_UNIT.fullmatch(word)] if m}
 
 
 def judge(cosine: float | None, overlap: float, cjk: bool, cfg: dict, *, weak: bool = False) -> bool:
@@ -221,7 +231,9 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         overlap = len(theirs & own) / len(theirs)
         cjk = text_cjk or sum(1 for t in theirs if not t.isascii()) * 2 > len(theirs)
         cosine = cosines.get(mid)
-        strict = (weak and not widened) or mid in tasks
+        # Everyday change wording that names the value this memory states ("now … 24 hours instead of 7 days" beside
+        # "a 7-day TTL") says what changed as plainly as a strong marker (fu25 D3).
+        strict = (weak and not widened and not named) or mid in tasks
         # Naming what it replaces is saying what the change is about: a long older memory shares few other words.
         # Retiring a value this memory states in full ("logrus is no longer used" beside "Logging uses logrus with
         # the JSON formatter; …") restates it whatever else either says: closeness in meaning alone decides

@@ -145,7 +145,7 @@ def one_off(older: str, newer: str) -> bool:
 # ("updated_at 水位线", "Redis 做任务队列").
 _SIDE_WORD = r"[^\s,;:!?()（）\"]*[^\s.,;:!?()（）\"]"
 _SIDE = rf"{_SIDE_WORD}(?: {_SIDE_WORD}){{0,3}}"
-_SIDE_CJK = r"[^，。；、,;.从()（）]{1,16}"
+_SIDE_CJK = r"(?:[^，。；、,;.从()（）]|\.(?=[A-Za-z0-9])){1,16}"   # a dot inside a name ("Fly.io") ends nothing
 _CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"\bfrom (?P<old>{_SIDE}?) (?:to|onto|into|over to) (?P<new>{_SIDE})",
     rf"(?<!\S)(?P<old>{_SIDE}) (?:is|are|was|were|has been|have been|got|gets|will be) (?:replaced|superseded) "
@@ -165,7 +165,9 @@ _CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"(?:^|(?<=[，。；,;\s])|(?<=因为)|(?<=由于))(?:之前|以前|原来|原先)(?:是|用|使用|存在|存|放在|在)(?P<old>{_SIDE_CJK})",
     rf"(?<!\S)(?P<old>{_SIDE}) (?:is|are|was|were|has been|have been) no longer (?:used|needed|in use|installed|a "
     rf"dependency)(?= *(?:[.;,!?]|$))", rf"\bno longer us(?:e|es|ing) (?P<old>{_SIDE})(?= *(?:[.;,!?]|$))",
-    rf"不再(?:使用|用)(?!于)(?P<old>{_SIDE_CJK})(?=[，。；,;.（(]|$)", rf"(?P<old>{_SIDE_CJK}?)已?经?不再(?:使用|需要)(?=[，。；,;.（(]|$)",
+    rf"不再(?:使用|用)(?!于)(?P<old>{_SIDE_CJK})(?=[，。；,;（(]|\.(?![A-Za-z0-9])|$)",
+    rf"(?P<old>{_SIDE_CJK}?)已?经?不再(?:使用|需要)(?=[，。；,;（(]|\.(?![A-Za-z0-9])|$)",
+    rf"不再(?:使用|用)(?!于)(?P<old>{_SIDE_CJK}?)(?:来|去)?(?:做|跑|进行|处理|执行)",
 ))
 _CONNECTIVES = frozenset("to onto into over after because since so for in on at with when last this next starting "
                          "per as and but which that now by due until from via across everywhere is are was were"
