@@ -83,6 +83,22 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
                 answer["intent"] = {**found.as_dict(), "applied": "none (the question's answers are of another kind)"
                                     if topical["results"] else "none (nothing relevant to the topic)"}
             return _set_aside(answer, found)
+    elif not (found.since or found.until):
+        # The filtered recall ranks that kind's memories by the topic alone, and a weak one passes its gate. When the
+        # question as asked is answered more surely by memories none of which is of that kind or status, and the
+        # filtered best is not among them, it is an unrelated memory of that kind (fresh-user run fu25 D6: "what did
+        # we decide about the staging database being read-only" listed an order-transaction decision at 0.42; a note
+        # answered it at 0.99). A filtered best as sure as the plain answer stands ("gotchas with redis").
+        asked = plain()
+        relevant = ranking.shipped_threshold("auto")
+        answers = [r for i, r in enumerate(asked["results"])
+                   if i == 0 or (r["relevance"] is not None and r["relevance"] >= relevant)]
+        best = result["results"][0]
+        if (answers and best["id"] not in {r["id"] for r in answers} and not any(_of(r, found) for r in answers)
+                and (answers[0]["relevance"] or 0.0) > (best["relevance"] or 0.0)):
+            if explain:
+                asked["intent"] = {**found.as_dict(), "applied": "none (the question's answers are of another kind)"}
+            return _set_aside(asked, found)
     applied = bool(result["results"])
     if applied:
         result["query"] = text
@@ -92,6 +108,11 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
     if explain:
         result["intent"] = {**found.as_dict(), "applied": "filter" if applied else "none (the filtered recall was empty)"}
     return result
+
+
+def _of(hit: dict, found: intent_.Intent) -> bool:
+    """Is a hit of the kind and task status the question names?"""
+    return (not found.kinds or hit["kind"] in found.kinds) and (not found.status or hit.get("status") == found.status)
 
 
 def _set_aside(result: dict, found: intent_.Intent) -> dict:
