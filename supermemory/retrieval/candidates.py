@@ -233,8 +233,10 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         cand.importance = rec["importance"]
         cand.confidence = rec["confidence"]
         cand.pinned = bool(rec["pinned"])
-        last = max(rec["updated_at"], rec["last_recalled_at"] or 0)
-        cand.age_days = max(0.0, (now - last) / 86400)
+        # How new the fact is. Being recalled is `reinforcement`'s to count: read into recency too, a recall lifted its
+        # hits by up to both priors, and of two questions asked in a row the second could lead with another memory
+        # than the first (fresh-user run fu25 D7).
+        cand.age_days = max(0.0, (now - rec["updated_at"]) / 86400)
         cand.recall_count = rec["recall_count"]
         cand.tokens = estimate_tokens(rec["title"]) + estimate_tokens(rec["summary"]) + 12
         cand.vector = vectors.get(memory_id)
