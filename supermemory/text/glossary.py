@@ -62,6 +62,26 @@ def _chinese_words(run: str) -> list[tuple[int, str]]:
     return found
 
 
+@functools.lru_cache(maxsize=1)
+def abbreviations() -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Index token → the other spellings of its word (`lexicons/abbreviations.txt`: "e2e" ↔ "end-to-end", "k8s" ↔
+    "kubernetes"), each as the index tokens that must all be present: an abbreviation gives each expansion, a one-word
+    expansion gives the abbreviation."""
+    stop = stopwords()
+    out: dict[str, set] = {}
+    for short, *long in lexicons.table("abbreviations"):
+        abbreviation = tokenize(short)[0]
+        for written in long:
+            one_way, expansion = written.startswith(">"), written.lstrip(">")
+            tokens = tokenize(expansion)
+            whole = "-" in expansion and " " not in expansion
+            form = (tokens[0],) if whole else tuple(dict.fromkeys(t for t in tokens if t not in stop))
+            out.setdefault(abbreviation, set()).add(form)
+            if len(form) == 1 and not one_way:
+                out.setdefault(form[0], set()).add((abbreviation,))
+    return {token: tuple(sorted(forms)) for token, forms in out.items()}
+
+
 def _index_form(word: str) -> tuple[str, ...]:
     """How a Chinese word appears among a memory's index tokens: one token, or its adjacent bigrams."""
     return (word,) if len(word) <= 2 else tuple(word[i:i + 2] for i in range(len(word) - 1))
@@ -85,9 +105,12 @@ def cross_terms(query: str) -> dict[str, tuple[tuple[str, ...], ...]]:
                 for token in own:
                     out.setdefault(token, set()).update((en,) for en in tables.zh_to_en[zh])
         elif word:
+            spelled = abbreviations()
             for token in tokenize(word):
                 for zh in tables.en_to_zh.get(token, ()):
                     out.setdefault(token, set()).add(_index_form(zh))
+                for form in spelled.get(token, ()):
+                    out.setdefault(token, set()).add(form)
     return {k: tuple(sorted(v)) for k, v in out.items() if v}
 
 
