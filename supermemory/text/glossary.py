@@ -10,6 +10,9 @@ never adds weight of its own to the query.
 The table is `lexicons/glossary.txt`: per line one Chinese word, then English words, tab-separated
 (the first is what the embedder sees). Single Chinese characters only translate into English (as
 index tokens they would match inside unrelated words); words of two or more characters go both ways.
+
+English spelled two ways is bridged the same way (`abbreviations`, `lexicons/abbreviations.txt`): "e2e" also matches
+"end-to-end", "k8s" "Kubernetes", "db" "database", and back.
 """
 from __future__ import annotations
 
