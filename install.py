@@ -1661,6 +1661,17 @@ def _read_quiet(path: Path) -> str:
         return ""
 
 
+def _pip_environment(scratch: str) -> dict:
+    """`supermemory.deps.pip_environment` of the checkout this script sits in (it needs no installed package): pip
+    leaves no `~/.rustup` behind."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    try:
+        from supermemory.deps import pip_environment
+    finally:
+        sys.path.pop(0)
+    return pip_environment(scratch)
+
+
 def source_copy(checkout: Path, dest: Path) -> Path:
     """A private copy of what pip builds the package from: the checkout's top-level files and the package.
 
@@ -1714,7 +1725,7 @@ def prepare_python(args, paths: Paths) -> str | None:
             except OSError as exc:
                 say("!!", f"cannot copy {checkout} to build it ({exc}); nothing was registered.")
                 return None
-        res = subprocess.run(pip, stdin=subprocess.DEVNULL)
+        res = subprocess.run(pip, stdin=subprocess.DEVNULL, env=_pip_environment(tmp))
     pip[-1] = str(checkout)
     if res.returncode != 0:
         say("!!", f"pip install failed (exit {res.returncode}); nothing was registered.")

