@@ -67,7 +67,9 @@ replicas in production (k8s deployment billing-worker), autoscaling is disabled.
 staging", "for uploads") must be stated by both texts, production being no scope ("per pod" is a rate, no scope),
 and a plan, a question, a negation, a range or history, an addition, a list step or a counted name states no
 quantity. A pair read word for word but for the value stays `restates_value`'s (which reads cosines too). Found by
-an FTS query for the subject words and the unit.
+an FTS query for the subject words and the unit. Likewise a period stated anew with change wording (`_reperioded`,
+`text.revisions.restates_period`, fu25 D3): "Mei's leave moved: she is now on leave from 2026-12-21 to 2027-01-10"
+supersedes "Mei is on leave from 2026-12-14 to 2027-01-05; …", both ends changed though they are.
 Links are ordinary `links` rows: `unlink … --relation supersedes` undoes one, and for good: the
 removal is recorded (`link_removals`) and no automatic writer (`record_links`: `remember`, the passes below) writes
 that pair again; only the user's own `link` does. Stores written before the rule get their links once (`backfill`,
@@ -88,7 +90,8 @@ from supermemory.store import embedding, search_index
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
 from supermemory.text import cjk_share, fts_match, has_revision_marker, is_cjk, revision_marker, tokenize
-from supermemory.text.revisions import in_scope, quantity_subject, restates_quantity, retirement_scopes
+from supermemory.text.revisions import (in_scope, period_subject, quantity_subject, restates_period, restates_quantity,
+                                        retirement_scopes)
 from supermemory.text.traits import (adds, change_values, content_terms, numbered_words, one_off, replaced_numbers,
                                      restates_value, statements, value_subject, widens, word_count)
 
@@ -194,6 +197,10 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         return []
     marker = revision_marker(text)
     quantity = _requantified(ctx, namespace, text, newer_than=newer_than, exclude=exclude)
+    if marker is not None:      # a period said anew ("Mei's leave moved: she is now on leave from … to …")
+        found = {d["id"] for d in quantity}
+        quantity += [d for d in _reperioded(ctx, namespace, text, newer_than=newer_than, exclude=exclude)
+                     if d["id"] not in found]
     if marker is None:      # no change wording: only a restatement with one value replaced supersedes
         return _merged(_restated(ctx, namespace, text, vectors, cfg, newer_than=newer_than, exclude=exclude),
                        quantity, cfg)
@@ -269,6 +276,22 @@ def _requantified(ctx: StoreContext, namespace: str, text: str, *, newer_than: t
     # A pair read word for word but for its value is `_restated`'s to judge (it must be close in meaning as well).
     return [{"id": mid, "cosine": None, "overlap": 1.0} for mid in older
             if mid not in tasks and not restates_value(older[mid], text) and restates_quantity(older[mid], text)]
+
+
+def _reperioded(ctx: StoreContext, namespace: str, text: str, *, newer_than: tuple[float, int] | None,
+                exclude: Sequence[int]) -> list[dict]:
+    """The older memories whose one period of a subject this change states anew (`text.revisions.restates_period`:
+    "Mei is on leave from 2026-12-14 to 2027-01-05; …" ← "Mei's leave moved: she is now on leave from 2026-12-21 to
+    2027-01-10", fresh-user run fu25 D3), found by an FTS query for its subject words. Both ends change, which
+    `_neighbours` otherwise reads as another fact (`other_facts`); tasks are left alone."""
+    subject = period_subject(text)
+    if not subject:
+        return []
+    match = " OR ".join(fts_match([word]) for word in sorted(subject))
+    older, tasks = _neighbours(ctx, namespace, text, None, match, newer_than=newer_than, exclude=exclude,
+                               other_facts=True)
+    return [{"id": mid, "cosine": None, "overlap": 1.0} for mid in older
+            if mid not in tasks and restates_period(older[mid], text)]
 
 
 def _neighbours(ctx: StoreContext, namespace: str, text: str, vectors, match: str, *,

@@ -178,3 +178,52 @@ def quantity_subject(text: str) -> tuple[frozenset, str] | None:
     """(subject words, unit) of the one quantity a text states (`restates_quantity`), None without exactly one."""
     mine = quantities(_untitled(text))
     return (mine[0][0], mine[0][1]) if len(mine) == 1 else None
+
+
+# A period stated of a subject (fresh-user run fu25 D3): "Mei is on leave from 2026-12-14 to 2027-01-05" and "Mei's
+# leave moved: she is now on leave from 2026-12-21 to 2027-01-10" give one subject two periods; both ends change,
+# which `traits.replaced_numbers` reads as another fact.
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE = (rf"(?:\d{{4}}-\d{{1,2}}-\d{{1,2}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?(?:,? \d{{4}})?|"
+         rf"\d{{1,2}}(?:st|nd|rd|th)? {_MONTH}(?: \d{{4}})?)")
+_PERIOD = re.compile(rf"(?i)\b(?:from (?P<a>{_DATE}) (?:to|until|till|through) (?P<b>{_DATE})|"
+                     rf"between (?P<c>{_DATE}) and (?P<d>{_DATE}))")
+_SENTENCES = re.compile(r"[!?;\n。！？；]|\.(?:\s|$)")
+_NOT = re.compile(r"(?i)\b(?:not|never|no longer|isn't|aren't|wasn't|won't)\b")   # a period denied is no period stated
+
+
+def periods(text: str) -> list[tuple[frozenset, tuple[str, str]]]:
+    """The date ranges a text states, each with the content words said before it in its sentence (its subject):
+    "Mei is on leave from 2026-12-14 to 2027-01-05" → ({mei, leav}, ("2026-12-14", "2027-01-05")). A question or a
+    denial states none (a plan does: "will be on leave from …")."""
+    if not text or "?" in text or "？" in text:
+        return []
+    out = []
+    for sentence in _SENTENCES.split(text):
+        if _NOT.search(sentence):
+            continue
+        for m in _PERIOD.finditer(sentence):
+            ends = (m.group("a") or m.group("c"), m.group("b") or m.group("d"))
+            out.append((_terms(sentence[:m.start()]) - date_words(), tuple(e.casefold() for e in ends)))
+    return out
+
+
+def restates_period(older: str, newer: str) -> bool:
+    """Does `newer` give another period of the one subject `older` gives a period of ("Mei is on leave from
+    2026-12-14 to 2027-01-05; Jonas covers …" → "Mei's leave moved: she is now on leave from 2026-12-21 to
+    2027-01-10")? Each states exactly one, the two differ, the older one's subject words are all words of the newer
+    text (which may say more: "Mei's leave moved"; "Jonas is on leave" is another subject), and the two subjects share
+    one. Fewer words would take "The load test ran from …" for "The soak test now runs from …"."""
+    older, newer = _untitled(older), _untitled(newer)
+    mine, theirs = periods(newer), periods(older)
+    if len(mine) != 1 or len(theirs) != 1 or mine[0][1] == theirs[0][1]:
+        return False
+    (subject, _), (their_subject, _) = mine[0], theirs[0]
+    return bool(subject & their_subject) and their_subject <= _terms(newer)
+
+
+def period_subject(text: str) -> frozenset:
+    """The subject words of the one period a text states (`restates_period`); empty without exactly one."""
+    mine = periods(_untitled(text))
+    return mine[0][0] if len(mine) == 1 else frozenset()
+
