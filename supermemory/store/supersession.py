@@ -196,18 +196,18 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     if word_count(text) > cfg["max_terms"]:     # a long text that mentions a change is not the revision of one fact
         return []
     marker = revision_marker(text)
-    quantity = _requantified(ctx, namespace, text, newer_than=newer_than, exclude=exclude)
+    anew = _requantified(ctx, namespace, text, newer_than=newer_than, exclude=exclude)   # values stated anew
     if marker is not None:      # a period said anew ("Mei's leave moved: she is now on leave from … to …")
-        found = {d["id"] for d in quantity}
-        quantity += [d for d in _reperioded(ctx, namespace, text, newer_than=newer_than, exclude=exclude)
-                     if d["id"] not in found]
+        found = {d["id"] for d in anew}
+        anew += [d for d in _reperioded(ctx, namespace, text, newer_than=newer_than, exclude=exclude)
+                 if d["id"] not in found]
     if marker is None:      # no change wording: only a restatement with one value replaced supersedes
         return _merged(_restated(ctx, namespace, text, vectors, cfg, newer_than=newer_than, exclude=exclude),
-                       quantity, cfg)
+                       anew, cfg)
     older, tasks = _neighbours(ctx, namespace, text, vectors, fts_match(sorted(own)) if own else "",
                                newer_than=newer_than, exclude=exclude)
     if not older:
-        return _closest(quantity, cfg)
+        return _closest(anew, cfg)
     cosines = _cosines(ctx, vectors, list(older))
     terms: dict[int, set] = {}
     for mid, tokens in search_index.chunk_tokens(ctx, list(older)):
@@ -250,7 +250,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         if judge(cosine, overlap, cjk, bar, weak=strict):
             out.append({"id": mid, "cosine": None if cosine is None else round(cosine, 4),
                         "overlap": round(overlap, 3)})
-    return _merged(out, quantity, cfg)
+    return _merged(out, anew, cfg)
 
 
 def _merged(found: list[dict], more: list[dict], cfg: dict) -> list[dict]:
