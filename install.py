@@ -1703,7 +1703,9 @@ def prepare_python(args, paths: Paths) -> str | None:
         elif args.dry_run:
             say("~~", f"would create venv {paths.venv}")
         else:
-            res = subprocess.run([sys.executable, "-m", "venv", str(paths.venv)], capture_output=True, text=True)
+            with tempfile.TemporaryDirectory(prefix="supermemory-venv-") as scratch:   # ensurepip runs pip too
+                res = subprocess.run([sys.executable, "-m", "venv", str(paths.venv)], capture_output=True, text=True,
+                                     env=_pip_environment(scratch))
             if res.returncode != 0 or not os.path.isfile(python):
                 say("!!", f"creating the venv {paths.venv} failed:\n{_tail(res.stderr or res.stdout)}")
                 say("", "      Fix: install the venv module (e.g. apt install python3-venv) or pass --python PATH.")

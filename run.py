@@ -45,11 +45,21 @@ def _make_venv() -> None:
         import venv
     except ImportError:
         raise SystemExit(_missing_venv_help()) from None
+    import tempfile
+
+    from supermemory.deps import pip_environment
+
     _say(f"creating {VENV}")
+    saved = dict(os.environ)
     try:
-        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        with tempfile.TemporaryDirectory(prefix="supermemory-run-") as scratch:
+            os.environ.update(pip_environment(scratch))     # ensurepip runs pip in this environment
+            venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
     except (OSError, subprocess.CalledProcessError) as exc:
         raise SystemExit(f"{exc}\n{_missing_venv_help()}") from None
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def _install_fingerprint() -> str:

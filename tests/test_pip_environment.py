@@ -65,3 +65,19 @@ def test_install_leaves_no_rustup_home_behind(tmp_path):
                          stdin=subprocess.DEVNULL)
     assert res.returncode == 0, res.stdout + res.stderr
     assert not (home / ".rustup").exists()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a shell script stands in for rustc")
+def test_creating_the_venv_leaves_no_rustup_home_behind(tmp_path):
+    """ensurepip, run when the venv is made, is pip too: its probe made ~/.rustup before the install's own pip ran."""
+    bin_dir, home, data = tmp_path / "bin", tmp_path / "home", tmp_path / "data"
+    bin_dir.mkdir(), home.mkdir()
+    tool(bin_dir, "rustc", FAKE_RUSTC)
+    env = {k: v for k, v in os.environ.items() if k != "RUSTUP_HOME"}
+    env.update(HOME=str(home), SUPERMEMORY_HOME=str(data), PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}")
+    res = subprocess.run([sys.executable, str(ROOT / "install.py"), "--home", str(home), "--no-pip", "--no-model",
+                          "--no-selfcheck", "--no-backfill", "--no-launcher", "--no-instructions", "--claude-only"],
+                         env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert (data / "venv").is_dir(), res.stdout + res.stderr
+    assert not (home / ".rustup").exists()
+
