@@ -90,8 +90,8 @@ from supermemory.store import embedding, search_index
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
 from supermemory.text import cjk_share, fts_match, has_revision_marker, is_cjk, revision_marker, tokenize
-from supermemory.text.revisions import (in_scope, period_subject, quantity_subject, restates_period, restates_quantity,
-                                        retirement_scopes)
+from supermemory.text.revisions import (in_scope, period_subject, quantity_subject, quantity_values, restates_period,
+                                        restates_quantity, retirement_scopes)
 from supermemory.text.traits import (adds, change_values, content_terms, numbered_words, one_off, replaced_numbers,
                                      restates_value, statements, value_subject, widens, word_count)
 
@@ -273,9 +273,14 @@ def _requantified(ctx: StoreContext, namespace: str, text: str, *, newer_than: t
     match = " AND ".join(fts_match([word]) for word in sorted(stated[0] | {stated[1]}))
     older, tasks = _neighbours(ctx, namespace, text, None, match, newer_than=newer_than, exclude=exclude,
                                other_facts=True)
-    # A pair read word for word but for its value is `_restated`'s to judge (it must be close in meaning as well).
+    # A pair read word for word but for its value is `_restated`'s to judge (it must be close in meaning as well). A
+    # quantity the older memory states only after a first statement that still holds is a detail of it
+    # (`_changes_a_detail`): `remember` flags the pair as a possible contradiction instead (fu25 D4).
+    own = content_terms(tokenize(text))
     return [{"id": mid, "cosine": None, "overlap": 1.0} for mid in older
-            if mid not in tasks and not restates_value(older[mid], text) and restates_quantity(older[mid], text)]
+            if mid not in tasks and not restates_value(older[mid], text) and restates_quantity(older[mid], text)
+            and not _changes_a_detail(older[mid], [(frozenset(), frozenset({value}))
+                                                   for value in quantity_values(older[mid], stated[1])], own)]
 
 
 def _reperioded(ctx: StoreContext, namespace: str, text: str, *, newer_than: tuple[float, int] | None,

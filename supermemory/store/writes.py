@@ -303,8 +303,9 @@ def close_memories(ctx: StoreContext, vector, namespaces: list[str], body: str) 
         if memory_id not in close and memory_id not in under and cosine >= floor:
             (close if cosine >= threshold else under)[memory_id] = cosine
     close.update(_saying_the_same(ctx, body, under))
+    partly = _restating_a_statement(ctx, body, {m: c for m, c in under.items() if m not in close})
     if not close:
-        return [], []
+        return [], partly
     records = [ctx.fetch(memory_id) for memory_id in close]
     texts = {0: body, **{i: rec["body"] for i, rec in enumerate(records, 1)}}
     others = np.arange(1, len(records) + 1)
@@ -318,7 +319,26 @@ def close_memories(ctx: StoreContext, vector, namespaces: list[str], body: str) 
         elif against:
             opposed.append({**hit, "hint": "close, but one of the two says not or gives another value: update it "
                                            "instead if this reverses or revises it"})
-    return near, opposed
+    return near, opposed + partly
+
+
+def _restating_a_statement(ctx: StoreContext, body: str, candidates: dict[int, float]) -> list[dict]:
+    """The `candidates` (memory id → cosine, under the near-duplicate bound) one statement of which this one-statement
+    text restates with another value (`text.traits.swapped_in_a_statement`: "…; the max duration for /api/export is
+    60 seconds." beside "The max duration for /api/export is 300 seconds.", fresh-user run fu25 D4), as possible
+    contradictions: the other statements keep the pair under the bound. Read only for a short text that states a
+    number or a code-like value, as `_saying_the_same` reads only short twins."""
+    from supermemory.text.revisions import swapped_in_a_statement
+    from supermemory.text.traits import NEGATED_TWIN_CHARS, numbered_words, statements
+
+    if not candidates or len(body) > NEGATED_TWIN_CHARS or len(statements(body)) != 1 or not numbered_words(body):
+        return []
+    ids = list(candidates)
+    rows = ctx.q(f"SELECT id, title, body FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)
+    return [{"id": format_id(memory_id), "title": title, "similarity": round(candidates[memory_id], 4),
+             "hint": "close, and one of its statements gives another value for what this one says: update it "
+                     "instead if this revises it"}
+            for memory_id, title, text in rows if swapped_in_a_statement(body, text)]
 
 
 def _saying_the_same(ctx: StoreContext, body: str, candidates: dict[int, float]) -> dict[int, float]:

@@ -7,6 +7,9 @@ true of the others: "We use jQuery" stands beside a retirement from the admin pa
 
 And what a quantity is said of (`quantities`, `restates_quantity`): "The billing worker runs 4 replicas in production"
 states 4 of the unit "replicas" for the subject "billing worker", so "Billing worker scaled to 6 replicas" is about it.
+Likewise the period a text states of a subject (`periods`, `restates_period`: "Mei is on leave from … to …"), and one
+statement of a longer text restated with another value (`swapped_in_a_statement`, read by `store.writes` as a possible
+contradiction).
 """
 from __future__ import annotations
 
@@ -15,7 +18,8 @@ import re
 
 from supermemory.text import lexicons
 from supermemory.text.tokenizer import tokenize
-from supermemory.text.traits import _SIDE, _SIDE_CJK, _in_code, _side, _untitled, content_terms, date_words
+from supermemory.text.traits import (_SIDE, _SIDE_CJK, _in_code, _side, _untitled, content_terms, date_words, statements,
+                                     swapped_value)
 
 _WHERE = r"(?:in|for|on|at|inside|within|from)"
 _SCOPED = tuple(re.compile(p, re.IGNORECASE) for p in (
@@ -174,6 +178,11 @@ def restates_quantity(older: str, newer: str) -> bool:
                for s, u, v, theirs in quantities(older))
 
 
+def quantity_values(text: str, unit: str) -> list[str]:
+    """The values a text ("title\nbody" or body) states of this unit (`quantities`)."""
+    return [value for _, u, value, _ in quantities(_untitled(text)) if u == unit]
+
+
 def quantity_subject(text: str) -> tuple[frozenset, str] | None:
     """(subject words, unit) of the one quantity a text states (`restates_quantity`), None without exactly one."""
     mine = quantities(_untitled(text))
@@ -227,3 +236,11 @@ def period_subject(text: str) -> frozenset:
     mine = periods(_untitled(text))
     return mine[0][0] if len(mine) == 1 else frozenset()
 
+
+def swapped_in_a_statement(first: str, second: str) -> bool:
+    """Does a one-statement text say what one statement of a longer text says, but for one value (`swapped_value`:
+    "…Pro plan; the max duration for /api/export is 60 seconds." / "The max duration for /api/export is 300
+    seconds.", fresh-user run fu25 D4)? The longer text's other statements move its vector away from a copy's."""
+    one, other = sorted((first, second), key=lambda text: len(statements(text)))
+    many = statements(other)
+    return len(statements(one)) == 1 and len(many) > 1 and any(swapped_value(part, one) for part in many)
