@@ -136,7 +136,8 @@ def one_off(older: str, newer: str) -> bool:
 
 
 # What a change wording names as replaced ("old") and as its replacement ("new"): "from A to B", "A was replaced by B",
-# "replaced A with B", "dropped A in favour of B", "B instead of A", "moved off A", 从A迁移到B; and A retired, no new side
+# "replaced A with B", "dropped A in favour of B", "B instead of A", "moved off A", "moved CI off A and onto B",
+# 从A迁移到B; and A retired, no new side
 # ("A is no longer used", 不再使用A: A itself, not one use of it, "for jobs", 不再用于…, is gone; a clause that says
 # what was before, 之前是A / 因为以前存在A, names A as the old side too). A side is one to four words (a name with its
 # version: "OpenSearch 2.11", ".env", "flags.yaml"), cut at clause punctuation, at brackets (an aside: "改用 CDC
@@ -160,8 +161,11 @@ _CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"(?<!\S)(?P<new>{_SIDE}),? (?:which|that) (?:has |have )?(?:replaced|superseded|took over from) (?P<old>{_SIDE})",
     rf"(?<!\S)(?P<new>{_SIDE}) (?:is|are) (?:now )?[^.;:!?]{{0,60}}?[;,] (?:and )?(?P<old>{_SIDE}) (?:is|are|was|were|"
     rf"has been|have been|got) (?:dropped|retired|removed|deprecated|abandoned|ditched|gone)\b",
+    rf"\b(?:moved|migrated|switched|ported)(?: [^\s.,;:!?]+){{0,3}}? (?:off|away from) (?P<old>{_SIDE_WORD}"
+    rf"(?: {_SIDE_WORD}){{0,3}}?),? (?:and )?(?:onto|to|over to|into) (?P<new>{_SIDE})",
     rf"\b(?:moved|migrated|switched|went) (?:off|away from) (?P<old>{_SIDE})",
-    rf"从(?P<old>{_SIDE_CJK}?)(?:迁移到|迁到|换成了?|换为|改为|改成|改用|切换到|升级到)(?P<new>{_SIDE_CJK})",
+    rf"\b(?:moved|migrated|switched|ported)(?: [^\s.,;:!?]+){{1,3}}? (?:off|away from) (?P<old>{_SIDE})",
+    rf"从(?P<old>{_SIDE_CJK}?)(?:迁移到|迁到|换成了?|换为|改为|改成|改用|切换到|升级到|调整为|调整到|提高到|提升到|降低到|降到|增加到|减少到|延长到|缩短到)(?P<new>{_SIDE_CJK})",
     rf"(?:^|(?<=[，。；,;\s])|(?<=因为)|(?<=由于))(?:之前|以前|原来|原先)(?:是|用|使用|存在|存|放在|在)(?P<old>{_SIDE_CJK})",
     rf"(?<!\S)(?P<old>{_SIDE}) (?:is|are|was|were|has been|have been) no longer (?:used|needed|in use|installed|a "
     rf"dependency)(?= *(?:[.;,!?]|$))", rf"\bno longer us(?:e|es|ing) (?P<old>{_SIDE})(?= *(?:[.;,!?]|$))",
@@ -197,19 +201,20 @@ def change_values(text: str) -> list[tuple[str, str]]:
     """What the text's change wording names as replaced and as its replacement: [(old, new)], in text order, ''
     for a side the wording does not name ("moved off Mailgun" → ("Mailgun", "")). Only as words of a sentence,
     never inside code. Used with `revision_marker`: these forms name the values, the markers say it is a change."""
-    out, read = [], set()
+    out, starts, ends = [], set(), set()
     for pattern in _CHANGES:
         for m in pattern.finditer(text or ""):
             if _in_code(text, m.start(), m.end()):
                 continue
-            if "old" in m.groupdict() and m.end("old") in read:   # an earlier, closer form read this change
+            if "old" in m.groupdict() and (m.start("old") in starts or m.end("old") in ends):   # read by an earlier form
                 continue
             old, new = (_side(m.group(name) or "", leading=m.start(name) == m.start()) if name in m.groupdict()
                         else "" for name in ("old", "new"))
             if old or new:
                 out.append((m.start(), old, new))
                 if "old" in m.groupdict():
-                    read.add(m.end("old"))
+                    starts.add(m.start("old"))
+                    ends.add(m.end("old"))
     return [(old, new) for _, old, new in sorted(out)]
 
 

@@ -1,0 +1,57 @@
+"""Defects of the fresh-user run fu29 (twenty-fourth session): "moved CI off Jenkins and onto GitHub Actions" names
+what it replaces, so it supersedes the long Jenkins decision that shares few other words with it."""
+from __future__ import annotations
+
+import pytest
+
+from supermemory.core import MemoryStore
+from supermemory.text import revision_marker
+from supermemory.text.traits import change_values
+
+JENKINS = ("CI runs on our self-hosted Jenkins (jenkins.internal) using a declarative Jenkinsfile with the stages lint, "
+           "test, build-image and deploy-staging.")
+
+
+@pytest.mark.parametrize("text, values", [
+    ("We moved CI off Jenkins and onto GitHub Actions.", [("Jenkins", "GitHub Actions")]),
+    ("We moved CI off Jenkins and onto GitHub Actions: the pipeline is now .github/workflows/ci.yml.",
+     [("Jenkins", "GitHub Actions")]),
+    ("Switched the worker away from Celery to Dramatiq.", [("Celery", "Dramatiq")]),
+    ("Migrated the mail service off Amazon SES last week.", [("Amazon SES", "")]),
+    ("We moved off Mailgun; email goes through Postmark.", [("Mailgun", "")]),
+    ("The alarm went off at 5.", []),
+])
+def test_moving_something_off_a_and_onto_b_names_both_sides(text, values):
+    assert change_values(text) == values
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("newer", [
+    "We moved CI off Jenkins and onto GitHub Actions.",
+    "We moved CI off Jenkins and onto GitHub Actions: the pipeline is now .github/workflows/ci.yml and the "
+    "Jenkinsfile has been deleted.",
+])
+def test_moving_ci_off_jenkins_supersedes_the_long_jenkins_decision_with_the_real_model(
+        db_path, config, onnx_embedder, newer):
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
+        old = s.remember(JENKINS, kind="decision")["id"]
+        s.remember("The API listens on port 8080 locally.", kind="fact")
+        assert s.remember(newer, kind="decision")["supersedes"] == [old]
+
+
+RATE = "The public API is rate limited to 120 requests per minute per API key, enforced with slowapi."
+
+
+@pytest.mark.parametrize("text", ["公开 API 的限流从每分钟 120 次调整为每分钟 300 次。", "超时时间提高到 60 秒。", "副本数降到 2 个。"])
+def test_a_chinese_value_set_to_another_announces_a_change(text):
+    assert revision_marker(text) == "strong"
+
+
+@pytest.mark.model
+def test_a_chinese_revision_of_an_english_fact_supersedes_it_with_the_real_model(db_path, config, onnx_embedder):
+    """The words of a Chinese text are read in English too (限流 → rate) against an English memory."""
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
+        old = s.remember(RATE, kind="fact")["id"]
+        s.remember("Staging lives at staging.example.dev and is redeployed on every push to main.", kind="note")
+        new = s.remember("公开 API 的限流从每个 API key 每分钟 120 次调整为每分钟 300 次，仍然用 slowapi 实现。", kind="fact")
+        assert new["supersedes"] == [old]
