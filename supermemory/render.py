@@ -314,10 +314,12 @@ def render_history(result: dict) -> str:
     """Every version of a chain, oldest first: when each one was current, who wrote it (when known), what changed
     besides the text (a status-only change: `status open → done`), and the body when it differs from the
     version before."""
-    lines = [f"History of {result['id']} (current version {result.get('current')}):"]
+    successor = f", superseded by {result['superseded_by']}" if result.get("superseded_by") else ""
+    lines = [f"History of {result['id']} (current version {result.get('current')}{successor}):"]
     previous = None
     for version in result.get("versions", []):
-        state = "current" if version["id"] == result.get("current") else f"until {version.get('valid_to')}"
+        state = ("current" + successor if version["id"] == result.get("current")
+                 else f"until {version.get('valid_to')}")
         if version.get("deleted_at"):
             state += f", deleted {version['deleted_at']}"
         if version.get("merged_into"):

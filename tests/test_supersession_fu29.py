@@ -55,3 +55,20 @@ def test_a_chinese_revision_of_an_english_fact_supersedes_it_with_the_real_model
         s.remember("Staging lives at staging.example.dev and is redeployed on every push to main.", kind="note")
         new = s.remember("公开 API 的限流从每个 API key 每分钟 120 次调整为每分钟 300 次，仍然用 slowapi 实现。", kind="fact")
         assert new["supersedes"] == [old]
+
+
+def test_history_of_a_superseded_memory_names_its_successor_as_get_does(store):
+    """fu29 D7: `history` called the superseded memory plainly "current" while `get` said "superseded by M…"."""
+    from supermemory.render import render_history
+    old = store.remember("Staging deploys run from the Jenkins deploy-staging job every night.", kind="decision")["id"]
+    new = store.remember("Staging deploys no longer run from the Jenkins deploy-staging job; they run from GitHub "
+                         "Actions.", kind="decision")["id"]
+    assert store.get(old)["memories"][0]["superseded_by"] == new
+    history = store.history(old)
+    assert history["superseded_by"] == new
+    text = render_history(history)
+    assert text.splitlines()[0] == f"History of {old} (current version {old}, superseded by {new}):"
+    assert f"(current, superseded by {new}" in text
+    assert "superseded_by" not in store.history(new)
+    store.unlink(new, old, relation="supersedes")
+    assert "superseded_by" not in store.history(old)

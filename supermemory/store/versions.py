@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from supermemory.config import RELATIONS
 from supermemory.errors import InvalidInputError, NotFoundError
-from supermemory.store import embedding, search_index, writes
+from supermemory.store import embedding, search_index, supersession, writes
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
@@ -514,7 +514,8 @@ def _shortest_path(start: int, goal: int, step, limit: int = 1000) -> list[int]:
 def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict:
     """Every version of a memory's chain, oldest first, the in-place redactions of any of
     them (`redactions`: id, at, types, fields rewritten) and the links from or to any of them
-    (`links`: a `supersedes` link written by `remember` shows here). A memory merged into the chain is listed
+    (`links`: a `supersedes` link written by `remember` shows here), and the live memory that supersedes the current
+    version (`superseded_by`, as `get` says it: fresh-user run fu29 D7). A memory merged into the chain is listed
     with `merged_into`, and the version the merge wrote names it under `merged_from`.
 
     Raises:
@@ -551,5 +552,8 @@ def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict
     links = [{"src": format_id(s), "dst": format_id(d), "relation": r, "weight": w} for s, d, r, w in ctx.q(
         f"SELECT src, dst, relation, weight FROM links WHERE src IN ({marks}) OR dst IN ({marks}) "
         f"ORDER BY created_at, src, dst", ids + ids)]
-    return {"id": format_id(memory_id), "current": format_id(current), "versions": versions,
-            "redactions": redactions, "links": links}
+    out = {"id": format_id(memory_id), "current": format_id(current), "versions": versions,
+           "redactions": redactions, "links": links}
+    if successor := supersession.successors(ctx, [current]).get(current):   # as `get` and `list` say it
+        out["superseded_by"] = format_id(successor)
+    return out
