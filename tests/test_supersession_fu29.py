@@ -72,3 +72,35 @@ def test_history_of_a_superseded_memory_names_its_successor_as_get_does(store):
     assert "superseded_by" not in store.history(new)
     store.unlink(new, old, relation="supersedes")
     assert "superseded_by" not in store.history(old)
+
+
+@pytest.mark.parametrize("text, status", [
+    ("Done: PDF rendering was migrated from wkhtmltopdf to WeasyPrint.", "done"),
+    ("DONE - rotate the webhook secret", "done"),
+    ("已完成：给 worker 增加 Prometheus 指标", "done"),
+    ("Dropped: the GraphQL gateway spike", "dropped"),
+    ("Add Idempotency-Key support to POST /invoices.", "open"),
+    ("Make sure the done callback fires once.", "open"),
+])
+def test_a_task_headed_done_or_dropped_is_stored_so(store, text, status):
+    """fu29 D6: "Done: …" was filed as an open task and listed among the open ones."""
+    mid = store.remember(text, kind="task")["id"]
+    assert store.get(mid)["memories"][0]["status"] == status
+
+
+def test_remember_takes_a_task_status_and_refuses_one_for_another_kind(store):
+    from supermemory.errors import InvalidInputError
+    mid = store.remember("Write the runbook for rotating secrets.", kind="task", status="done")["id"]
+    assert store.get(mid)["memories"][0]["status"] == "done"
+    assert [m["id"] for m in store.list(status="open")["items"]] == []
+    with pytest.raises(InvalidInputError, match="status applies to tasks"):
+        store.remember("Use ruff.", kind="preference", status="done")
+
+
+def test_cli_and_mcp_remember_take_a_status(tmp_path, monkeypatch, capsys):
+    from supermemory.cli import build_parser
+    args = build_parser().parse_args(["remember", "--status", "dropped", "-k", "task", "x"])
+    assert args.status == "dropped"
+    from supermemory.mcp.tools import TOOLS
+    schema = next(t for t in TOOLS if t.name == "memory_remember").input_schema
+    assert schema["properties"]["status"]["enum"] == ["open", "done", "dropped"]

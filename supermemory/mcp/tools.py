@@ -127,8 +127,8 @@ def _call_briefing(session, store, args: dict) -> dict:
 
 def _call_remember(session, store, args: dict) -> dict:
     return store.remember(args["content"], source={"platform": session.platform, "cwd": session.cwd},
-                          **_kw(args, "kind", "title", "tags", "importance", "pinned", "ttl_days", "namespace",
-                                "create_namespace"))
+                          **_kw(args, "kind", "title", "tags", "importance", "pinned", "ttl_days", "status",
+                                "namespace", "create_namespace"))
 
 
 def _call_recall(session, store, args: dict) -> dict:
@@ -288,6 +288,8 @@ TOOLS: list[Tool] = [
                            "description": "0..1 (default: setting store.default_importance)"},
             "pinned": {"type": "boolean", "description": "always show in the briefing (rules that must not be missed)"},
             "ttl_days": {"type": "number", "minimum": 0, "maximum": 36500, "description": "expire after N days (0 = never, the default)"},
+            "status": {"type": "string", "enum": list(TASK_STATUSES),
+                       "description": "a task's status (default: the one its text opens with, 'Done: …', else open)"},
             "namespace": _NS,
             "create_namespace": {"type": "boolean",
                                  "description": "allow writing to a namespace that does not exist yet"},

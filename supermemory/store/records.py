@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 import math
+import re
 import unicodedata
 from typing import Any, Iterator, Sequence
 
@@ -174,16 +175,28 @@ def kind(value: Any) -> str:
     return value.strip().lower()
 
 
-def task_status(value: Any, kind_name: str, subject: str, *, field: str = "status") -> str | None:
-    """The status to store on a memory of `kind_name`: the given one for a task (default "open"),
-    None for every other kind.
+# A task written down once it was over says so first: "Done: …", "DONE - …", "Dropped: …", 已完成：…
+# (fresh-user run fu29 D6: "Done: PDF rendering … was migrated" was filed as an open task and listed as still open).
+_HEADED_STATUS = re.compile(r"^\W*(?:(?P<done>done|completed|finished|fixed|resolved|已完成|完成|已解决)|"
+                            r"(?P<dropped>dropped|cancell?ed|won'?t do|wontfix|已取消|取消|放弃))\s*[:：\-–—]", re.IGNORECASE)
+
+
+def headed_status(text: str) -> str | None:
+    """The status a task's text opens with ("Done: …" → done, "Dropped: …" → dropped), None when it names none."""
+    m = _HEADED_STATUS.match(text or "")
+    return None if m is None else ("done" if m.group("done") else "dropped")
+
+
+def task_status(value: Any, kind_name: str, subject: str, *, field: str = "status", text: str = "") -> str | None:
+    """The status to store on a memory of `kind_name`: the given one for a task (default: the one its `text` opens
+    with, `headed_status`, else "open"), None for every other kind.
 
     :param subject: how the refusal names the memory, e.g. "M6 is" or "this memory is".
     Raises:
         InvalidInputError: not one of TASK_STATUSES, or a status for a memory that is not a task.
     """
     if value is None:
-        return "open" if kind_name == "task" else None
+        return (headed_status(text) or "open") if kind_name == "task" else None
     if value not in TASK_STATUSES:
         raise InvalidInputError(f"{field} must be one of {', '.join(TASK_STATUSES)}")
     if kind_name != "task":

@@ -128,6 +128,8 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
 
     :param content: the memory text.
     :param kind: fact, decision, preference, task, gotcha, note or session.
+    :param status: a task's status (open, done, dropped); default: the one its text is headed with ("Done: …",
+        `records.headed_status`), else open.
     :param namespace: target namespace; one that does not exist yet needs `create_namespace`.
     :param progress: `progress(chunks embedded, chunks)` for long texts (the CLI shows it).
     :param at: when it happened (epoch seconds; default now): its `updated_at` and `valid_from`, so a
@@ -152,7 +154,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         raise InvalidInputError("pinned must be true or false")
     if ttl_days is not None:
         ttl_days = rec_.number(ttl_days, "ttl_days", 0, 36500) or None
-    status = rec_.task_status(status, kind, "this memory is")
+    status = rec_.task_status(status, kind, "this memory is", text=content)
     if source is not None and not isinstance(source, dict):
         raise InvalidInputError("source must be an object")
     ns = nsm.for_write(ctx, namespace, create_namespace)
@@ -237,7 +239,8 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
         importance = rec_.number(ctx.config.get("store.default_importance") if importance is None
                                  else importance, "importance", 0, 1)
         pieces = chunk_body(ctx, body)
-        status = rec_.task_status(item.get("status"), kind, f"item {index} is", field=f"item {index} status")
+        status = rec_.task_status(item.get("status"), kind, f"item {index} is", field=f"item {index} status",
+                                  text=body)
         prepared.append({"ns": ns, "kind": kind, "title": title, "body": body, "status": status,
                          "tags": prepare_tags(ctx, rec_.str_list(item.get("tags"), "tags"), {}),
                          "importance": importance,
