@@ -342,3 +342,12 @@ def test_on_call_is_a_topic_not_a_call_we_made(db_path, config):
     oncall = s.remember("On-call rotates weekly; this week it is Tomasz, escalate to Dana", kind="fact")["id"]
     hits = [h["id"] for h in s.recall("who is on call this week?", touch=False)["results"]]
     assert hits and hits[0] == oncall
+
+
+@pytest.mark.parametrize("query, kinds", [
+    ("有哪些坑需要注意", ("gotcha",)),                       # fu29 D5: 需要注意 added decisions and preferences
+    ("需要注意什么", ("gotcha", "decision", "preference")),   # alone it still asks for all three
+    ("any gotchas and decisions?", ("gotcha", "decision")),   # two narrow kinds add up
+])
+def test_a_phrase_of_several_kinds_gives_way_to_a_narrower_one_it_holds(query, kinds):
+    assert intent.parse(query, 1_800_000_000).kinds == kinds

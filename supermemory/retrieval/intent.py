@@ -233,7 +233,8 @@ def parse(text: str, now: float) -> Intent:
     """The intent of a query at time `now` (epoch seconds).
 
     Facets of `alone` words count only when the query is nothing but intent words; a status
-    without a kind means tasks (only tasks have one). Several kinds add up; the last status and the
+    without a kind means tasks (only tasks have one). Several kinds add up, except that a phrase naming several
+    gives way to a narrower one among them (有哪些坑需要注意: gotchas, not also decisions); the last status and the
     last time word win. A light verb that governs a kind word goes with it (its scope), one that governs
     none is plain text (scope `verb`) or a filler of intent-only queries (scope `alone`). A phrase of scope `text`
     is plain text that holds an intent phrase ("on call" holds "call"): it is matched as the longer phrase, and kept.
@@ -272,8 +273,10 @@ def parse(text: str, now: float) -> Intent:
     topic = " ".join(" ".join(kept + [text[last:]]).split())
     kinds: list[str] = []
     status = time = None
-    for entry in used:
-        kinds.extend(k for k in entry.kinds if k not in kinds)
+    named = [set(e.kinds) for e in used if e.kinds]
+    for entry in used:      # a phrase of several kinds ("需要注意") gives way to a narrower one it holds ("坑")
+        if not any(other < set(entry.kinds) for other in named):
+            kinds.extend(k for k in entry.kinds if k not in kinds)
         status = entry.status or status
         time = entry.time or time
     if status and not kinds:
