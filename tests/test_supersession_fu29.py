@@ -104,3 +104,22 @@ def test_cli_and_mcp_remember_take_a_status(tmp_path, monkeypatch, capsys):
     from supermemory.mcp.tools import TOOLS
     schema = next(t for t in TOOLS if t.name == "memory_remember").input_schema
     assert schema["properties"]["status"]["enum"] == ["open", "done", "dropped"]
+
+
+def test_the_briefing_lists_a_recent_change_before_other_recent_memories(store):
+    """fu29 D8: with the budget spent on decisions and preferences, the "Recent changes" section's one line went to
+    a task marked done, and the value changes made that session appeared nowhere."""
+    from supermemory.render_briefing import briefing_view
+    old = store.remember("Staging deploys run from the Jenkins deploy-staging job every night.", kind="fact")["id"]
+    new = store.remember("Staging deploys no longer run from the Jenkins deploy-staging job; they run from GitHub "
+                         "Actions.", kind="fact")["id"]
+    task = store.remember("Rotate the webhook signing secret.", kind="task")["id"]
+    for i in range(4):
+        store.remember(f"Note {i}: the invoice numbering scheme number {i} lives in billing/sequence_{i}.py.",
+                       kind="note")
+    store.update(task, status="done")      # the newest change of all
+    sections = store.briefing()["sections"]
+    assert sections["recent"][0]["id"] == new and sections["recent"][0]["was"]
+    assert old not in [item["id"] for items in sections.values() for item in items]
+    view = briefing_view(store.briefing(max_tokens=120))
+    assert new in view["items"]["recent"]

@@ -157,7 +157,8 @@ def _parse_cursor(cursor: Any) -> tuple[float, int]:
 def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent_days: float,
                       without_tags: Sequence[str] = ()) -> dict[str, list]:
     """The briefing's standing sections, most important first: pinned rules, open tasks, decisions,
-    preferences, gotchas, recent changes (not already listed) and the last sessions.
+    preferences, gotchas, recent changes (not already listed; those that supersede a memory first) and the last
+    sessions.
 
     :param without_tags: leave out memories carrying any of these tags (e.g. the rules of the file
         the agent loads by itself)."""
@@ -183,8 +184,13 @@ def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent
         "gotchas": fetch("m.kind = 'gotcha' AND m.pinned = 0", by_weight),
     }
     shown = {item["id"] for items in sections.values() for item in items}
-    sections["recent"] = [r for r in fetch("m.updated_at >= ? AND m.kind NOT IN ('session')", "m.updated_at DESC",
-                                           20, [now - recent_days * 86400]) if r["id"] not in shown][:10]
+    recent = [r for r in fetch("m.updated_at >= ? AND m.kind NOT IN ('session')", "m.updated_at DESC",
+                               20, [now - recent_days * 86400]) if r["id"] not in shown]
+    # A memory that supersedes another is a change in the plainest sense ("the timeout is now 60s"): those first,
+    # each group newest first (fresh-user run fu29 D8: a task marked done took the section's one line).
+    from supermemory.store import supersession
+    changes = supersession.revising(ctx, [parse_id(r["id"]) for r in recent])   # 20 at most: one query
+    sections["recent"] = sorted(recent, key=lambda r: parse_id(r["id"]) not in changes)[:10]
     sections["sessions"] = fetch("m.kind = 'session'", "m.updated_at DESC", 2)
     _fold_superseded(ctx, sections)
     return sections

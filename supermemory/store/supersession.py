@@ -409,6 +409,15 @@ def successors(ctx: StoreContext, memory_ids: Sequence[int]) -> dict[int, int]:
     return out
 
 
+def revising(ctx: StoreContext, memory_ids: Sequence[int]) -> set[int]:
+    """Those of `memory_ids` with a `supersedes` link to a memory: the ones that announce a change."""
+    if not memory_ids:
+        return set()
+    marks = ",".join("?" * len(memory_ids))
+    return {src for (src,) in ctx.q(f"SELECT DISTINCT src FROM links WHERE relation = ? AND src IN ({marks})",
+                                    [RELATION, *memory_ids])}
+
+
 def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None = None) -> int:
     """Links for memories stored before links were written at write time: once per store (stamped in meta), each
     live memory that announces a change against the older ones (`STAMP_KEY`), then, in a pass of its own
