@@ -52,8 +52,7 @@ def cmd_remember(args) -> int:
         result = store.remember(_text(args.text, "text"), title=_text(args.title, "title"), kind=args.kind,
                                 tags=args.tag, importance=args.importance, pinned=args.pin, ttl_days=args.ttl_days,
                                 status=args.status, namespace=_ns(args), create_namespace=args.create_namespace,
-                                source={"platform": "cli", "cwd": os.getcwd()},
-                                progress=_progress("embedding", min_total=LONG_WRITE_CHUNKS))
+                                source={"platform": "cli", "cwd": os.getcwd()}, progress=_progress("embedding", min_total=LONG_WRITE_CHUNKS))
     _print_written(args, result, remember_notes(result, commands=CLI_COMMANDS))
     return 0
 
@@ -431,8 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-i", "--importance", type=float, help="importance 0..1 (default 0.5)")
     p.add_argument("--pin", action="store_true", help="pin: always in the briefing")
     p.add_argument("--ttl-days", type=float, help="expire after this many days (0 = never, the default)")
-    p.add_argument("--status", choices=TASK_STATUSES,
-                   help="a task's status (default: the one its text opens with, 'Done: …', else open)")
+    p.add_argument("--status", choices=TASK_STATUSES, help="a task's status (default: the one its text opens with, 'Done: …', else open)")
     p.add_argument("--create-namespace", action="store_true", help="allow writing to a namespace that does not exist yet")
 
     p = add("recall", cmd_recall, "find the memories relevant to a query")
