@@ -547,7 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("export", cmd_export, "write memories with history and links to a JSONL file", ns=False)
     p.add_argument("file", help="output path")
-    p.add_argument("--namespace", action="append", help="only this namespace (repeatable; default and '*': all)")
+    p.add_argument("--namespace", action="append", help="only this namespace (repeatable; default: the current project and global; '*': all)")
 
     p = add("import", cmd_import, "import a JSONL export (re-embeds; skips memories already here; new ids where taken)", ns=False)
     p.add_argument("file", help="input path")

@@ -490,7 +490,7 @@ TOOLS: list[Tool] = [
                                     "description": "file name (relative names go to <data dir>/exports/)"},
                            "namespaces": {"type": "array", "items": {"type": "string", "minLength": 1,
                                                                      "maxLength": 200}, "maxItems": 100,
-                                          "description": "only these namespaces (default: all)"}}, ("path",)),
+                                          "description": "only these namespaces (default: the session's project and global; '*': all)"}}, ("path",)),
         output_schema=_out({"path": _STR, "memories": _INT,
                             "namespaces": {"type": "object", "additionalProperties": _INT,
                                            "description": "memories written per namespace"}}, ("path",)),

@@ -53,14 +53,16 @@ def export(ctx: StoreContext, path: str | os.PathLike, *, namespaces: Sequence[s
     any of them (`unlink`: the pair, relation and `removed_at`), so that the store it is imported into never writes
     them again; no vectors.
 
-    :param namespaces: only these namespaces (default, or one of them `*`: all).
+    :param namespaces: only these namespaces (default: the current project's and `global`, as every read; one of
+        them `*`: all). An agent working in one project must not write another's memories into a file by
+        default (fresh-user run fu30 D2).
     :returns: `path`, `memories` (lines written) and `namespaces` (memories per namespace: what the file holds).
     Raises:
         InvalidInputError: the file cannot be written (a folder, a folder that does not exist: export creates
             none, no permission, disk full); no partial file is left behind.
         NamespaceError: a named namespace never held a memory (a typo, named with the near ones).
     """
-    ns_list = [nsm.named(ctx, n, allow_all=True) for n in namespaces] if namespaces else None
+    ns_list = [nsm.named(ctx, n, allow_all=True) for n in namespaces] if namespaces else nsm.for_read(ctx, None)
     if ns_list is not None and ALL_NAMESPACES in ns_list:
         ns_list = None
     for ns in ns_list or ():
@@ -220,7 +222,17 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             versions = [_redacted_version(ctx, _checked_version(v, limit)) for v in [*history, line]]
             links = _checked_links(line.get("links"))
             unlinked = _checked_links(line.get("unlinked"), removed=True)
-            stray = [src for src, *_ in links + unlinked if src is not None and src not in {v["id"] for v in versions}]
+            ids = {v["id"] for v in versions}
+            if versions[-1]["superseded_by"] is not None:
+                raise InvalidInputError(
+                    f"superseded_by: the line's memory is a current (or forgotten) one, superseded by nothing "
+                    f"(got {format_id(versions[-1]['superseded_by'])}); the versions it replaced go in its history")
+            dangling = [v for v in versions if v["superseded_by"] is not None and v["superseded_by"] not in ids]
+            if dangling:
+                raise InvalidInputError(
+                    f"history: {format_id(dangling[0]['id'])} is superseded by "
+                    f"{format_id(dangling[0]['superseded_by'])}, which is not a version of this line")
+            stray = [src for src, *_ in links + unlinked if src is not None and src not in ids]
             if stray:
                 raise InvalidInputError(f"links: src {format_id(stray[0])} is not a version of this line "
                                         f"(a link's src is the line's memory or one of its history)")

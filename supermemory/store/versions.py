@@ -19,14 +19,18 @@ UNSET = object()
 
 
 def head(ctx: StoreContext, memory_id: int) -> int:
-    """The current version of the chain this row belongs to."""
-    seen = set()
+    """The current version of the chain this row belongs to (the last one that exists: a `superseded_by` that names
+    no memory, from a damaged store, ends the chain where it points nowhere)."""
+    seen: set = set()
+    last = memory_id
     while True:
         row = ctx.conn.execute("SELECT superseded_by FROM memories WHERE id = ?", (memory_id,)).fetchone()
-        if not row or row[0] is None or memory_id in seen:
+        if not row:
+            return last
+        if row[0] is None or memory_id in seen:
             return memory_id
         seen.add(memory_id)
-        memory_id = row[0]
+        last, memory_id = memory_id, row[0]
 
 
 def live(ctx: StoreContext, memory_id: int, namespaces: list[str] | None) -> dict:
@@ -312,8 +316,8 @@ def link(ctx: StoreContext, src: Any, dst: Any, *, relation: str = "related", we
     fact would rank as current and the correction drop out of the briefing.
 
     Raises:
-        InvalidInputError: unknown relation, a self-link, or a `supersedes` link that closes a cycle.
-            NotFoundError: unknown ids.
+        InvalidInputError: unknown relation, a self-link, ids of two namespaces, or a `supersedes` link that
+            closes a cycle. NotFoundError: unknown ids.
     """
     if relation not in RELATIONS:
         raise InvalidInputError(f"relation must be one of {', '.join(RELATIONS)}")
@@ -323,6 +327,11 @@ def link(ctx: StoreContext, src: Any, dst: Any, *, relation: str = "related", we
     b = live(ctx, parse_id(dst), namespaces)
     if a["id"] == b["id"]:
         raise InvalidInputError("a memory cannot link to itself")
+    if a["namespace"] != b["namespace"]:    # as merge: a link would change what the other project's recall shows
+        raise InvalidInputError(
+            f"{format_id(a['id'])} is in namespace {a['namespace']!r} and {format_id(b['id'])} in "
+            f"{b['namespace']!r}: a link joins memories of one namespace; each project keeps its own (a link across "
+            f"them would change what the other project's recall and briefing show)")
     back = supersedes_path(ctx, b["id"], a["id"]) if relation == "supersedes" else []
     if back:
         _refuse_cycle(a, b, back)

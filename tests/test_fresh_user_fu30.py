@@ -1,0 +1,66 @@
+"""Defects of the fresh-user run fu30 (twenty-fourth session): namespaces kept apart by `link` and `export`, and an
+import line whose `superseded_by` names no memory."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from supermemory.errors import InvalidInputError
+from tests.test_fresh_user_s20 import two_projects  # noqa: F401  (fixture)
+from tests.test_mcp_server import call
+
+
+def test_link_refuses_to_join_two_projects_as_merge_does(two_projects):  # noqa: F811
+    """D1: with '*', `link` joined a projA note to a projB decision, which left projB's briefing."""
+    store, billing, dashboard = two_projects
+    mine = store.remember("Deploys go through Argo CD.", kind="decision")["id"]
+    theirs = store.remember("Dashboards deploy with Vercel.", kind="decision", namespace="dashboard-web")["id"]
+    with pytest.raises(InvalidInputError, match="a link joins memories of one namespace"):
+        store.link(mine, theirs, relation="supersedes", namespace="*")
+    answer = call(store, "memory_link", {"src": mine, "dst": theirs, "relation": "related", "namespace": "*"})
+    assert answer["result"]["isError"] and "one namespace" in answer["result"]["content"][0]["text"]
+    assert store.history(theirs, namespace="*")["links"] == []
+    other = store.remember("Deploys need a green CI run.", kind="gotcha")["id"]
+    assert store.link(mine, other, relation="related")["relation"] == "related"   # within one project: as before
+
+
+def test_export_writes_the_current_project_and_global_unless_every_project_is_asked_for(
+        two_projects, tmp_path):  # noqa: F811
+    """D2: `export FILE` and MCP `memory_export` without namespaces wrote every project's memories."""
+    store, billing, dashboard = two_projects
+    store.remember("Prefer small PRs.", kind="preference", namespace="global")
+    result = store.export(tmp_path / "mine.jsonl")
+    assert result["namespaces"] == {"billing-api": 1, "global": 1}
+    lines = [json.loads(line) for line in (tmp_path / "mine.jsonl").read_text().splitlines()]
+    assert {line["namespace"] for line in lines} == {"billing-api", "global"}
+    answer = call(store, "memory_export", {"path": "mine.jsonl"})
+    assert answer["result"]["structuredContent"]["namespaces"] == {"billing-api": 1, "global": 1}
+    assert store.export(tmp_path / "all.jsonl", namespaces=["*"])["namespaces"] == {
+        "billing-api": 1, "dashboard-web": 1, "global": 1}
+
+
+def test_an_import_line_superseded_by_a_memory_it_does_not_hold_is_refused(store, tmp_path):
+    """D4: a head whose `superseded_by` named no memory was imported as an invisible old version, and `history` of
+    it crashed with a traceback."""
+    store.remember("Webhook retries back off exponentially.", kind="fact")
+    good = tmp_path / "good.jsonl"
+    store.export(good)
+    line = json.loads(good.read_text().splitlines()[0])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**line, "id": "M40", "superseded_by": "M777"}) + "\n")
+    with pytest.raises(InvalidInputError, match="superseded by nothing"):
+        store.import_file(bad)
+    older = {**line, "id": "M41", "superseded_by": "M777"}
+    bad.write_text(json.dumps({**line, "id": "M42", "history": [older]}) + "\n")
+    with pytest.raises(InvalidInputError, match="M41 is superseded by M777, which is not a version of this line"):
+        store.import_file(bad)
+    assert store.stats()["memories"] == 1
+
+
+def test_history_of_a_chain_that_points_nowhere_ends_where_it_exists(store):
+    from supermemory.store.versions import head
+    mid = int(store.remember("Webhook retries back off exponentially.")["id"][1:])
+    store.context.conn.execute("UPDATE memories SET superseded_by = 777 WHERE id = ?", (mid,))
+    assert head(store.context, mid) == mid
+    assert store.history(f"M{mid}", namespace="*")["current"] == f"M{mid}"
