@@ -447,6 +447,11 @@ def render_import(result: dict) -> str:
         text += ("\nids already taken: " + "; ".join(reasons) + ". " if reasons else "\n") + \
             ("Their memories came in under new ids, each with its whole version chain: "
              + ", ".join(f"{old} → {new}" for old, new in moved.items()))
+    dropped = result.get("links_dropped") or []
+    if dropped:
+        text += (f"\n{len(dropped)} link{'s' if len(dropped) != 1 else ''} not kept: " + ", ".join(
+            f"{d['src']} -{d['relation']}→ {d['dst']} ({d['why']})" for d in dropped[:10])
+            + (f", and {len(dropped) - 10} more" if len(dropped) > 10 else ""))
     redacted = result.get("redacted") or {}
     if redacted:
         text += "\n" + "\n".join(text_notes({"redacted": redacted}))

@@ -64,3 +64,23 @@ def test_history_of_a_chain_that_points_nowhere_ends_where_it_exists(store):
     store.context.conn.execute("UPDATE memories SET superseded_by = 777 WHERE id = ?", (mid,))
     assert head(store.context, mid) == mid
     assert store.history(f"M{mid}", namespace="*")["current"] == f"M{mid}"
+
+
+def test_import_says_which_links_it_could_not_keep(store, tmp_path):
+    """D7: a link to a memory missing from the file and the store was dropped without a word."""
+    from supermemory.render import render_import
+    old = store.remember("Webhook retries back off from 1s.", kind="fact")["id"]
+    new = store.remember("Webhook retries now back off from 2s instead of 1s.", kind="fact")["id"]
+    store.link(new, old, relation="supersedes")
+    dump = tmp_path / "dump.jsonl"
+    store.export(dump)
+    only_new = tmp_path / "only_new.jsonl"
+    only_new.write_text("".join(line + "\n" for line in dump.read_text().splitlines()
+                                if json.loads(line)["id"] == new))
+    from supermemory.core import MemoryStore
+    from tests.conftest import FakeEmbedder
+    with MemoryStore(tmp_path / "other.db", config=store.context.config, embedder=FakeEmbedder(),
+                     namespace=store.context.namespace) as other:
+        result = other.import_file(only_new)
+    assert result["links_dropped"] == [{"src": new, "dst": old, "relation": "supersedes", "why": "no such memory here"}]
+    assert f"1 link not kept: {new} -supersedes→ {old} (no such memory here)" in render_import(result)

@@ -199,7 +199,9 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
     it stores (each string of `source`, keys too; `external_key`, `delete_reason`): a file written by hand or
     by an older store may hold secrets.
 
-    :returns: {"imported", "skipped", "lines", "renumbered": {old id: new id} (every version of a chain one of whose
+    :returns: {"imported", "skipped", "lines", "links_dropped": [{src, dst, relation, why}] (only when some are: links
+        to a memory this store does not hold, or of another namespace: `link` joins one namespace's memories only),
+        "renumbered": {old id: new id} (every version of a chain one of whose
         ids was taken), "taken": {old id: why} (the ids that made it: "other" another memory here holds it,
         "revised" this memory holds it here and was revised since, "file" an earlier line of the file uses it),
         "redacted": {type: count} (the secrets taken out of the versions stored)}.
@@ -300,16 +302,24 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             head = fresh.get(versions[-1]["id"], versions[-1]["id"])
             if ctx.fetch(head)["deleted_at"] is None:
                 search_index.index_live(ctx, head)
+        dropped = []    # links the store cannot keep, said in the answer (fresh-user run fu30 D7)
         for versions, links, unlinked in todo:
             for table, rows in (("links(src, dst, relation, weight, created_at)", links),
                                 ("link_removals(src, dst, relation, removed_at)", unlinked)):
                 for src, dst, relation, *rest, at in rows:
                     src = versions[-1]["id"] if src is None else src
                     src, dst = renumbered.get(src, src), renumbered.get(dst, dst)
-                    if ctx.fetch(dst) is not None:
+                    target = ctx.fetch(dst)
+                    why = ("no such memory here" if target is None else "another namespace"
+                           if target["namespace"] != ctx.fetch(src)["namespace"] else None)
+                    if why is None:
                         ctx.conn.execute(f"INSERT OR IGNORE INTO {table} VALUES ({','.join('?' * (4 + len(rest)))})",
                                          (src, dst, relation, *rest, at or ctx.clock()))
+                    elif table.startswith("links("):
+                        dropped.append({"src": format_id(src), "dst": format_id(dst), "relation": relation,
+                                        "why": why})
     return {"imported": len(todo), "skipped": skipped, "lines": len(lines),
+            **({"links_dropped": dropped} if dropped else {}),
             "renumbered": {format_id(old): format_id(new) for old, new in renumbered.items()},
             "taken": {format_id(i): why for i, why in sorted(why_taken.items())}, "redacted": redacted}
 
