@@ -88,8 +88,27 @@ class Config:
         a `stats` in /tmp would take `tmp` from the project that writes there first (`record` True claims it,
         as `claim_namespace` does at a write)."""
         if self.explicit_namespace:
-            return normalize_namespace(self.explicit_namespace, allow_all=True)
+            return self._pinned_namespace()
         return namespace_for_dir(self.project_dir or Path.cwd(), home=self.home, record=record)
+
+    def _pinned_namespace(self) -> str:
+        """SUPERMEMORY_NAMESPACE read as `--namespace` is: a name, or a path that is a known project's root (that
+        project's name); any other path is refused, never made a namespace of its own (fresh-user run fu30 D3:
+        `/tmp/x/projB` wrote to a new `tmp-x-projb`).
+
+        Raises:
+            ConfigError: a path that is not a known project's root.
+        """
+        value = self.explicit_namespace or ""
+        if not looks_like_path(value):
+            return normalize_namespace(value, allow_all=True)
+        here = namespace_for_dir(self.project_dir or Path.cwd(), home=self.home)
+        found, exact = project_namespace(value, home=self.home, project_dir=self.project_dir, current=here)
+        if found is not None and exact:
+            return found
+        hint = f"; did you mean {found!r} (the project that folder is in)?" if found else ""
+        raise ConfigError(f"SUPERMEMORY_NAMESPACE={value.strip()!r}: namespaces are names, not paths, and this is not "
+                          f"the root folder of a project this store knows{hint}")
 
     def claim_namespace(self, current: str) -> str:
         """The default namespace a write goes to, its claim recorded: a name is claimed by the first write under

@@ -84,3 +84,22 @@ def test_import_says_which_links_it_could_not_keep(store, tmp_path):
         result = other.import_file(only_new)
     assert result["links_dropped"] == [{"src": new, "dst": old, "relation": "supersedes", "why": "no such memory here"}]
     assert f"1 link not kept: {new} -supersedes→ {old} (no such memory here)" in render_import(result)
+
+
+def test_a_path_in_supermemory_namespace_is_read_as_namespace_arguments_are(tmp_path, monkeypatch):
+    """D3: SUPERMEMORY_NAMESPACE=/tmp/x/projB wrote to a new namespace `tmp-x-projb`; `--namespace` refuses such a
+    path and maps a known project's root to its name."""
+    from supermemory.config import Config
+    from supermemory.errors import ConfigError
+    project = tmp_path / "work" / "projB"
+    (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    config = Config(home=tmp_path / "home", project_dir=project, explicit_namespace=str(project))
+    assert config.default_namespace() == "projb"
+    with pytest.raises(ConfigError, match="namespaces are names, not paths"):
+        Config(home=tmp_path / "home", project_dir=project,
+               explicit_namespace=str(tmp_path / "elsewhere" / "projB")).default_namespace()
+    with pytest.raises(ConfigError, match="not the root folder"):
+        Config(home=tmp_path / "home", project_dir=project, explicit_namespace="../../etc/passwd").default_namespace()
+    named = Config(home=tmp_path / "home", project_dir=project, explicit_namespace="Billing")
+    assert named.default_namespace() == "billing"
