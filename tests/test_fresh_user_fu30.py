@@ -103,3 +103,14 @@ def test_a_path_in_supermemory_namespace_is_read_as_namespace_arguments_are(tmp_
         Config(home=tmp_path / "home", project_dir=project, explicit_namespace="../../etc/passwd").default_namespace()
     named = Config(home=tmp_path / "home", project_dir=project, explicit_namespace="Billing")
     assert named.default_namespace() == "billing"
+
+
+def test_an_import_line_whose_namespace_is_a_path_is_refused(store, tmp_path):
+    store.remember("Webhook retries back off exponentially.", kind="fact")
+    good = tmp_path / "good.jsonl"
+    store.export(good)
+    line = json.loads(good.read_text().splitlines()[0])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**line, "id": "M40", "namespace": "../../etc"}) + "\n")
+    with pytest.raises(InvalidInputError, match="namespace: names, not paths"):
+        store.import_file(bad)

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from supermemory.config import ALL_NAMESPACES, RELATIONS, TASK_STATUSES, normalize_namespace
+from supermemory.config import ALL_NAMESPACES, RELATIONS, TASK_STATUSES, looks_like_path, normalize_namespace
 from supermemory.errors import EmbeddingUnavailableError, InvalidInputError, StorageError
 from supermemory.jsonl import read_jsonl
 from supermemory.store import db as dbm
@@ -381,6 +381,8 @@ def _checked_version(v: Any, limit: int) -> dict:
     if isinstance(recall_count, bool) or not isinstance(recall_count, int) or recall_count < 0:
         raise InvalidInputError("recall_count must be an integer of 0 or more")
     ttl = v.get("ttl_days")
+    if looks_like_path(v.get("namespace")):     # "../../etc" was stored as `etc` (fresh-user run fu30 D3)
+        raise InvalidInputError(f"namespace: names, not paths: {v.get('namespace')!r}")
     out = {
         "id": parse_id(v.get("id")), "namespace": normalize_namespace(v.get("namespace")), "kind": kind,
         "title": rec_.clean_text(v.get("title"), "title", max_chars=limit, allow_empty=True),
