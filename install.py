@@ -880,6 +880,12 @@ def _is_our_hook(hook) -> bool:
     return isinstance(hook, dict) and isinstance(hook.get("command"), str) and HOOK_MARKER in hook["command"]
 
 
+def _hook_sub(hook: dict) -> str:
+    """What our hook command runs after the marker ("session-start --platform codex"): the same hook across
+    reinstalls from another Python or data dir."""
+    return hook["command"].split(HOOK_MARKER, 1)[1].strip()
+
+
 class HooksJsonEditor(JsonEditor):
     """Our command hooks in ~/.claude/settings.json or ~/.codex/hooks.json."""
 
@@ -933,16 +939,34 @@ class HooksJsonEditor(JsonEditor):
         for event, _ in self.groups:
             if event in hooks and not isinstance(hooks[event], list):
                 raise ConfigError(f'"hooks.{event}" is not a JSON array')
+        kept_timeouts = self._their_timeouts(hooks)
         _, positions, emptied = self._remove(hooks, prune_events=False)
         for event, group in self.groups:
             lst = hooks.setdefault(event, [])
             pos = positions.get(event, len(lst))
-            lst.insert(pos, copy.deepcopy(group))
+            group = copy.deepcopy(group)
+            for hook in group.get("hooks", []):     # a timeout the user set on our hook stays theirs (fu30 D6)
+                hook["timeout"] = kept_timeouts.get((event, _hook_sub(hook)), hook["timeout"])
+            lst.insert(pos, group)
             positions[event] = pos + 1
         ours = {event for event, _ in self.groups}
         for event in emptied:
             if event not in ours and hooks.get(event) == []:
                 del hooks[event]  # an event we used to register and no longer do
+
+    @staticmethod
+    def _their_timeouts(hooks: dict) -> dict:
+        """{(event, hook sub-command): timeout} of our hooks whose timeout is not the one install writes: the
+        user raised it (a SessionEnd on a long transcript), as they may raise Codex's startup_timeout_sec."""
+        out = {}
+        for event, groups in hooks.items():
+            for group in groups if isinstance(groups, list) else ():
+                for hook in group.get("hooks") or [] if isinstance(group, dict) else ():
+                    timeout = hook.get("timeout") if _is_our_hook(hook) else None
+                    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0 \
+                            and timeout != HOOK_TIMEOUT:
+                        out[(event, _hook_sub(hook))] = timeout
+        return out
 
     def strip_obj(self, obj, mine=None):
         hooks = obj.get("hooks")

@@ -1435,6 +1435,22 @@ def test_json_hooks_merge_keeps_user_hooks_in_shared_group():
     assert [g["hooks"][0]["command"] for g in stripped["hooks"]["Stop"]] == ["user-a", "user-b", "user-c"]
 
 
+def test_a_reinstall_keeps_a_hook_timeout_the_user_raised():
+    """fu30 D6: re-running install.py put every hook timeout back to 10 and said only "updated"."""
+    editor = inst.HooksJsonEditor(inst.hook_groups(inst.CODEX_HOOKS, "/new/py", {}))
+    text = json.dumps({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": '"/old/py" -m supermemory hook stop --platform codex', "timeout": 30}]}],
+        "PreCompact": [{"hooks": [
+            {"type": "command", "command": '"/old/py" -m supermemory hook pre-compact --platform codex', "timeout": 10}]}]}})
+    out = json.loads(editor.apply(text))
+    stop, = [h for g in out["hooks"]["Stop"] for h in g["hooks"]]
+    assert stop == {"type": "command", "command": '"/new/py" -m supermemory hook stop --platform codex', "timeout": 30}
+    pre, = [h for g in out["hooks"]["PreCompact"] for h in g["hooks"]]
+    assert pre["timeout"] == inst.HOOK_TIMEOUT and pre["command"].startswith('"/new/py"')
+    start, = [h for g in out["hooks"]["SessionStart"] for h in g["hooks"]]
+    assert start["timeout"] == inst.HOOK_TIMEOUT     # a hook the file did not hold gets ours
+
+
 def test_unchanged_json_is_not_reformatted():
     editor = inst.McpJsonEditor({"type": "stdio", "command": "/py", "args": ["-m", "supermemory", "mcp"], "env": {}})
     compact = '{"mcpServers":{"supermemory":{"type":"stdio","command":"/py","args":["-m","supermemory","mcp"],"env":{}}}}'
