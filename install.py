@@ -2581,6 +2581,20 @@ def kept_advice(data_dir: Path, dry_run: bool) -> list[tuple[str, str]]:
             ("", f"      Re-running install.py uses it again; `python3 {Path(__file__).name} --purge` deletes it.")]
 
 
+def files_still_running(paths: Paths, data_dir: Path) -> list[Path]:
+    """The agents' config files that still name a program under `data_dir` (its venv's Python): entries uninstall
+    kept because the user had edited them, which a purge leaves pointing at nothing (fresh-user run fu30 D5)."""
+    out = []
+    for path in dict.fromkeys([paths.default_path(kind) for kind in KINDS] + [paths.claude_json]):
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if str(data_dir) in text or str(paths.data_dir) in text:
+            out.append(Path(path))
+    return out
+
+
 def purge_data_dir(args, paths: Paths, sess: Session) -> int:
     d = Path(os.path.realpath(paths.data_dir))
     home = Path(os.path.realpath(paths.home))
@@ -2595,6 +2609,9 @@ def purge_data_dir(args, paths: Paths, sess: Session) -> int:
     else:
         shutil.rmtree(d)
         say("ok", f"deleted {d}")
+    for path in [] if args.dry_run else files_still_running(paths, d):
+        say("!!", f"{path} still holds a supermemory entry that runs a Python under {d}, which is gone now (you had "
+                  f"edited it, so uninstall left it to you): remove it by hand, or it fails at every session start")
     if sess.errors:
         say("!!", f"{sess.errors} file(s) could not be cleaned (see above).")
         return 2

@@ -559,6 +559,20 @@ def test_a_narrow_uninstall_run_twice_leaves_the_hand_written_entry_it_kept(tmp_
     assert home.hand_written_intact() and not home.hooks_json.exists()
 
 
+def test_purge_names_the_entries_uninstall_kept_that_run_the_deleted_data_dir(env):
+    """fu30 D5: after an uninstall kept an edited hook, --purge deleted the venv and said "nothing to remove"; the hook
+    then failed (exit 127) at every session start."""
+    assert env.run("--codex-only", "--no-backfill").returncode == 0
+    _edit_json(env.hooks_json, lambda o: o["hooks"]["Stop"][0]["hooks"][0].update(
+        command=o["hooks"]["Stop"][0]["hooks"][0]["command"] + " --quiet"))
+    assert f"kept the supermemory hook(s) in {env.hooks_json}" in env.run("--uninstall", "--no-backfill").stdout
+    res = env.run("--purge", "--no-backfill")
+    assert res.returncode == 0, res.output
+    assert not env.data.exists()
+    assert f"{env.hooks_json} still holds a supermemory entry that runs a Python under" in res.stdout
+    assert f"{env.config_toml} still holds" not in res.stdout     # the table uninstall took back names nothing
+
+
 def test_an_uninstall_after_an_uninstall_changes_nothing_without_a_hand_written_entry(tmp_path):
     home = DefaultDataDirHome(tmp_path, hand_written=False)
     home.codex.rmdir()
