@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from supermemory import backfill, hooks
-from supermemory import config as config_module
+from supermemory import project_names
 from supermemory.config import Config, load_config, main_worktree, namespace_for_dir
 from supermemory.core import MemoryStore
 from supermemory.embed import HashProvider
@@ -52,7 +52,7 @@ def _store(home: Path, project: Path, **kwargs) -> MemoryStore:
 def test_two_projects_whose_folders_share_a_name_get_two_namespaces_the_first_keeping_the_name(home, tmp_path,
                                                                                               caplog):
     first, second = _git_project(tmp_path, "clientA", "backend"), _git_project(tmp_path, "clientB", "backend")
-    with caplog.at_level(logging.WARNING, logger="supermemory.config"):
+    with caplog.at_level(logging.WARNING, logger="supermemory.project_names"):
         assert namespace_for_dir(first / "src") == "backend"
         assert caplog.records == []                                   # the first root is told nothing
         other = namespace_for_dir(second)
@@ -296,7 +296,7 @@ def test_a_submodule_or_an_unreadable_git_file_keeps_the_folder_its_own_project(
     def refused(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(config_module, "open", refused, raising=False)   # as a chmod 000 file reads
+    monkeypatch.setattr(project_names, "open", refused, raising=False)   # as a chmod 000 file reads
     assert main_worktree(tree) == tree and namespace_for_dir(tree) == "super-wt"
 
 
