@@ -40,13 +40,18 @@ def test_export_writes_the_current_project_and_global_unless_every_project_is_as
         "billing-api": 1, "dashboard-web": 1, "global": 1}
 
 
-def test_an_import_line_superseded_by_a_memory_it_does_not_hold_is_refused(store, tmp_path):
-    """D4: a head whose `superseded_by` named no memory was imported as an invisible old version, and `history` of
-    it crashed with a traceback."""
+def _exported_line(store, tmp_path) -> dict:
+    """One memory stored and exported: its export line, to damage."""
     store.remember("Webhook retries back off exponentially.", kind="fact")
     good = tmp_path / "good.jsonl"
     store.export(good)
-    line = json.loads(good.read_text().splitlines()[0])
+    return json.loads(good.read_text().splitlines()[0])
+
+
+def test_an_import_line_superseded_by_a_memory_it_does_not_hold_is_refused(store, tmp_path):
+    """D4: a head whose `superseded_by` named no memory was imported as an invisible old version, and `history` of
+    it crashed with a traceback."""
+    line = _exported_line(store, tmp_path)
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({**line, "id": "M40", "superseded_by": "M777"}) + "\n")
     with pytest.raises(InvalidInputError, match="superseded by nothing"):
@@ -106,10 +111,7 @@ def test_a_path_in_supermemory_namespace_is_read_as_namespace_arguments_are(tmp_
 
 
 def test_an_import_line_whose_namespace_is_a_path_is_refused(store, tmp_path):
-    store.remember("Webhook retries back off exponentially.", kind="fact")
-    good = tmp_path / "good.jsonl"
-    store.export(good)
-    line = json.loads(good.read_text().splitlines()[0])
+    line = _exported_line(store, tmp_path)
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({**line, "id": "M40", "namespace": "../../etc"}) + "\n")
     with pytest.raises(InvalidInputError, match="namespace: names, not paths"):
