@@ -123,3 +123,19 @@ def test_the_briefing_lists_a_recent_change_before_other_recent_memories(store):
     assert old not in [item["id"] for items in sections.values() for item in items]
     view = briefing_view(store.briefing(max_tokens=120))
     assert new in view["items"]["recent"]
+
+
+@pytest.mark.model
+def test_a_store_written_before_the_new_wordings_gets_their_links_once_by_maintenance(db_path, config, onnx_embedder):
+    """Existing stores get the links of this session's wordings from a one-time pass of their own."""
+    from supermemory.store import lifecycle, supersession
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
+        old = s.remember(JENKINS, kind="decision")["id"]
+        new = s.remember("We moved CI off Jenkins and onto GitHub Actions.", kind="decision")["id"]
+        with s.context.txn():     # as an older version left it: no link, its own passes done, this one not
+            s.conn.execute("DELETE FROM links")
+            s.conn.execute("DELETE FROM meta WHERE key = ?", (supersession.WORDINGS_STAMP_KEY,))
+        assert lifecycle.pending_passes(s.context) == ["supersedes links of newer change wordings"]
+        s.maintenance()
+        assert s.get(old)["memories"][0]["superseded_by"] == new
+        assert lifecycle.pending_passes(s.context) == []

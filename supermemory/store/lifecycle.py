@@ -177,7 +177,7 @@ def stamp_new_store(ctx: StoreContext) -> None:
     dbm.set_meta(ctx.conn, REDACTION_VERSION_KEY, f"{RULES_VERSION} {rules_fingerprint()}")
     dbm.set_meta(ctx.conn, SUMMARY_STAMP, SUMMARY_VERSION)
     if ctx.config.get("supersession.enabled"):   # else its writes link nothing: the backfill runs once it is on
-        for stamp in (supersession.STAMP_KEY, supersession.VALUES_STAMP_KEY, supersession.CJK_STAMP_KEY):
+        for stamp, *_ in supersession.PASSES:
             dbm.set_meta(ctx.conn, stamp, "1")
 
 
@@ -195,9 +195,7 @@ def pending_passes(ctx: StoreContext) -> list[str]:
         pending.append("summaries")
     if ctx.config.get("supersession.enabled") and ctx.q(
             f"SELECT 1 FROM memories m WHERE {LIVE} AND m.kind != 'session' LIMIT 1"):
-        for stamp, name in ((supersession.STAMP_KEY, "supersedes links"),
-                            (supersession.VALUES_STAMP_KEY, "value supersedes links"),
-                            (supersession.CJK_STAMP_KEY, "Chinese supersedes links")):
+        for stamp, _, _, name in supersession.PASSES:
             if not dbm.get_meta(ctx.conn, stamp):
                 pending.append(name)
     return pending

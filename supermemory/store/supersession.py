@@ -105,6 +105,8 @@ VALUES_STAMP_KEY = "supersedes_backfill_values"      # meta: the pass for bare v
 VALUES_CURSOR_KEY = "supersedes_backfill_values_at"  # meta: where that pass has got to
 CJK_STAMP_KEY = "supersedes_backfill_cjk"       # meta: the pass for Chinese change wording (words counted as words)
 CJK_CURSOR_KEY = "supersedes_backfill_cjk_at"   # meta: where that pass has got to
+WORDINGS_STAMP_KEY = "supersedes_backfill_wordings24"   # meta: change wordings read since (moved X off A onto B, 调整为)
+WORDINGS_CURSOR_KEY = "supersedes_backfill_wordings24_at"
 # Characters beyond which a text revises nothing: `max_terms` counts distinct words, so a pasted log of thousands of
 # lines of a few words passed it and every value of it was read (fresh-user run fu25 D1: 281 KB took 154 s to store).
 # The longest labelled revision (bench/revision_pairs*.jsonl) has 121 characters.
@@ -425,8 +427,9 @@ def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None =
     without change wording that states a value (`value_subject`) against the older ones it restates but for that
     value, then, in a third (`CJK_STAMP_KEY`), each one with CJK text that announces a change again: the first pass
     of a version before `traits.word_count` read a Chinese sentence of 28 characters as 42 words, over the cap, and
-    linked none of them. A pair the user removed (`unlink`) is never written again (`record_links`). Returns links
-    written.
+    linked none of them; and in a fourth (`WORDINGS_STAMP_KEY`), every change-announcing one again with the wordings
+    read since ("moved CI off Jenkins and onto GitHub Actions", 调整为, a Chinese change of an English fact: fresh-user
+    run fu29). A pair the user removed (`unlink`) is never written again (`record_links`). Returns links written.
 
     Each pass reads the memories oldest first and commits every `BACKFILL_SLICE` memories it looked up with its place
     (its cursor key), and at `deadline`, so a pass cut short (a SessionEnd hook's budget, a killed process) goes on
@@ -438,9 +441,7 @@ def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None =
     if not _settings(ctx)["enabled"]:
         return 0
     written = 0
-    for stamp, cursor, wanted in ((STAMP_KEY, CURSOR_KEY, has_revision_marker),
-                                  (VALUES_STAMP_KEY, VALUES_CURSOR_KEY, _bare_value),
-                                  (CJK_STAMP_KEY, CJK_CURSOR_KEY, _cjk_change)):
+    for stamp, cursor, wanted, _ in PASSES:
         if force or not dbm.get_meta(ctx.conn, stamp):
             links, finished = _backfill_pass(ctx, stamp, cursor, wanted, force=force, deadline=deadline)
             written += links
@@ -457,6 +458,14 @@ def _bare_value(text: str) -> bool:
 def _cjk_change(text: str) -> bool:
     """Does a text with CJK characters announce a change (what the first pass of older versions skipped)?"""
     return any(is_cjk(c) for c in text) and has_revision_marker(text)
+
+
+# The one-time passes in the order they run: (stamp, cursor, which memories they read, the name `health` gives one
+# still pending). A store this version creates has every stamp (`lifecycle.stamp_new_store`).
+PASSES = ((STAMP_KEY, CURSOR_KEY, has_revision_marker, "supersedes links"),
+          (VALUES_STAMP_KEY, VALUES_CURSOR_KEY, _bare_value, "value supersedes links"),
+          (CJK_STAMP_KEY, CJK_CURSOR_KEY, _cjk_change, "Chinese supersedes links"),
+          (WORDINGS_STAMP_KEY, WORDINGS_CURSOR_KEY, has_revision_marker, "supersedes links of newer change wordings"))
 
 
 def _backfill_pass(ctx: StoreContext, stamp: str, cursor_key: str, wanted, *, force: bool,
