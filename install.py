@@ -2611,7 +2611,7 @@ def purge_data_dir(args, paths: Paths, sess: Session) -> int:
         say("ok", f"deleted {d}")
     for path in [] if args.dry_run else files_still_running(paths, d):
         say("!!", f"{path} still holds a supermemory entry that runs a Python under {d}, which is gone now (you had "
-                  f"edited it, so uninstall left it to you): remove it by hand, or it fails at every session start")
+                  f"edited it, so uninstall left it to you): remove it by hand, or it fails each time the agent runs it")
     if sess.errors:
         say("!!", f"{sess.errors} file(s) could not be cleaned (see above).")
         return 2

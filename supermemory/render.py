@@ -422,15 +422,15 @@ def render_stats(result: dict, *, commands: Commands = MCP_COMMANDS) -> str:
 
 
 def render_export(result: dict) -> str:
-    """An export result: the file written, its counts and which namespaces it holds (a file of every project's
-    memories must say so: it was the one command not scoped to the current project)."""
+    """An export result: the file written, its counts and which namespaces it holds (a file of several projects'
+    memories must say so; CLI and MCP name the option that narrows it differently, so neither is named here)."""
     extra = ", ".join(f"{k} {v}" for k, v in result.items() if k != "path" and isinstance(v, (int, float, str)))
     text = f"Exported to {result['path']}" + (f" ({extra})" if extra else "") + "."
     held = result.get("namespaces") or {}
     if held:
         text += (f"\nIt holds {len(held)} namespace{'' if len(held) == 1 else 's'}: "
                  + ", ".join(f"{ns} {n}" for ns, n in held.items())
-                 + ("" if len(held) == 1 else " (--namespace NAME exports one)") + ".")
+                 + ".")
     return text
 
 

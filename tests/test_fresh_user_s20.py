@@ -224,7 +224,7 @@ def test_export_says_which_namespaces_the_file_holds(two_projects, tmp_path):
     result = store.export(tmp_path / "all.jsonl", namespaces=["*"])     # every project only when asked (fu30 D2)
     assert result["namespaces"] == {"billing-api": 1, "dashboard-web": 1} and result["memories"] == 2
     text = render_export(result)
-    assert "It holds 2 namespaces: billing-api 1, dashboard-web 1 (--namespace NAME exports one)." in text
+    assert "It holds 2 namespaces: billing-api 1, dashboard-web 1." in text
     answer = call(store, "memory_export", {"path": "mcp.jsonl", "namespaces": ["dashboard-web"]})   # to exports/
     assert answer["result"]["structuredContent"]["namespaces"] == {"dashboard-web": 1}
     assert "It holds 1 namespace: dashboard-web 1." in answer["result"]["content"][0]["text"]

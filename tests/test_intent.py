@@ -351,3 +351,15 @@ def test_on_call_is_a_topic_not_a_call_we_made(db_path, config):
 ])
 def test_a_phrase_of_several_kinds_gives_way_to_a_narrower_one_it_holds(query, kinds):
     assert intent.parse(query, 1_800_000_000).kinds == kinds
+
+
+@pytest.mark.parametrize("query", ["what are the user's preferences?", "用户有哪些偏好"])
+def test_the_user_an_agent_works_for_is_a_filler_of_broad_questions(query):
+    """fu31 N5: "the user's" made the question a topic search, and a Chinese preference came back at 0.02."""
+    got = intent.parse(query, NOW)
+    assert got.kinds == ("preference",) and got.only
+
+
+def test_user_as_a_topic_word_keeps_the_rest_of_the_question_a_topic():
+    got = intent.parse("user login preferences page", NOW)
+    assert not got.only and "login" in got.topic

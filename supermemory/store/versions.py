@@ -330,8 +330,8 @@ def link(ctx: StoreContext, src: Any, dst: Any, *, relation: str = "related", we
     if a["namespace"] != b["namespace"]:    # as merge: a link would change what the other project's recall shows
         raise InvalidInputError(
             f"{format_id(a['id'])} is in namespace {a['namespace']!r} and {format_id(b['id'])} in "
-            f"{b['namespace']!r}: a link joins memories of one namespace; each project keeps its own (a link across "
-            f"them would change what the other project's recall and briefing show)")
+            f"{b['namespace']!r}: a link joins memories of one namespace (a project's, or global's); a link across two "
+            f"would change what the other one's recall and briefing show")
     back = supersedes_path(ctx, b["id"], a["id"]) if relation == "supersedes" else []
     if back:
         _refuse_cycle(a, b, back)
