@@ -139,3 +139,12 @@ def test_a_store_written_before_the_new_wordings_gets_their_links_once_by_mainte
         s.maintenance()
         assert s.get(old)["memories"][0]["superseded_by"] == new
         assert lifecycle.pending_passes(s.context) == []
+
+
+def test_an_update_whose_text_is_headed_done_closes_the_task_as_remember_would(store):
+    """fu31 N6: `update --content "Done: …"` kept the task open, though `remember` of that text stores it done."""
+    mid = store.remember("Rotate the webhook signing secret.", kind="task")["id"]
+    new = store.update(mid, content="Done: rotated the webhook signing secret on Dec 4.")["id"]
+    assert store.get(new)["memories"][0]["status"] == "done"
+    again = store.update(new, content="Rotate the webhook signing secret again in March.")["id"]
+    assert store.get(again)["memories"][0]["status"] == "done"     # no heading: the status stays what it was
