@@ -116,3 +116,24 @@ def test_an_import_line_whose_namespace_is_a_path_is_refused(store, tmp_path):
     bad.write_text(json.dumps({**line, "id": "M40", "namespace": "../../etc"}) + "\n")
     with pytest.raises(InvalidInputError, match="namespace: names, not paths"):
         store.import_file(bad)
+
+
+def test_a_memory_already_here_still_brings_its_links_in(store, tmp_path):
+    """fu31 N3: after "1 link not kept" (its target missing), importing the whole file, target included, skipped the
+    memory as already present and never wrote its link."""
+    old = store.remember("CI runs on Jenkins.", kind="decision")["id"]
+    new = store.remember("We moved CI from Jenkins to GitHub Actions.", kind="decision")["id"]
+    store.link(new, old, relation="supersedes")
+    dump = tmp_path / "dump.jsonl"
+    store.export(dump)
+    lines = dump.read_text().splitlines()
+    only_new = tmp_path / "only_new.jsonl"
+    only_new.write_text("".join(line + "\n" for line in lines if json.loads(line)["id"] == new))
+    from supermemory.core import MemoryStore
+    from tests.conftest import FakeEmbedder
+    with MemoryStore(tmp_path / "other.db", config=store.context.config, embedder=FakeEmbedder(),
+                     namespace=store.context.namespace) as other:
+        assert other.import_file(only_new)["links_dropped"]
+        result = other.import_file(dump)
+        assert (result["imported"], result["skipped"]) == (1, 1) and "links_dropped" not in result
+        assert other.get(old)["memories"][0]["superseded_by"] == new

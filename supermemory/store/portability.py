@@ -210,7 +210,7 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             removed (nothing is written then).
     """
     lines = read_jsonl(path)
-    todo, skipped = [], 0
+    todo, skipped, present = [], 0, []
     claimed: set[int] = set()     # ids the lines before this one will write
     why_taken: dict[int, str] = {}  # the ids that sent a chain to new ones, and why (the import message names them)
     limit = int(ctx.config.get("store.max_content_chars"))
@@ -242,7 +242,11 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             raise InvalidInputError(f"{path}:{number}: {exc}") from None
         rows = {v["id"]: ctx.fetch(v["id"]) for v in versions}
         head = versions[-1]
-        if _same_memory(rows[head["id"]], head) or _present_elsewhere(ctx, head, list(rows)):
+        if _same_memory(rows[head["id"]], head):    # here already, under its own id: its links still come in
+            skipped += 1                            # (fresh-user run fu31 N3: a link to a memory added since)
+            present.append((versions, links, unlinked))
+            continue
+        if _present_elsewhere(ctx, head, list(rows)):
             skipped += 1
             continue
         taken = [v for v in versions if rows[v["id"]] is not None or v["id"] in claimed]
@@ -303,7 +307,7 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             if ctx.fetch(head)["deleted_at"] is None:
                 search_index.index_live(ctx, head)
         dropped = []    # links the store cannot keep, said in the answer (fresh-user run fu30 D7)
-        for versions, links, unlinked in todo:
+        for versions, links, unlinked in todo + present:
             for table, rows in (("links(src, dst, relation, weight, created_at)", links),
                                 ("link_removals(src, dst, relation, removed_at)", unlinked)):
                 for src, dst, relation, *rest, at in rows:
