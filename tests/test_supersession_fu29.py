@@ -148,3 +148,29 @@ def test_an_update_whose_text_is_headed_done_closes_the_task_as_remember_would(s
     assert store.get(new)["memories"][0]["status"] == "done"
     again = store.update(new, content="Rotate the webhook signing secret again in March.")["id"]
     assert store.get(again)["memories"][0]["status"] == "done"     # no heading: the status stays what it was
+
+
+@pytest.mark.parametrize("text, values", [
+    ("The nightly export now runs at 04:30 UTC instead of 03:00 UTC.", [("03:00 UTC", "04:30 UTC")]),
+    ("Standup moved from 09:30 to 10:00.", [("09:30", "10:00")]),
+])
+def test_a_time_keeps_its_colon_in_a_change(text, values):
+    assert change_values(text) == values
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("older, newer", [
+    ("The nightly export runs at 03:00 UTC.", "The nightly export now runs at 04:30 UTC instead of 03:00 UTC."),
+    ("Calls from the worker to PayFlux use an HTTP timeout of 30s.",
+     "The worker's HTTP timeout for PayFlux calls is now 60 seconds instead of 30 seconds."),
+    ("Calls from the worker to PayFlux use an HTTP timeout of 30s.", "worker 调用 PayFlux 的 HTTP 超时从 30 秒改为 60 秒。"),
+    ("Calls from the worker to PayFlux use an HTTP timeout of 30 seconds.",
+     "The worker's HTTP timeout for PayFlux calls is now 60s instead of 30s."),
+])
+def test_a_change_naming_the_old_value_with_its_unit_spelt_otherwise_supersedes_with_the_real_model(
+        db_path, config, onnx_embedder, older, newer):
+    """fu31 N1: "30s" against "30 seconds" / 30 秒, and a time whose colon cut the side in two, linked nothing."""
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
+        old = s.remember(older, kind="fact")["id"]
+        s.remember("The API listens on port 8080 locally.", kind="fact")
+        assert s.remember(newer, kind="fact")["supersedes"] == [old]

@@ -134,17 +134,20 @@ def _states(value: tuple[frozenset, frozenset], words: frozenset, numbers: froze
     """Does a memory with these content and numbered words state this value? Its numbers (a version: "OpenSearch
     2.11") always, and one of its words (`fully`: all of them)."""
     mine, digits = value
-    if not digits <= numbers | _unit_numbers(numbers):
+    plain = numbers | _unit_numbers(numbers)
+    if not all(d in plain or _unit_numbers(frozenset([d])) & plain for d in digits):
         return False
+    if digits and not digits <= numbers:    # a number with a unit glued on, on either side ("30s" for "30 seconds",
+        return True                         # 30 秒): the unit is spelt another way, the number says it (fu31 N1)
     return mine <= words if fully else (not mine or bool(mine & words))
 
 
-_NUMBER_WITH_UNIT = re.compile(r"(\d+(?:\.\d+)?)-[^\W\d_]+")
+_NUMBER_WITH_UNIT = re.compile(r"(\d+(?:\.\d+)?)-?[^\W\d_]+")
 
 
 def _unit_numbers(numbers: frozenset) -> set:
-    """The numbers of numbered words that glue a unit on with a hyphen ("7-day" states 7 of days, as "7 days" does:
-    fresh-user run fu25 D3)."""
+    """The numbers of numbered words that glue a unit on, with a hyphen or without ("7-day" states 7 of days, as
+    "7 days" does: fresh-user run fu25 D3; "30s" states 30 of seconds: fu31 N1)."""
     return {m.group(1) for word in numbers for m in [_NUMBER_WITH_UNIT.fullmatch(word)] if m}
 
 

@@ -144,7 +144,7 @@ def one_off(older: str, newer: str) -> bool:
 # （Debezium）", "不再用 updated_at 水位线（旧方案）"; full-width ones too) and at the connective words below, which end a
 # name ("from npm to pnpm for the web app" → "pnpm"). A Chinese side may mix an identifier and Chinese words
 # ("updated_at 水位线", "Redis 做任务队列").
-_SIDE_WORD = r"[^\s,;:!?()（）\"]*[^\s.,;:!?()（）\"]"
+_SIDE_WORD = r"(?:[^\s,;:!?()（）\"]|(?<=\d):(?=\d))*[^\s.,;:!?()（）\"]"   # a time keeps its colon: "03:00"
 _SIDE = rf"{_SIDE_WORD}(?: {_SIDE_WORD}){{0,3}}"
 _SIDE_CJK = r"(?:[^，。；、,;.从()（）]|\.(?=[A-Za-z0-9])){1,16}"   # a dot inside a name ("Fly.io") ends nothing
 _CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
