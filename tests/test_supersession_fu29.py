@@ -48,13 +48,18 @@ def test_a_chinese_value_set_to_another_announces_a_change(text):
 
 
 @pytest.mark.model
-def test_a_chinese_revision_of_an_english_fact_supersedes_it_with_the_real_model(db_path, config, onnx_embedder):
-    """The words of a Chinese text are read in English too (限流 → rate) against an English memory."""
+@pytest.mark.parametrize("newer", [
+    "公开 API 的限流从每个 API key 每分钟 120 次调整为每分钟 300 次，仍然用 slowapi 实现。",
+    "公开 API 的限流从每个 API key 每分钟 120 次提高到 300 次。",      # fu31 N2: without "slowapi" too
+    "公开 API 的限流调整为每个 API key 每分钟 300 次。",
+])
+def test_a_chinese_revision_of_an_english_fact_supersedes_it_with_the_real_model(db_path, config, onnx_embedder,
+                                                                                newer):
+    """The words of a Chinese text are read in English too (限流 → rate, limit) against an English memory."""
     with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
         old = s.remember(RATE, kind="fact")["id"]
         s.remember("Staging lives at staging.example.dev and is redeployed on every push to main.", kind="note")
-        new = s.remember("公开 API 的限流从每个 API key 每分钟 120 次调整为每分钟 300 次，仍然用 slowapi 实现。", kind="fact")
-        assert new["supersedes"] == [old]
+        assert s.remember(newer, kind="fact")["supersedes"] == [old]
 
 
 def test_history_of_a_superseded_memory_names_its_successor_as_get_does(store):

@@ -48,7 +48,7 @@ announces the same change itself ("migrated from OpenSearch to Meilisearch" ← 
 Meilisearch"); "use npm, not yarn" names both without a change of its own, so "switched from npm to yarn" revises it.
 Where cosines carry no meaning (mostly-CJK text: bge-small has no CJK vocabulary; or no vectors at all)
 the words decide alone (`overlap_cjk`), a Chinese text's
-words read in English too (`text.glossary.english_gloss`: 限流 → rate) against an English memory.
+words read in English too (`text.glossary.cross_terms`: 限流 → rate, limit) against an English memory.
 A bare value change needs no change wording (`restates_value`, scored on `bench/revision_pairs_values.jsonl`): a text
 without any that says what an older memory of the namespace says word for word but for one value ("The API request
 timeout is 30 seconds." → "… 60 seconds.") supersedes it. Its values are its numbered words, short quoted spans and
@@ -91,7 +91,7 @@ from supermemory.store import embedding, search_index
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, format_id
 from supermemory.text import cjk_share, fts_match, has_revision_marker, is_cjk, revision_marker, tokenize
-from supermemory.text.glossary import english_gloss
+from supermemory.text.glossary import cross_terms
 from supermemory.text.revisions import (in_scope, period_subject, quantity_subject, quantity_values, restates_period,
                                         restates_quantity, retirement_scopes)
 from supermemory.text.traits import (adds, change_values, content_terms, numbered_words, one_off, replaced_numbers,
@@ -223,8 +223,9 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     replaced, replacing = _values(old for old, _ in changes), _values(new for _, new in changes)
     retired = _values(old for old, new in changes if not new)     # "A is no longer used": A itself is gone
     text_cjk = cjk_share(text) >= CJK_TEXT
-    # A Chinese text is read in English too against an English memory (限流 → rate limit: fresh-user run fu29 D2).
-    read_as = own | content_terms(tokenize(english_gloss(text))) if text_cjk else own
+    # A Chinese text is read in English too against an English memory, every translation the glossary gives its
+    # words (限流 → rate, limit: fresh-user runs fu29 D2, fu31 N2).
+    read_as = own | {t for forms in cross_terms(text).values() for form in forms for t in form} if text_cjk else own
     weak = marker == "weak"
     additive = weak and adds(text)      # "X now also does Y": a change only to an older "only"
     scopes = retirement_scopes(text)    # "A is no longer used in the admin pages": only there
