@@ -137,3 +137,11 @@ def test_a_memory_already_here_still_brings_its_links_in(store, tmp_path):
         result = other.import_file(dump)
         assert (result["imported"], result["skipped"]) == (1, 1) and "links_dropped" not in result
         assert other.get(old)["memories"][0]["superseded_by"] == new
+
+
+def test_the_briefing_orders_memories_of_one_second_by_id_in_any_store(store, tmp_path):
+    """fu31 N7: after an export/import round trip, decisions written in the same second came in the other order."""
+    ids = [store.remember(f"Decision {n}: service {n} owns its own schema.", kind="decision")["id"] for n in range(3)]
+    with store.context.txn():
+        store.conn.execute("UPDATE memories SET updated_at = 1800000000, created_at = 1800000000")
+    assert [m["id"] for m in store.briefing()["sections"]["decisions"]] == ids[::-1]

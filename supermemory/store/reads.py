@@ -175,7 +175,7 @@ def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent
                      ns_params + [now] + without + list(more) + [n])
         return [public(record(r)) for r in rows]
 
-    by_weight = "m.importance DESC, m.updated_at DESC"
+    by_weight = "m.importance DESC, m.updated_at DESC, m.id DESC"   # ties: the newer id first, in any store
     sections = {
         "pinned": fetch("m.pinned = 1", by_weight),
         "tasks": fetch("m.kind = 'task' AND m.status = 'open' AND m.pinned = 0", by_weight),
@@ -184,7 +184,7 @@ def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent
         "gotchas": fetch("m.kind = 'gotcha' AND m.pinned = 0", by_weight),
     }
     shown = {item["id"] for items in sections.values() for item in items}
-    recent = [r for r in fetch("m.updated_at >= ? AND m.kind NOT IN ('session')", "m.updated_at DESC",
+    recent = [r for r in fetch("m.updated_at >= ? AND m.kind NOT IN ('session')", "m.updated_at DESC, m.id DESC",
                                20, [now - recent_days * 86400]) if r["id"] not in shown]
     # A memory that supersedes another is a change in the plainest sense ("the timeout is now 60s"): those first,
     # each group newest first (fresh-user run fu29 D8: a task marked done took the section's one line).
