@@ -274,7 +274,8 @@ _JOINED_WORDS = re.compile(r"_*[A-Za-z][A-Za-z0-9]*(?:[_-]+[A-Za-z0-9]+)+_*")
 _MASK = re.compile(r"[*xX.\u2022#?_:-]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IDENT_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
-_IDENT_ASSIGN = re.compile(r"[A-Za-z_$][\w.$]*=")
+# code "a=b", not base64 padding ("UGw0MW5UM3h0UHc=", "ZGVwbG95==": a Kubernetes Secret's data, .npmrc _auth; fu32 D1)
+_IDENT_ASSIGN = re.compile(r"[A-Za-z_$][\w.$]*=(?!=?$)")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]{0,40}(?:\.[A-Za-z_$][\w$]{0,40})+")
 _CALL = re.compile(r"[A-Za-z_$][\w.$:]*[(\[]")
 _ENV_VAR = re.compile(r"[A-Z_][A-Z0-9_]*")
@@ -1524,9 +1525,10 @@ REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 #: (5: the caller's `source`; 6: a CamelCase value is an annotation only when it reads as a type, a value named
 #: directly in prose needs no random look, references to where a secret lives stay; 7: a password named directly
 #: in prose goes whatever its shape: "hunter2", "correct-horse-battery-staple", a PIN; 8: a user/password pair
-#: after a login word, "the grafana login is admin / <v>", "账号 admin 密码 <v>"): stores re-redact themselves once
+#: after a login word, "the grafana login is admin / <v>", "账号 admin 密码 <v>"; 9: a value with base64 padding,
+#: "DB_PASSWORD: UGw0MW5UM3h0UHc=", is no "a=b" code): stores re-redact themselves once
 #: when ``rules_fingerprint()`` changes.
-RULES_VERSION = 8
+RULES_VERSION = 9
 
 
 def rules_fingerprint() -> str:

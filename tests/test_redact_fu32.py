@@ -1,0 +1,29 @@
+"""Secrets a fresh-user run (fu32, twenty-fourth session) found stored in clear: a value with base64 padding after a
+credential name was read as code ("a=b") and kept."""
+from __future__ import annotations
+
+import pytest
+
+from supermemory.redact import RULES_VERSION, redact
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("k8s secret: DB_PASSWORD: UGw0MW5UM3h0UHc= (base64 of the real one)", "UGw0MW5UM3h0UHc"),
+    ("password=Tr0ub4dor=", "Tr0ub4dor"),
+    ("PASSWORD=aGVsbG8=", "aGVsbG8"),
+    ("_auth=ZGVwbG95OnNlY3JldDEyMw==", "ZGVwbG95OnNlY3JldDEyMw"),
+    ("SECRET_KEY=abcDEF123456789ghiJKLmno=", "abcDEF123456789ghiJKLmno"),
+    ("data:\n  DB_PASSWORD: UGw0MW5UM3h0UHc=\n  API_TOKEN: ZXlKaGJHY2lPaUpJVXpJMU5pSjk=", "ZXlKaGJHY2lPaUpJVXpJMU5pSjk"),
+])
+def test_a_value_with_base64_padding_after_a_credential_name_goes(text, secret):
+    clean, counts = redact(text)
+    assert secret not in clean and counts
+
+
+@pytest.mark.parametrize("text", ["x: Type = default", "password=a=b", "if token == expected: retry()"])
+def test_code_with_an_assignment_or_comparison_stays(text):
+    assert redact(text)[0] == text
+
+
+def test_stores_re_redact_what_the_older_rules_kept():
+    assert RULES_VERSION >= 9
