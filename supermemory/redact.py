@@ -456,7 +456,7 @@ def _keep_value(value: str, *, quoted: bool, family: str) -> bool:
         return True
     if _MASK.fullmatch(v) or _SQL_PARAM.fullmatch(v) or _COLOR.fullmatch(v):
         return True
-    if _PERCENT.search(v) or _TEMPLATE.search(v) or _PATH.fullmatch(v):
+    if (_PERCENT.search(v) and not _noisy(v)) or _TEMPLATE.search(v) or _PATH.fullmatch(v):
         return True
     if "..." in v or "\u2026" in v or "***" in v:  # elided: "hf_...", "sk-...", "hf_***"
         return True
@@ -489,7 +489,7 @@ def _keep_value(value: str, *, quoted: bool, family: str) -> bool:
         # API tokens are long and random: not counts, stars ("1*tchar"),
         # descriptions ("RFC 2518"), short words ("unexpected token: import")
         # or names ("next_marker", "string.quoted.single")
-        if len(v) < 4 or "*" in v or _is_dotted_name(v):
+        if len(v) < 4 or ("*" in v and not _noisy(v)) or _is_dotted_name(v):
             return True
         if _SPACE.search(v) and low.split(None, 1)[0] not in ("bearer", "basic", "token"):
             return True
@@ -724,6 +724,12 @@ _DIGEST_LABEL = re.compile(r"(?:sha|SHA)(?:1|224|256|384|512)[:=-]|(?:md5|MD5|bl
 _PREFIXED_ID = re.compile(r"[a-z]{2,6}_[A-Za-z0-9]{8,64}")
 _HEX_SEGMENT = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _WORD_SEGMENT = re.compile(r"([A-Za-z]+)[0-9]{0,4}")
+
+
+def _noisy(v: str) -> bool:
+    """A long run of near-random characters: a "%r" or a "*" in it is one of them, no format or glob (Django's
+    SECRET_KEY = 'k8#2m!x9q@w3e%r5t&y7u*i0o…': fresh-user run fu32 D2)."""
+    return len(v) >= 24 and _entropy(v) >= 4.5
 
 
 def _entropy(v: str) -> float:
@@ -1526,7 +1532,8 @@ REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 #: directly in prose needs no random look, references to where a secret lives stay; 7: a password named directly
 #: in prose goes whatever its shape: "hunter2", "correct-horse-battery-staple", a PIN; 8: a user/password pair
 #: after a login word, "the grafana login is admin / <v>", "账号 admin 密码 <v>"; 9: a value with base64 padding,
-#: "DB_PASSWORD: UGw0MW5UM3h0UHc=", is no "a=b" code): stores re-redact themselves once
+#: "DB_PASSWORD: UGw0MW5UM3h0UHc=", is no "a=b" code, and a "%r" or "*" inside a long near-random value, Django's
+#: SECRET_KEY, no format or glob): stores re-redact themselves once
 #: when ``rules_fingerprint()`` changes.
 RULES_VERSION = 9
 

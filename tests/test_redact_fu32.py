@@ -20,7 +20,20 @@ def test_a_value_with_base64_padding_after_a_credential_name_goes(text, secret):
     assert secret not in clean and counts
 
 
-@pytest.mark.parametrize("text", ["x: Type = default", "password=a=b", "if token == expected: retry()"])
+@pytest.mark.parametrize("text, secret", [
+    ("SECRET_KEY = 'k8#2m!x9q@w3e$r5t^y7u*i0o(p)a1s2d3f4g5h6j'", "x9q@w3e"),
+    ("SECRET_KEY = 'k8#2m!x9q@w3e%r5t&y7u*i0oa1s2d3f4g5h6j'", "x9q@w3e"),
+    ('SECRET_KEY = "django-insecure-0n7%1vj$&8@+lh6gq3!mxa=b2p(z5#w)c^k9*ur4e_yts-d"', "lh6gq3"),
+])
+def test_a_django_secret_key_goes_though_it_holds_a_star_or_a_percent(text, secret):
+    """fu32 D2: a "*" or "%r" in the value read it as a glob or a format string."""
+    clean, counts = redact(text)
+    assert secret not in clean and counts
+
+
+@pytest.mark.parametrize("text", ["x: Type = default", "password=a=b", "if token == expected: retry()",
+                                  'token_glob = "**/*.tokens.json"', 'password = "%(db_password)s"',
+                                  'token_fmt = "%s-%s-%d"'])
 def test_code_with_an_assignment_or_comparison_stays(text):
     assert redact(text)[0] == text
 
