@@ -827,6 +827,10 @@ _PROSE_PASSWORD_VALUE = _prose_value(4)
 # The same in Chinese, where no space need stand around the value: 密码：<v>, 数据库密码是<v>, 口令已改为 <v>.
 _ZH_PASSWORD_KW = r"(?P<kw>密码|密碼|口令)"
 _ZH_SECRET_KW = r"(?P<kw>令牌|密钥|密鑰|秘钥|凭证|凭据|憑證)"
+# the English credential word a Chinese sentence names it with ("测试环境的 token 是 <v>", "api key 为 <v>": fresh-user run
+# fu32 D3), before a Chinese link only (its "token: <v>" is the English rules')
+_ZH_EN_KW = (r"(?<![a-z0-9_])(?P<kw>token|secret|api[ _-]?key|access[ _-]?key|password|passwd)(?![a-z0-9_])"
+             r"(?=[ \t]*(?:现在|目前|已经?|仍然?|还|都|统一)?(?:是|为|為|改为|改為|改成|设为|设置为|设成|换成|換成|更新为))")
 _ZH_LINK = (r"[ \t]*(?P<lk>[:：=]|(?:现在|目前|已经?|仍然?|还|都|统一)?"
             r"(?:是|为|為|改为|改為|改成|设为|设置为|设成|换成|換成|更新为)[ \t]*[:：]?)[ \t]*")
 # an ASCII run (a CJK character or full-width punctuation ends it), 4 to 200 characters
@@ -1479,6 +1483,16 @@ _RULES: tuple[_Rule, ...] = (
         _ZH_SECRET_KW + _ZH_LINK + _ZH_VALUE,
         name="secret_in_prose_zh",
         stems=("令牌", "密钥", "密鑰", "秘钥", "凭证", "凭据", "憑證"),
+        lowered=True,
+        groups=("s",),
+        keep=_keep_zh,
+    ),
+    _Rule(
+        "secret_in_prose",
+        # "测试环境的 token 是 <value>", "api key 为 <value>": an English credential word, a Chinese link
+        _ZH_EN_KW + _ZH_LINK + _ZH_VALUE,
+        name="secret_in_prose_zh_en",
+        stems=("token", "secret", "api", "access", "passw"),
         lowered=True,
         groups=("s",),
         keep=_keep_zh,

@@ -532,6 +532,8 @@ RULE_CASES = [
     ("password_in_prose_zh", "数据库密码是 " + "hunter2" + "Secret!", "hunter2Secret!",
      "密码在 1Password 里；密码学是另一回事；密码: ${DB_PASSWORD}"),
     ("secret_in_prose_zh", "令牌：" + "Xk9mQ2pLz7Rw", "Xk9mQ2pLz7Rw", "令牌每 15 分钟刷新一次；令牌: <your-token>"),
+    ("secret_in_prose_zh_en", "测试环境的 token 是 " + "z2YBSoGOsDbjqMVzaVp62BSK", "z2YBSoGOsDbjqMVzaVp62BSK",
+     "token 是必需的参数；token 是 <your-token>"),
     ("password_pair", "the grafana login is admin / " + "Gr4fana" + "#2026", "Gr4fana#2026",
      "login is handled by the auth service / see docs; login: admin/settings"),
     ("password_after_user", "user admin password " + "Gr4fana" + "#2026", "Gr4fana#2026",

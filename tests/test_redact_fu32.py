@@ -40,3 +40,20 @@ def test_code_with_an_assignment_or_comparison_stays(text):
 
 def test_stores_re_redact_what_the_older_rules_kept():
     assert RULES_VERSION >= 9
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("测试环境的 token 是 z2YBSoGOsDbjqMVzaVp62BSKLVPA2o", "z2YBSoGOsDbjqMVzaVp62BSKLVPA2o"),
+    ("token是Xk29dLq83mZpW7vRt5nB4cY1", "Xk29dLq83mZpW7vRt5nB4cY1"),
+    ("我们的 secret 是 Xk29dLq83mZpW7vRt5nB4cY1", "Xk29dLq83mZpW7vRt5nB4cY1"),
+    ("api key 为 z2YBSoGOsDbjqMVzaVp62BSKLVPA2o", "z2YBSoGOsDbjqMVzaVp62BSKLVPA2o"),
+])
+def test_a_chinese_sentence_naming_the_credential_in_english_loses_the_secret(text, secret):
+    """fu32 D3: "token 是 <v>" kept what 令牌是 <v> and "the token is <v>" took out."""
+    clean, counts = redact(text)
+    assert secret not in clean and counts
+
+
+@pytest.mark.parametrize("text", ["token 是必需的参数", "token 是一个 JWT", "token 是 <your-token>"])
+def test_a_chinese_sentence_about_a_token_keeps_its_words(text):
+    assert redact(text)[0] == text
