@@ -107,9 +107,9 @@ def test_hard_forget_leaves_no_copy_of_the_text_in_the_database_files(store, db_
     for n in range(40):
         store.remember(f"filler note {n} about the deploy pipeline and its caches")
     first = store.remember("the staging door code word is plughxyzzy42 until Friday")
-    store.update(first["id"], content="the staging door code word is plughxyzzy42 until Monday")
+    current = store.update(first["id"], content="the staging door code word is plughxyzzy42 until Monday")["id"]
     assert store.recall("which staging door code word", touch=False)["results"]
-    store.forget(first["id"], hard=True)
+    store.forget(current, hard=True)     # the current version's id: its whole history goes (an old one's is refused)
     files = [p for p in db_path.parent.iterdir() if p.name.startswith(db_path.name)]
     assert not [p.name for p in files if b"plughxyzzy42" in p.read_bytes()]
     assert store.recall("deploy pipeline caches", touch=False)["results"]    # the rest is intact

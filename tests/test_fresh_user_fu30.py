@@ -145,3 +145,15 @@ def test_the_briefing_orders_memories_of_one_second_by_id_in_any_store(store, tm
     with store.context.txn():
         store.conn.execute("UPDATE memories SET updated_at = 1800000000, created_at = 1800000000")
     assert [m["id"] for m in store.briefing()["sections"]["decisions"]] == ids[::-1]
+
+
+def test_a_hard_forget_of_an_old_version_is_refused_and_names_the_current_one(store):
+    """fu32 D5: `forget --hard <old version>` erased the current version too, naming only the old id."""
+    old = store.remember("The blorptastic queue retries three times.")["id"]
+    new = store.update(old, content="The blorptastic queue retries five times.")["id"]
+    with pytest.raises(InvalidInputError, match=f"{old} is an old version; forget the current one, {new} "
+                                                 r"\(a hard delete erases its whole history with it\)"):
+        store.forget([old], hard=True)
+    assert store.get(new)["memories"][0]["id"] == new
+    assert store.forget([new], hard=True)["forgotten"] == [new]
+    assert store.get(new, namespace="*").get("missing") == [new]

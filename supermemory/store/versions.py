@@ -237,7 +237,8 @@ def forget(ctx: StoreContext, ids: Any, *, hard: bool = False, namespace: str | 
     (`ui`), kept in the row's source as `forgotten_by`.
 
     Raises:
-        NotFoundError: an id does not exist in the namespaces read.
+        NotFoundError: an id does not exist in the namespaces read. InvalidInputError: an old version's id, hard
+            or soft (fresh-user run fu32 D5: `--hard` of one erased the current version it never named).
     """
     id_list = parse_ids(ids)
     if not id_list:
@@ -250,13 +251,14 @@ def forget(ctx: StoreContext, ids: Any, *, hard: bool = False, namespace: str | 
     with ctx.txn():
         for memory_id in id_list:
             rec = visible(ctx, memory_id, namespaces)
+            if rec["superseded_by"] is not None:    # hard too: it would erase the current version it never named
+                raise InvalidInputError(f"{format_id(memory_id)} is an old version; forget the current one, "
+                                        f"{format_id(head(ctx, memory_id))}" + (
+                                            " (a hard delete erases its whole history with it)" if hard else ""))
             if hard:
                 delete_rows(ctx, _whole_history(ctx, rec))
                 done.append(format_id(memory_id))
                 continue
-            if rec["superseded_by"] is not None:
-                raise InvalidInputError(f"{format_id(memory_id)} is an old version; forget the current one, "
-                                        f"{format_id(head(ctx, memory_id))}")
             if rec["deleted_at"] is None:
                 soft_delete(ctx, memory_id, now, reason)
                 _mark(ctx, rec, forgotten_by=by)
