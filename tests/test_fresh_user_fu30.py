@@ -157,3 +157,11 @@ def test_a_hard_forget_of_an_old_version_is_refused_and_names_the_current_one(st
     assert store.get(new)["memories"][0]["id"] == new
     assert store.forget([new], hard=True)["forgotten"] == [new]
     assert store.get(new, namespace="*").get("missing") == [new]
+
+
+def test_the_pair_readers_health_calls_per_text_keep_a_store_of_10k_texts_cached():
+    """fu32 D6: `health` took 4.9 s at 10k memories, re-reading each text for every close pair once the caches of
+    1024 / 4096 texts had cycled (bench/RESULTS.md: 4.69 → 3.10 s median on that store)."""
+    from supermemory.text import traits
+    for reader in (traits.value_reading, traits.adds, traits._swap_words, traits._swap_reading):
+        assert reader.cache_info().maxsize >= 10_000

@@ -97,6 +97,7 @@ def _scope(text: str) -> list[frozenset]:
     return scopes
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def adds(text: str) -> bool:
     """Does the text add one more value rather than replace one: "also", "too", "as well", 也, 还 in a text without
     change wording ("CI also runs on Go 1.22"), or as its only change wording ("X now also does Y")? An addition
@@ -392,7 +393,7 @@ def _states_value(value: str, before: str, after: str) -> bool:
     return not (value.isdigit() and name.group(1).islower())
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1 << 16)   # `health` reads each of 10k memories in many pairs (fu32 D6)
 def value_reading(text: str) -> tuple[frozenset, tuple[tuple[str, bool], ...]]:
     """(the subject words, ((value, stated), …) in text order) of a text: its values are its numbered words (`numbered_words`: "30",
     "02:00", "v3.11", "db1"), short quoted spans and code-like words (casefolded), each `stated` unless it names
@@ -503,12 +504,12 @@ def _beside(text: str, word: str) -> set:
     return out
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 16)   # `health` reads each of 10k memories in many pairs (fu32 D6)
 def _swap_words(text: str) -> tuple:
     return tuple(t for t in tokenize(text) if t.isalpha() and t not in stopwords())
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 16)
 def _swap_reading(text: str) -> tuple[bool, frozenset, frozenset]:
     """(announces a change, its words without numbers and stop words, its numbered words): `health` reads one
     text in many pairs."""
