@@ -165,3 +165,15 @@ def test_the_pair_readers_health_calls_per_text_keep_a_store_of_10k_texts_cached
     from supermemory.text import traits
     for reader in (traits.value_reading, traits.adds, traits._swap_words, traits._swap_reading):
         assert reader.cache_info().maxsize >= 10_000
+
+
+@pytest.mark.parametrize("title", ["", None])
+def test_an_imported_memory_without_a_title_gets_one_from_its_body(store, tmp_path, title):
+    """fu32 D8: imported with "title": "" (or none), a memory showed as a blank line in recall, health and get."""
+    line = _exported_line(store, tmp_path)
+    line = {k: v for k, v in line.items() if k != "title"} if title is None else {**line, "title": title}
+    bad = tmp_path / "untitled.jsonl"
+    bad.write_text(json.dumps({**line, "id": "M40", "body": "Flaky test: the checkout e2e suite times out on CI."})
+                   + "\n")
+    store.import_file(bad)
+    assert store.get("M40")["memories"][0]["title"].startswith("Flaky test: the checkout e2e suite")

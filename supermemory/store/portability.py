@@ -342,6 +342,8 @@ def _redacted_version(ctx: StoreContext, v: dict) -> dict:
             " (an unclosed <private> tag leaves out everything after it)" if left_out else ""))
     if counts and v["title"] == summarize(v["body"], max_chars=writes.TITLE_CHARS):
         title = summarize(body, max_chars=writes.TITLE_CHARS)   # cut from the body: may hold half a secret
+    if not (title or "").strip():   # a line without a title gets one as `remember` gives it (fu32 D8: blank lines)
+        title = summarize(body, max_chars=writes.TITLE_CHARS)
     tags = writes.prepare_tags(ctx, v["tags"], counts)
     source = writes.redacted_json(ctx, v["source"], counts)
     external_key, delete_reason = (None if v[field] is None else writes._redacted(ctx, v[field], counts)
