@@ -177,3 +177,13 @@ def test_an_imported_memory_without_a_title_gets_one_from_its_body(store, tmp_pa
                    + "\n")
     store.import_file(bad)
     assert store.get("M40")["memories"][0]["title"].startswith("Flaky test: the checkout e2e suite")
+
+
+def test_ids_are_ascii_and_each_counts_once(store):
+    """fu32 D12: "M٣" (an Arabic-Indic digit) was read as M3, and `forget M1 M1` named M1 twice."""
+    from supermemory.store.records import parse_id, parse_ids
+    with pytest.raises(InvalidInputError, match="not a memory id"):
+        parse_id("M\u0663")
+    assert parse_ids(["M2", "m2", 2, "M1"]) == [2, 1]
+    mid = store.remember("A note to forget.")["id"]
+    assert store.forget([mid, mid])["forgotten"] == [mid]

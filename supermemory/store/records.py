@@ -52,14 +52,15 @@ def parse_id(value: Any) -> int:
         text = value.strip()
         if text[:1] in ("M", "m"):
             text = text[1:]
-        if text.isdigit() and 0 < len(text) <= 18 and int(text) > 0:   # ids start at 1: "M0" names none
+        # ASCII digits only ("M٣" is no M3: fu32 D12); ids start at 1: "M0" names none
+        if text.isascii() and text.isdigit() and 0 < len(text) <= 18 and int(text) > 0:
             return int(text)
     raise InvalidInputError(f"not a memory id: {value!r} (expected something like M12)")
 
 
 def parse_ids(ids: Any) -> list[int]:
-    """One id or a list of them, parsed."""
-    return [parse_id(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids])]
+    """One id or a list of them, parsed, each once (in the order first given)."""
+    return list(dict.fromkeys(parse_id(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids])))
 
 
 def json_text(value: Any, *, sort_keys: bool = False) -> str:
