@@ -106,8 +106,9 @@ def _marker(kind: str) -> str:
 # <private> spans
 # ---------------------------------------------------------------------------
 
-# An opening or closing tag; ``<private-notes>`` or ``<privateer>`` are other tags.
-_PRIVATE_TAG = re.compile(r"<(/?)private(?![\w-])([^<>]{0,256})>", re.IGNORECASE)
+# An opening or closing tag; ``<private-notes>`` or ``<privateer>`` are other tags. A Chinese input method types the
+# brackets full-width: ＜private＞ (fresh-user run fu32 D10).
+_PRIVATE_TAG = re.compile(r"[<＜]([/／]?)private(?![\w-])([^<>＜＞]{0,256})[>＞]", re.IGNORECASE)
 # Removing a span can splice a new tag together ("<pri<private>x</private>vate>");
 # a few passes make the result stable without risking quadratic time.
 _PRIVATE_MAX_PASSES = 8
@@ -164,7 +165,7 @@ def unclosed_private(text: str) -> int:
     every span is closed). ``redact`` counts such a span under ``"private"`` like any other; this says
     that it swallowed the rest of the text, so the writer can be told."""
     text = _coerce(text)
-    if "<" not in text:
+    if "<" not in text and "＜" not in text:
         return 0
     return _strip_private(text)[2]
 
@@ -1699,7 +1700,7 @@ def redact(text: str, *, enabled: bool = True, drop_private: bool = True) -> tup
     """
     text = _coerce(text)
     counts: dict[str, int] = {}
-    if drop_private and "<" in text:
+    if drop_private and ("<" in text or "＜" in text):
         text, spans, _ = _strip_private(text)
         if spans:
             counts[PRIVATE_TYPE] = spans

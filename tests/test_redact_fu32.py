@@ -57,3 +57,10 @@ def test_a_chinese_sentence_naming_the_credential_in_english_loses_the_secret(te
 @pytest.mark.parametrize("text", ["token 是必需的参数", "token 是一个 JWT", "token 是 <your-token>"])
 def test_a_chinese_sentence_about_a_token_keeps_its_words(text):
     assert redact(text)[0] == text
+
+
+def test_a_private_span_typed_with_full_width_brackets_is_dropped():
+    """fu32 D10: a Chinese input method types ＜private＞, which was not read as the tag."""
+    assert redact("keep this ＜private＞客户名单 ACME＜/private＞ and this") == ("keep this  and this", {"private": 1})
+    assert redact("open ＜private＞ the rest")[0] == "open "
+    assert redact("a <b> tag and 1 ＜ 2 ＞ 0") == ("a <b> tag and 1 ＜ 2 ＞ 0", {})
