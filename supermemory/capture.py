@@ -66,22 +66,50 @@ def _strings(node, out: list) -> list:
 def _redact_lines(objs: list, batch: int = 64) -> list:
     """Transcript lines with secrets removed. One redact() call per batch of lines (their strings
     joined by newlines; no rule matches across a newline, and any change falls back to
-    string-by-string), ~40x faster than redacting every string of a multi-megabyte transcript."""
+    string-by-string), ~40x faster than redacting every string of a multi-megabyte transcript.
+    A `<private>` span left open by one message's text goes on through the texts after it until one closes it
+    (fresh-user run fu32 D4: the user turn between "<private>…" and "…</private>" was stored)."""
     from supermemory.redact import redact
 
     out = []
+    inside = [False]    # a private span is open: the texts read from here on are in it
     for start in range(0, len(objs), batch):
         group = objs[start:start + batch]
         texts = ["\n".join(_strings(obj, [])) for obj in group]
         joined = "\n".join(texts)
-        clean, counts = redact(joined)
-        if clean == joined and not counts:
-            out.extend(group)
-            continue
+        if not inside[0]:
+            clean, counts = redact(joined)
+            if clean == joined and not counts:
+                out.extend(group)
+                continue
         for obj, text in zip(group, texts):
-            clean, counts = redact(text)
-            out.append(obj if clean == text and not counts else redact_tree(obj))
+            if not inside[0]:
+                clean, counts = redact(text)
+                if clean == text and not counts:
+                    out.append(obj)
+                    continue
+            out.append(_redact_carrying(obj, inside))
     return out
+
+
+_TEXT_KEYS = ("text", "content")   # where a message's words are, in Claude Code and Codex lines alike
+
+
+def _redact_carrying(node: Any, inside: list, key: str | None = None) -> Any:
+    """`redact_tree`, with the private span of `inside` carried from one message text to the next in order."""
+    from supermemory.redact import redact, unclosed_private
+
+    if isinstance(node, str):
+        if key not in _TEXT_KEYS:
+            return redact(node)[0]
+        text = "<private>" + node if inside[0] else node
+        inside[0] = unclosed_private(text) > 0
+        return redact(text)[0]
+    if isinstance(node, list):
+        return [_redact_carrying(v, inside, key) for v in node]
+    if isinstance(node, dict):
+        return {k: _redact_carrying(v, inside, k) for k, v in node.items()}
+    return node
 
 
 MAX_FILE_POSITIONS = 500   # read positions kept per session (its transcript files: resumes, subagents)

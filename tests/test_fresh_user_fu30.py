@@ -187,3 +187,21 @@ def test_ids_are_ascii_and_each_counts_once(store):
     assert parse_ids(["M2", "m2", 2, "M1"]) == [2, 1]
     mid = store.remember("A note to forget.")["id"]
     assert store.forget([mid, mid])["forgotten"] == [mid]
+
+
+def test_a_private_span_across_user_turns_is_dropped_from_the_captured_session(tmp_path):
+    """fu32 D4: a span opened in one user turn and closed in a later one stored the turns in between."""
+    from supermemory.capture import _redact_lines
+    from tests.helpers.histories import ClaudeSession
+    s = ClaudeSession("s1", str(tmp_path), "2026-12-01")
+    s.user("Let's fix the checkout bug. <private>the next thing is confidential")
+    s.say("Understood.")
+    s.user("customer ACMECORP pays 2M a year </private> ok, go on")
+    s.user("Run the tests for checkout VISIBLE3")
+    s.user("open again <private> from here SECRETTAIL")
+    s.user("and this too STILLHIDDEN")
+    text = json.dumps(_redact_lines(s.lines))
+    assert "ACMECORP" not in text and "Understood" not in text and "SECRETTAIL" not in text
+    assert "STILLHIDDEN" not in text
+    assert "ok, go on" in text and "VISIBLE3" in text and "Let's fix the checkout bug." in text
+    assert '"type": "user"' in text and '"sessionId": "s1"' in text    # the lines themselves are intact
