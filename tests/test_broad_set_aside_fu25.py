@@ -27,5 +27,5 @@ def test_a_named_kind_no_memory_of_which_answers_is_set_aside(db_path, config, o
         page = s.recall("what did we decide about the preview database being read-only", touch=False)
         assert page["results"][0]["id"] == ids["Preview DB frozen"], page["results"]
         assert "set aside" in page.get("note", "")
-        page = s.recall("gotchas with redis", touch=False)
+        page = s.recall("gotchas about redis", touch=False)
         assert page["results"][0]["id"] == ids["Redis pool"] and "intent filter" in page.get("note", "")

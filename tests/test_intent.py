@@ -142,7 +142,7 @@ def test_every_lexicon_row_parses_and_has_a_provenance():
 
 
 @pytest.mark.parametrize("query, topic", [
-    ("gotchas with redis", "with redis"),
+    ("gotchas about memcached", "about memcached"),
     ("decisions about the database this week", "about the database"),
     ("数据库相关的决定", "数据库相关的"),
 ])

@@ -88,7 +88,7 @@ def answer(ctx: StoreContext, text: str, *, now: float, namespace: str | None, n
         # question as asked is answered more surely by memories none of which is of that kind or status, and the
         # filtered best is not among them, it is an unrelated memory of that kind (fresh-user run fu25 D6: "what did
         # we decide about the staging database being read-only" listed an order-transaction decision at 0.42; a note
-        # answered it at 0.99). A filtered best as sure as the plain answer stands ("gotchas with redis").
+        # answered it at 0.99). A filtered best as sure as the plain answer stands (a gotcha asked for by its topic).
         asked = plain()
         relevant = ranking.shipped_threshold("auto")
         answers = [r for i, r in enumerate(asked["results"])
