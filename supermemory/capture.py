@@ -20,16 +20,24 @@ from supermemory.store.records import format_id, parse_id
 logger = logging.getLogger(__name__)
 
 
-def redact_tree(node: Any) -> Any:
-    """Redact every string inside a JSON-like tree (session digests are persisted too)."""
-    from supermemory.redact import redact
+_TEXT_KEYS = ("text", "content")   # where a message's words are, in Claude Code and Codex lines alike
+
+
+def redact_tree(node: Any, inside: list | None = None, key: str | None = None) -> Any:
+    """Redact every string inside a JSON-like tree (session digests are persisted too). With `inside` ([bool]: a
+    `<private>` span is open), the span is carried in order from one message text (under `_TEXT_KEYS`) to the next."""
+    from supermemory.redact import redact, unclosed_private
 
     if isinstance(node, str):
-        return redact(node)[0]
+        if inside is None or key not in _TEXT_KEYS:
+            return redact(node)[0]
+        text = "<private>" + node if inside[0] else node
+        inside[0] = unclosed_private(text) > 0
+        return redact(text)[0]
     if isinstance(node, list):
-        return [redact_tree(v) for v in node]
+        return [redact_tree(v, inside, key) for v in node]
     if isinstance(node, dict):
-        return {k: redact_tree(v) for k, v in node.items()}
+        return {k: redact_tree(v, inside, k) for k, v in node.items()}
     return node
 
 
@@ -88,28 +96,8 @@ def _redact_lines(objs: list, batch: int = 64) -> list:
                 if clean == text and not counts:
                     out.append(obj)
                     continue
-            out.append(_redact_carrying(obj, inside))
+            out.append(redact_tree(obj, inside))
     return out
-
-
-_TEXT_KEYS = ("text", "content")   # where a message's words are, in Claude Code and Codex lines alike
-
-
-def _redact_carrying(node: Any, inside: list, key: str | None = None) -> Any:
-    """`redact_tree`, with the private span of `inside` carried from one message text to the next in order."""
-    from supermemory.redact import redact, unclosed_private
-
-    if isinstance(node, str):
-        if key not in _TEXT_KEYS:
-            return redact(node)[0]
-        text = "<private>" + node if inside[0] else node
-        inside[0] = unclosed_private(text) > 0
-        return redact(text)[0]
-    if isinstance(node, list):
-        return [_redact_carrying(v, inside, key) for v in node]
-    if isinstance(node, dict):
-        return {k: _redact_carrying(v, inside, k) for k, v in node.items()}
-    return node
 
 
 MAX_FILE_POSITIONS = 500   # read positions kept per session (its transcript files: resumes, subagents)

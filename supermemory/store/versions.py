@@ -151,10 +151,8 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
     if status is not None:   # refused for a memory that is not (or would no longer be) a task
         new_status = rec_.task_status(status, new_kind, format_id(old["id"]) + (
             " is" if new_kind == old["kind"] else " would be"))
-    elif new_kind == "task" and content is not None and rec_.headed_status(content):   # "Done: …", as remember
-        new_status = rec_.headed_status(content)
-    elif new_kind == "task" and not new_status:
-        new_status = "open"
+    elif new_kind == "task":    # a new text headed "Done: …" closes it, as remember reads one
+        new_status = (content is not None and rec_.headed_status(content)) or new_status or "open"
     new_ttl = old["ttl_days"]
     if ttl_days is not UNSET:
         new_ttl = rec_.number(ttl_days, "ttl_days", 0, 36500) or None if ttl_days is not None else None
