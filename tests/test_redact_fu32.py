@@ -1,40 +1,46 @@
-"""Secrets a fresh-user run (fu32, twenty-fourth session) found stored in clear: a value with base64 padding after a
-credential name was read as code ("a=b") and kept."""
+"""Secrets a fresh-user run (fu32, twenty-fourth session) found stored in clear, and the look-alikes that stay:
+D1 a value with base64 padding after a credential name was read as code ("a=b"); D2 a "*" or "%r" in Django's
+SECRET_KEY read it as a glob or a format string; D3 "token 是 <v>" kept what 令牌是 <v> and "the token is <v>" took out;
+D10 a Chinese input method types ＜private＞."""
 from __future__ import annotations
 
 import pytest
 
 from supermemory.redact import RULES_VERSION, redact
 
-
-@pytest.mark.parametrize("text, secret", [
+SECRETS = [
+    # D1: base64 padding
     ("k8s secret: DB_PASSWORD: UGw0MW5UM3h0UHc= (base64 of the real one)", "UGw0MW5UM3h0UHc"),
     ("password=Tr0ub4dor=", "Tr0ub4dor"),
     ("PASSWORD=aGVsbG8=", "aGVsbG8"),
     ("_auth=ZGVwbG95OnNlY3JldDEyMw==", "ZGVwbG95OnNlY3JldDEyMw"),
     ("SECRET_KEY=abcDEF123456789ghiJKLmno=", "abcDEF123456789ghiJKLmno"),
     ("data:\n  DB_PASSWORD: UGw0MW5UM3h0UHc=\n  API_TOKEN: ZXlKaGJHY2lPaUpJVXpJMU5pSjk=", "ZXlKaGJHY2lPaUpJVXpJMU5pSjk"),
-])
-def test_a_value_with_base64_padding_after_a_credential_name_goes(text, secret):
-    clean, counts = redact(text)
-    assert secret not in clean and counts
-
-
-@pytest.mark.parametrize("text, secret", [
+    # D2: Django's SECRET_KEY
     ("SECRET_KEY = 'k8#2m!x9q@w3e$r5t^y7u*i0o(p)a1s2d3f4g5h6j'", "x9q@w3e"),
     ("SECRET_KEY = 'k8#2m!x9q@w3e%r5t&y7u*i0oa1s2d3f4g5h6j'", "x9q@w3e"),
     ('SECRET_KEY = "django-insecure-0n7%1vj$&8@+lh6gq3!mxa=b2p(z5#w)c^k9*ur4e_yts-d"', "lh6gq3"),
-])
-def test_a_django_secret_key_goes_though_it_holds_a_star_or_a_percent(text, secret):
-    """fu32 D2: a "*" or "%r" in the value read it as a glob or a format string."""
+    # D3: the credential named in English in a Chinese sentence
+    ("测试环境的 token 是 z2YBSoGOsDbjqMVzaVp62BSKLVPA2o", "z2YBSoGOsDbjqMVzaVp62BSKLVPA2o"),
+    ("token是Xk29dLq83mZpW7vRt5nB4cY1", "Xk29dLq83mZpW7vRt5nB4cY1"),
+    ("我们的 secret 是 Xk29dLq83mZpW7vRt5nB4cY1", "Xk29dLq83mZpW7vRt5nB4cY1"),
+    ("api key 为 z2YBSoGOsDbjqMVzaVp62BSKLVPA2o", "z2YBSoGOsDbjqMVzaVp62BSKLVPA2o"),
+]
+LOOKALIKES = [
+    "x: Type = default", "password=a=b", "if token == expected: retry()", 'token_glob = "**/*.tokens.json"',
+    'password = "%(db_password)s"', 'token_fmt = "%s-%s-%d"',
+    "token 是必需的参数", "token 是一个 JWT", "token 是 <your-token>",
+]
+
+
+@pytest.mark.parametrize("text, secret", SECRETS)
+def test_the_secret_goes(text, secret):
     clean, counts = redact(text)
     assert secret not in clean and counts
 
 
-@pytest.mark.parametrize("text", ["x: Type = default", "password=a=b", "if token == expected: retry()",
-                                  'token_glob = "**/*.tokens.json"', 'password = "%(db_password)s"',
-                                  'token_fmt = "%s-%s-%d"'])
-def test_code_with_an_assignment_or_comparison_stays(text):
+@pytest.mark.parametrize("text", LOOKALIKES)
+def test_code_and_words_that_look_alike_stay(text):
     assert redact(text)[0] == text
 
 
@@ -42,25 +48,7 @@ def test_stores_re_redact_what_the_older_rules_kept():
     assert RULES_VERSION >= 9
 
 
-@pytest.mark.parametrize("text, secret", [
-    ("测试环境的 token 是 z2YBSoGOsDbjqMVzaVp62BSKLVPA2o", "z2YBSoGOsDbjqMVzaVp62BSKLVPA2o"),
-    ("token是Xk29dLq83mZpW7vRt5nB4cY1", "Xk29dLq83mZpW7vRt5nB4cY1"),
-    ("我们的 secret 是 Xk29dLq83mZpW7vRt5nB4cY1", "Xk29dLq83mZpW7vRt5nB4cY1"),
-    ("api key 为 z2YBSoGOsDbjqMVzaVp62BSKLVPA2o", "z2YBSoGOsDbjqMVzaVp62BSKLVPA2o"),
-])
-def test_a_chinese_sentence_naming_the_credential_in_english_loses_the_secret(text, secret):
-    """fu32 D3: "token 是 <v>" kept what 令牌是 <v> and "the token is <v>" took out."""
-    clean, counts = redact(text)
-    assert secret not in clean and counts
-
-
-@pytest.mark.parametrize("text", ["token 是必需的参数", "token 是一个 JWT", "token 是 <your-token>"])
-def test_a_chinese_sentence_about_a_token_keeps_its_words(text):
-    assert redact(text)[0] == text
-
-
 def test_a_private_span_typed_with_full_width_brackets_is_dropped():
-    """fu32 D10: a Chinese input method types ＜private＞, which was not read as the tag."""
     assert redact("keep this ＜private＞客户名单 ACME＜/private＞ and this") == ("keep this  and this", {"private": 1})
     assert redact("open ＜private＞ the rest")[0] == "open "
     assert redact("a <b> tag and 1 ＜ 2 ＞ 0") == ("a <b> tag and 1 ＜ 2 ＞ 0", {})
