@@ -85,6 +85,27 @@ def trim(ctx: StoreContext) -> int:
     return ctx.conn.execute("DELETE FROM search_log WHERE id <= ?", (last - cap,)).rowcount  # a PK range: cheap
 
 
+def forget_erased_words(ctx: StoreContext, erased_tokens: set[str]) -> int:
+    """After a hard delete, once its rows left the index (inside its write transaction): drop the search-log rows
+    whose query names a word that only the erased memories held, so the log keeps no trace of what was erased
+    (fresh-user run fu32 D9: `stats` still printed the queries about a hard-forgotten memory). Returns rows
+    dropped."""
+    from supermemory.store.search_index import doc_frequencies
+    from supermemory.text import query_terms
+
+    if not erased_tokens:
+        return 0
+    held = doc_frequencies(ctx, sorted(erased_tokens))
+    gone = {token for token in erased_tokens if not held.get(token)}
+    if not gone:
+        return 0
+    doomed = [row_id for row_id, query in ctx.conn.execute("SELECT id, query FROM search_log").fetchall()
+              if gone.intersection(query_terms(query or ""))]
+    for row_id in doomed:
+        ctx.conn.execute("DELETE FROM search_log WHERE id = ?", (row_id,))
+    return len(doomed)
+
+
 # Searches from the local page (`supermemory ui`) carry this origin and are left out of the figures: a person
 # browsing is not an agent recalling. They pass `touch=False`, so `trace_page` no longer logs them; the filter keeps
 # out the rows an older version wrote.
@@ -97,6 +118,10 @@ def figures(ctx: StoreContext, namespaces: list[str] | None) -> dict:
     log_sql, log_params = nsm.clause([",".join(namespaces)] if namespaces else None, "namespace")
     log_sql = f"{log_sql} AND origin != '{UI_ORIGIN}'"
     log = ctx.q(f"SELECT latency_ms, hits FROM search_log WHERE {log_sql}", log_params)
+    # A query counts as finding nothing only while its latest run (in that namespace) found nothing: one that
+    # has returned hits since is working now (fresh-user run fu32 D9: `stats` kept listing them).
     recent_empty = [r[0] for r in ctx.q(
-        f"SELECT query FROM search_log WHERE hits = 0 AND {log_sql} ORDER BY id DESC LIMIT 10", log_params)]
+        f"SELECT s.query FROM search_log s WHERE s.hits = 0 AND {log_sql} AND NOT EXISTS (SELECT 1 FROM search_log t "
+        f"WHERE t.query = s.query AND t.namespace = s.namespace AND t.id > s.id AND t.hits > 0) "
+        f"ORDER BY s.id DESC LIMIT 10", log_params)]
     return {"latencies": [r[0] for r in log], "hits": [r[1] for r in log], "recent_empty": recent_empty}

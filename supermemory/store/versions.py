@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from supermemory.config import RELATIONS
 from supermemory.errors import InvalidInputError, NotFoundError
-from supermemory.store import embedding, search_index, supersession, writes
+from supermemory.store import embedding, search_index, search_log, supersession, writes
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
@@ -246,6 +246,7 @@ def forget(ctx: StoreContext, ids: Any, *, hard: bool = False, namespace: str | 
     namespaces = nsm.for_read(ctx, namespace)
     now = ctx.clock()
     done = []
+    erased: set[str] = set()   # the index tokens of every row a hard delete erases
     with ctx.txn():
         for memory_id in id_list:
             rec = visible(ctx, memory_id, namespaces)
@@ -254,13 +255,18 @@ def forget(ctx: StoreContext, ids: Any, *, hard: bool = False, namespace: str | 
                                         f"{format_id(head(ctx, memory_id))}" + (
                                             " (a hard delete erases its whole history with it)" if hard else ""))
             if hard:
-                delete_rows(ctx, _whole_history(ctx, rec))
+                rows = _whole_history(ctx, rec)
+                for row in map(ctx.fetch, rows):
+                    erased.update(rec_.fts_tokens(row["title"], row["tags"], row["body"]).split())
+                delete_rows(ctx, rows)
                 done.append(format_id(memory_id))
                 continue
             if rec["deleted_at"] is None:
                 soft_delete(ctx, memory_id, now, reason)
                 _mark(ctx, rec, forgotten_by=by)
             done.append(format_id(memory_id))
+        if hard:
+            search_log.forget_erased_words(ctx, erased)
     if hard:
         search_index.erase_freed_text(ctx)
     return {"forgotten": done, "hard": hard}
