@@ -61,7 +61,8 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
              *([] if source == _COMPACT else ["sessions"])]
     sections = {key: relevant if key == "relevant" else [i for i in standing[key] if i["id"] not in asked]
                 for key in order}
-    out = {"sections": sections, "budget": budget, "namespaces": namespaces or [ALL_NAMESPACES]}
+    out = {"sections": sections, "budget": budget, "namespaces": namespaces or [ALL_NAMESPACES],
+           "pinned_total": reads.pinned_count(ctx, namespaces, without_tags=without)}
     if own and not any(sections.values()):   # say why it is empty when the agent's own file holds the memories
         left_out = reads.list_memories(ctx, namespace=namespace, tags=without, limit=1)["total"]
         if left_out:

@@ -101,7 +101,8 @@ def cmd_list(args) -> int:
 
     with _store(args) as store:
         result = store.list(namespace=_ns(args), kinds=args.kind, tags=args.tag, status=args.status,
-                            since=args.since, limit=args.limit, offset=args.offset, order=args.order)
+                            since=args.since, pinned=args.pinned, limit=args.limit, offset=args.offset,
+                            order=args.order)
     _print_json(list_json(result)) if args.json else say(render_list(result, commands=CLI_COMMANDS))
     return 0
 
@@ -464,6 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", action="append", help="only memories with this tag (repeatable: all of them)")
     p.add_argument("--status", choices=TASK_STATUSES, help="task status")
     p.add_argument("--since", help="updated since")
+    p.add_argument("--pinned", action="store_true", default=None, help="only pinned rules")
     p.add_argument("--limit", type=int, default=50, help="page size")
     p.add_argument("--offset", type=int, default=0, help="page offset")
     p.add_argument("--order", default="recent", choices=("recent", "importance"), help="sort order")

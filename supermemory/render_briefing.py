@@ -78,8 +78,8 @@ def _cut_to(key: str, item: dict, line: str, room: int) -> str:
     return line.rstrip() + "…"
 
 
-def render_briefing(sections: dict, *, budget: int, namespace: str,
-                    left_out: dict | None = None) -> tuple[str, int, dict[str, list[str]]]:
+def render_briefing(sections: dict, *, budget: int, namespace: str, left_out: dict | None = None,
+                    pinned_total: int | None = None) -> tuple[str, int, dict[str, list[str]]]:
     """Section-by-section briefing cut to `budget` tokens, sections in the order of `sections` (the order the
     budget serves them); returns (text, tokens used, the ids the text shows per section, in its order).
 
@@ -90,7 +90,9 @@ def render_briefing(sections: dict, *, budget: int, namespace: str,
     cut to fit that room rather than left out; so is the very first memory, into whatever room there is.
     A pinned rule shows its summary, and more of its text when the budget has room left at the end; a rule shown
     cut says where the rest is (`memory_get`). `left_out`: the memories imported from the file the agent loads by
-    itself (`{"file", "memories"}`), named when nothing else is there.
+    itself (`{"file", "memories"}`), named when nothing else is there. `pinned_total`: how many pinned rules the store
+    holds for it (`pinned` lists twenty at most); the note says how many of them the text leaves out and where
+    they are listed (fu32 D11: a hundred pins were cut without a word that pinned rules were among them).
     """
     total_items = sum(len(v) for v in sections.values())
     if total_items == 0:
@@ -145,15 +147,27 @@ def render_briefing(sections: dict, *, budget: int, namespace: str,
                 shown.setdefault(key, []).append(item["id"])
         return lines, used, omitted, shown, pinned_at
 
-    def note(omitted: int) -> str:
-        return f"(…{omitted} more not shown — use memory_recall or memory_list)"
+    def pins_hidden(shown: dict[str, list[str]]) -> int:
+        return max(0, (pinned_total or 0) - len(shown.get("pinned", [])))
+
+    def note(omitted: int, pins: int) -> str:
+        more = f"…{omitted} more not shown — use memory_recall or memory_list" if omitted else ""
+        hidden = f"{pins} pinned rule{'s' if pins != 1 else ''} not shown: memory_list with pinned: true lists them all"
+        return "(" + "; ".join(part for part in (more, hidden if pins else "") if part) + ")"
 
     lines, used, omitted, shown, pinned_at = lay_out(budget)
-    if omitted:
-        # Lay out again with room for the note; `total_items` has at least as many digits as any count.
-        lines, used, omitted, shown, pinned_at = lay_out(budget - (estimate_tokens(note(total_items)) + 1))
-        lines.append(note(omitted))
-        used += estimate_tokens(lines[-1]) + 1
+    needs = (omitted > 0, pins_hidden(shown) > 0)   # the note's parts: more items left out, pinned rules left out
+    while any(needs):
+        # Lay out again with room for the note's parts; `total_items` and `pinned_total` have at least as many
+        # digits as any count. Less room can leave out more: then again, with room for every part needed.
+        widest = note(total_items if needs[0] else 0, (pinned_total or 0) if needs[1] else 0)
+        lines, used, omitted, shown, pinned_at = lay_out(budget - (estimate_tokens(widest) + 1))
+        wider = (needs[0] or omitted > 0, needs[1] or pins_hidden(shown) > 0)
+        if wider == needs:   # (less room never shows more: what the first layout left out, this one does too)
+            lines.append(note(omitted, pins_hidden(shown)))
+            used += estimate_tokens(lines[-1]) + 1
+            break
+        needs = wider
     for at, item in pinned_at:   # room left: more of each pinned rule shown cut, in order
         line, cost = lines[at], estimate_tokens(lines[at]) + 1
         head, newline, was = line.partition("\n")
@@ -173,8 +187,9 @@ def briefing_view(result: dict) -> dict:
     sections = result["sections"]
     namespaces = result["namespaces"]
     text, used, shown = render_briefing(sections, budget=result["budget"], namespace=",".join(namespaces),
-                                        left_out=result.get("left_out"))
+                                        left_out=result.get("left_out"), pinned_total=result.get("pinned_total"))
     ids = {name: shown.get(name, []) for name in sections}
     return {"text": text, "tokens": used, "sections": {name: len(ids[name]) for name in sections},
-            "not_shown": {name: len(items) - len(ids[name]) for name, items in sections.items()},
+            "not_shown": {name: (result.get("pinned_total") or len(items) if name == "pinned" else len(items))
+                          - len(ids[name]) for name, items in sections.items()},
             "namespaces": namespaces, "items": ids}

@@ -165,7 +165,8 @@ def _body_from(item: dict, offset: int) -> None:
 def _call_list(session, store, args: dict) -> dict:
     """A list page with its records under `memories`, as memory_get has them; no `items` alias here (the CLI keeps
     one, `render.list_json`): it would send every record twice and halve the page a response can hold."""
-    page = store.list(**_kw(args, "kinds", "tags", "status", "since", "until", "limit", "offset", "order", "namespace"))
+    page = store.list(**_kw(args, "kinds", "tags", "status", "since", "until", "pinned", "limit", "offset", "order",
+                            "namespace"))
     return {"memories": page.pop("items"), **page}
 
 
@@ -365,6 +366,7 @@ TOOLS: list[Tool] = [
             "kinds": _KINDS, "tags": _TAGS,
             "status": {"type": "string", "enum": list(TASK_STATUSES), "description": "task status"},
             "since": {**_WHEN, "description": "updated since"}, "until": {**_WHEN, "description": "created until"},
+            "pinned": {**_BOOL, "description": "only pinned rules (true) or only unpinned memories (false)"},
             "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50, "description": "page size"},
             "offset": {"type": "integer", "minimum": 0, "maximum": 10**9, "default": 0, "description": "page offset"},
             "order": {"type": "string", "enum": ["recent", "importance"], "default": "recent"},

@@ -154,6 +154,27 @@ def _parse_cursor(cursor: Any) -> tuple[float, int]:
         raise InvalidInputError(f"not a list cursor: {cursor!r} (pass the next_cursor of a page)") from None
 
 
+NEW_PINS_LEAD = 5   # rules pinned within the briefing's recent days that lead its pinned rules
+
+
+def _briefed(ctx: StoreContext, namespaces: list[str] | None, without_tags: Sequence[str]) -> tuple[str, list]:
+    """The clause (on `memories m`) and parameters of the memories a briefing may show: live, in `namespaces`, not
+    expired, carrying none of `without_tags`."""
+    ns_sql, ns_params = nsm.clause(namespaces)
+    without = [str(t) for t in without_tags]
+    alive = f"{LIVE} AND {ns_sql} AND (m.expires_at IS NULL OR m.expires_at > ?)"
+    if without:
+        alive += (f" AND NOT EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value IN "
+                  f"({','.join('?' * len(without))}))")
+    return alive, ns_params + [ctx.clock()] + without
+
+
+def pinned_count(ctx: StoreContext, namespaces: list[str] | None, *, without_tags: Sequence[str] = ()) -> int:
+    """How many pinned rules a briefing could show (`briefing_sections` lists twenty at most)."""
+    alive, params = _briefed(ctx, namespaces, without_tags)
+    return ctx.q(f"SELECT count(*) FROM memories m WHERE {alive} AND m.pinned = 1", params)[0][0]
+
+
 def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent_days: float,
                       without_tags: Sequence[str] = ()) -> dict[str, list]:
     """The briefing's standing sections, most important first: pinned rules, open tasks, decisions,
@@ -163,21 +184,22 @@ def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent
     :param without_tags: leave out memories carrying any of these tags (e.g. the rules of the file
         the agent loads by itself)."""
     now = ctx.clock()
-    ns_sql, ns_params = nsm.clause(namespaces)
-    alive = f"{LIVE} AND {ns_sql} AND (m.expires_at IS NULL OR m.expires_at > ?)"
-    without = [str(t) for t in without_tags]
-    if without:
-        alive += (f" AND NOT EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value IN "
-                  f"({','.join('?' * len(without))}))")
+    alive, params = _briefed(ctx, namespaces, without_tags)
 
     def fetch(extra: str, order: str, n: int = 20, more: Sequence = ()) -> list[dict]:
         rows = ctx.q(f"SELECT {SELECT_M_COLUMNS} FROM memories m WHERE {alive} AND {extra} ORDER BY {order} LIMIT ?",
-                     ns_params + [now] + without + list(more) + [n])
+                     params + list(more) + [n])
         return [public(record(r)) for r in rows]
 
     by_weight = "m.importance DESC, m.updated_at DESC, m.id DESC"   # ties: the newer id first, in any store
+    since = now - recent_days * 86400
+    # The rules pinned lately lead the pinned ones (the newest NEW_PINS_LEAD, by weight): in a store of a hundred
+    # pins a rule pinned today sat below the twenty most important and never reached the briefing (fu32 D11).
+    lead = sorted(fetch("m.pinned = 1 AND m.updated_at >= ?", "m.updated_at DESC, m.id DESC", NEW_PINS_LEAD, [since]),
+                  key=lambda r: -r["importance"])
+    led = {r["id"] for r in lead}
     sections = {
-        "pinned": fetch("m.pinned = 1", by_weight),
+        "pinned": (lead + [r for r in fetch("m.pinned = 1", by_weight) if r["id"] not in led])[:20],
         "tasks": fetch("m.kind = 'task' AND m.status = 'open' AND m.pinned = 0", by_weight),
         "decisions": fetch("m.kind = 'decision' AND m.pinned = 0", by_weight),
         "preferences": fetch("m.kind = 'preference' AND m.pinned = 0", by_weight),
@@ -185,7 +207,7 @@ def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent
     }
     shown = {item["id"] for items in sections.values() for item in items}
     recent = [r for r in fetch("m.updated_at >= ? AND m.kind NOT IN ('session')", "m.updated_at DESC, m.id DESC",
-                               20, [now - recent_days * 86400]) if r["id"] not in shown]
+                               20, [since]) if r["id"] not in shown]
     # A memory that supersedes another is a change in the plainest sense ("the timeout is now 60s"): those first,
     # each group newest first (fresh-user run fu29 D8: a task marked done took the section's one line).
     from supermemory.store import supersession
