@@ -1548,9 +1548,10 @@ REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 #: in prose goes whatever its shape: "hunter2", "correct-horse-battery-staple", a PIN; 8: a user/password pair
 #: after a login word, "the grafana login is admin / <v>", "账号 admin 密码 <v>"; 9: a value with base64 padding,
 #: "DB_PASSWORD: UGw0MW5UM3h0UHc=", is no "a=b" code, and a "%r" or "*" inside a long near-random value, Django's
-#: SECRET_KEY, no format or glob): stores re-redact themselves once
+#: SECRET_KEY, no format or glob; 10: a secret wrapped onto the next line or continued with a `\` is taken whole):
+#: stores re-redact themselves once
 #: when ``rules_fingerprint()`` changes.
-RULES_VERSION = 9
+RULES_VERSION = 10
 
 
 def rules_fingerprint() -> str:
@@ -1640,7 +1641,37 @@ _RUN_CHARS = "A-Za-z0-9_.+/=~%:@-"
 _RUN = re.compile(rf"(?<![{_RUN_CHARS}])[{_RUN_CHARS}]{{20,}}")
 
 
+# A secret wrapped onto the next line (a terminal's soft wrap pasted, a shell `\` continuation): the random run
+# that starts the line right after a redaction marker is the rest of that secret (fresh-user run fu32 D7).
+_WRAPPED_TAIL = re.compile(r"(\[REDACTED:[a-z0-9_]+\])\\?(\r?\n)[ \t]*([A-Za-z0-9+/_-]{8,}={0,2})(?![A-Za-z0-9+/=_-])")
+# A shell line continuation inside a run of token characters: `API_SECRET="InTEGb…\<newline>GW7hUN…"`.
+_CONTINUED = re.compile(r"(?<=[A-Za-z0-9+/=_-])\\\r?\n[ \t]*(?=[A-Za-z0-9+/=_-])")
+
+
+def _take_wrapped_tails(text: str) -> str:
+    return _WRAPPED_TAIL.sub(lambda m: m.group(1) + m.group(2) if _has_random_run(m.group(3), 8) else m.group(0),
+                             text)
+
+
 def _redact_secrets(text: str, counts: dict[str, int], hits: Optional[dict[str, int]] = None) -> str:
+    """`_redact_lines` of `text`, or of the text with its `\\` line continuations joined when that finds more
+    secrets: a value continued onto the next line is read whole then (the joined text is kept only so)."""
+    if "\\\n" in text or "\\\r\n" in text:
+        joined = _CONTINUED.sub("", text)
+        if joined != text:
+            counts_plain, hits_plain = dict(counts), (dict(hits) if hits is not None else None)
+            counts_joined, hits_joined = dict(counts), (dict(hits) if hits is not None else None)
+            plain = _redact_lines(text, counts_plain, hits_plain)
+            whole = _redact_lines(joined, counts_joined, hits_joined)
+            better = sum(counts_joined.values()) > sum(counts_plain.values())
+            counts.update(counts_joined if better else counts_plain)
+            if hits is not None:
+                hits.update(hits_joined if better else hits_plain)
+            return whole if better else plain
+    return _redact_lines(text, counts, hits)
+
+
+def _redact_lines(text: str, counts: dict[str, int], hits: Optional[dict[str, int]] = None) -> str:
     if "-----BEGIN " in text:
         before = counts.get("private_key", 0)
         text = _redact_private_keys(text, counts)
@@ -1677,7 +1708,7 @@ def _redact_secrets(text: str, counts: dict[str, int], hits: Optional[dict[str, 
             text = new
             lowered = None
             starts = {}
-    return text
+    return _take_wrapped_tails(text) if _MARKER_PREFIX in text else text
 
 
 def _coerce(text) -> str:
