@@ -71,16 +71,20 @@ def _strings(node, out: list) -> list:
     return out
 
 
-def _redact_lines(objs: list, batch: int = 64) -> list:
+def _redact_lines(objs: list, batch: int = 64, inside: list | None = None) -> list:
     """Transcript lines with secrets removed. One redact() call per batch of lines (their strings
     joined by newlines; no rule matches across a newline, and any change falls back to
     string-by-string), ~40x faster than redacting every string of a multi-megabyte transcript.
     A `<private>` span left open by one message's text goes on through the texts after it until one closes it
-    (fresh-user run fu32 D4: the user turn between "<private>…" and "…</private>" was stored)."""
+    (fresh-user run fu32 D4: the user turn between "<private>…" and "…</private>" was stored).
+
+    :param inside: `[bool]`, a span open before these lines (a read of the same file that ended inside one);
+        updated in place to whether one is open after them.
+    """
     from supermemory.redact import redact
 
     out = []
-    inside = [False]    # a private span is open: the texts read from here on are in it
+    inside = inside if inside is not None else [False]   # a span is open: the texts read from here on are in it
     for start in range(0, len(objs), batch):
         group = objs[start:start + batch]
         texts = ["\n".join(_strings(obj, [])) for obj in group]
@@ -101,6 +105,7 @@ def _redact_lines(objs: list, batch: int = 64) -> list:
 
 
 MAX_FILE_POSITIONS = 500   # read positions kept per session (its transcript files: resumes, subagents)
+PRIVATE_OPEN = "private_open"   # digest state: the files whose last read ended inside a `<private>` span
 
 
 def _epoch(stamp: str | None) -> float | None:
@@ -172,6 +177,9 @@ def plan_capture(ctx: StoreContext, path, *, session_id: str | None = None, plat
             starts[file] = 0
             if file == path:
                 digest = None  # the main transcript was truncated or rotated: start over
+    # Files a `<private>` span was left open in when the last read of them ended: the next lines are inside it.
+    was_open = digest.state.get(PRIVATE_OPEN) if digest is not None else None
+    open_spans = {f: [isinstance(was_open, list) and f in was_open] for f in files}
     n_lines, ends, drained = 0, dict(starts), False
     step = step_bytes or (4 * 1024 * 1024 if deadline is not None else 16 * 1024 * 1024)
     counts = stats if stats is not None else {}
@@ -186,7 +194,7 @@ def plan_capture(ctx: StoreContext, path, *, session_id: str | None = None, plat
             if more:
                 n_lines += len(more)
                 counts["unknown_type"] = counts.get("unknown_type", 0) + transcripts.unknown_lines(more, plat)
-                digest = transcripts.parse(_redact_lines(more), digest, platform=plat)
+                digest = transcripts.parse(_redact_lines(more, inside=open_spans[file]), digest, platform=plat)
             if deadline is not None and time.monotonic() >= deadline:
                 break
         if drained:
@@ -210,6 +218,7 @@ def plan_capture(ctx: StoreContext, path, *, session_id: str | None = None, plat
         positions.pop(file, None)
         positions[file] = ends[file]
     digest.state["files"] = dict(list(positions.items())[-MAX_FILE_POSITIONS:])
+    digest.state[PRIVATE_OPEN] = [file for file in files if open_spans[file][0]]
     digest = transcripts.digest_from_dict(redact_tree(transcripts.digest_to_dict(digest)))
     if digest.platform == "unknown" and plat:
         digest.platform = plat

@@ -205,3 +205,27 @@ def test_a_private_span_across_user_turns_is_dropped_from_the_captured_session(t
     assert "STILLHIDDEN" not in text
     assert "ok, go on" in text and "VISIBLE3" in text and "Let's fix the checkout bug." in text
     assert '"type": "user"' in text and '"sessionId": "s1"' in text    # the lines themselves are intact
+
+
+def test_a_private_span_still_open_when_one_capture_ends_goes_on_in_the_next(store, tmp_path):
+    """fu32 D4, across hook runs: the span a Stop hook's read ended inside covers the lines the next read gets."""
+    from tests.helpers.histories import ClaudeSession
+
+    def open_spans() -> list:
+        return json.loads(store.conn.execute("SELECT digest FROM capture_state").fetchone()[0])["state"].get(
+            "private_open")
+
+    path = tmp_path / "s1.jsonl"
+    s = ClaudeSession("s1", str(tmp_path), "2026-12-01")
+    s.user("Let's fix the checkout bug. <private>the next thing is confidential")
+    s.write(path)
+    first = store.capture_session(str(path), session_id="s1", platform="claude-code", cwd=str(tmp_path))
+    assert "confidential" not in json.dumps(store.get(first["id"]))
+    assert open_spans() == [str(path)]
+    s.user("customer ACMECORP pays 2M a year </private> ok, go on")
+    s.user("Run the tests for checkout VISIBLE3")
+    s.write(path)
+    second = store.capture_session(str(path), session_id="s1", platform="claude-code", cwd=str(tmp_path))
+    stored = json.dumps(store.get(second["id"])) + store.conn.execute("SELECT digest FROM capture_state").fetchone()[0]
+    assert "ACMECORP" not in stored and "ok, go on" in stored and "VISIBLE3" in stored
+    assert open_spans() == []
