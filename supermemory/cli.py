@@ -100,9 +100,8 @@ def cmd_list(args) -> int:
     from supermemory.render import CLI_COMMANDS, list_json, render_list
 
     with _store(args) as store:
-        result = store.list(namespace=_ns(args), kinds=args.kind, tags=args.tag, status=args.status,
-                            since=args.since, pinned=args.pinned, limit=args.limit, offset=args.offset,
-                            order=args.order)
+        result = store.list(namespace=_ns(args), kinds=args.kind, tags=args.tag, status=args.status, since=args.since,
+                            pinned=args.pinned, limit=args.limit, offset=args.offset, order=args.order)
     _print_json(list_json(result)) if args.json else say(render_list(result, commands=CLI_COMMANDS))
     return 0
 
@@ -460,8 +459,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(**{MORE_WORDS: "ids"})
 
     p = add("list", cmd_list, "index of memories (titles and summaries)")
-    p.add_argument("--kind", action="append", choices=KINDS,
-                   help="only this kind; repeat for several (--kind decision --kind task)")
+    p.add_argument("--kind", action="append", choices=KINDS, help="only this kind; repeat for several (--kind a --kind b)")
     p.add_argument("--tag", action="append", help="only memories with this tag (repeatable: all of them)")
     p.add_argument("--status", choices=TASK_STATUSES, help="task status")
     p.add_argument("--since", help="updated since")
