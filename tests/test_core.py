@@ -1365,6 +1365,7 @@ def test_an_exact_repeat_counts_case_and_old_stores_are_rehashed(store):
     # Found by a fresh-user run: the hash folded case, so "ls -a (not ls -A)" after "ls -A (not ls -a)" was
     # answered "Already stored (exact duplicate)" and the opposite fact was lost.
     from supermemory.store import db as dbm
+    from supermemory.store import schema
     from supermemory.store.records import content_hash
 
     first = store.remember("To list hidden files run ls -A (not ls -a)", kind="gotcha")
@@ -1373,6 +1374,6 @@ def test_an_exact_repeat_counts_case_and_old_stores_are_rehashed(store):
     assert store.remember("To list hidden files run ls -a (not ls -A)", kind="gotcha")["status"] == "duplicate"
     conn = store.context.conn
     conn.execute("UPDATE memories SET content_hash = 'case-folded'")     # a store hashed the old way
-    dbm.m006_case_sensitive_hashes(conn)
+    schema.m006_case_sensitive_hashes(conn)
     for kind, title, body, digest in conn.execute("SELECT kind, title, body, content_hash FROM memories"):
         assert digest == content_hash(kind, title, body)
