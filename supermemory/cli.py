@@ -17,6 +17,7 @@ from supermemory.terminal import printable, say
 
 # A write of more chunks than this shows its embedding progress on stderr (~1 s of work and up).
 LONG_WRITE_CHUNKS = 16
+KIND_HELP = "only this kind; repeat for several (--kind decision --kind task)"   # recall's and list's
 
 logger = logging.getLogger("supermemory")
 
@@ -437,8 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="+", help="what you want to know (words after it are part of it: quotes optional)")
     p.set_defaults(**{MORE_WORDS: "query"})
     p.add_argument("--limit", type=int, help="maximum results (default 8)")
-    p.add_argument("--kind", action="append", choices=KINDS,
-                   help="only this kind; repeat for several (--kind decision --kind task)")
+    p.add_argument("--kind", action="append", choices=KINDS, help=KIND_HELP)
     p.add_argument("--tag", action="append", help="only memories with this tag (repeatable: all of them)")
     p.add_argument("--since", help="updated since (ISO date, 7d, 24h, last_week)")
     p.add_argument("--until", help="created until (ISO date or relative)")
@@ -459,7 +459,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(**{MORE_WORDS: "ids"})
 
     p = add("list", cmd_list, "index of memories (titles and summaries)")
-    p.add_argument("--kind", action="append", choices=KINDS, help="only this kind; repeat for several (--kind a --kind b)")
+    p.add_argument("--kind", action="append", choices=KINDS, help=KIND_HELP)
     p.add_argument("--tag", action="append", help="only memories with this tag (repeatable: all of them)")
     p.add_argument("--status", choices=TASK_STATUSES, help="task status")
     p.add_argument("--since", help="updated since")
