@@ -49,6 +49,7 @@ DEFAULTS: dict[str, Any] = {
         "candidates": 60,
         "match_max_df": 0.2,        # terms in more than this share of chunks are left out of FTS MATCH
         "chunk_softness": 0.05,     # a long function's cosine: log-mean-exp of its chunks' at this x code share (0 = best chunk)
+        "window_share": 0.2,        # a memory's cosine moves this share of the way to its best two-sentence window's (0 = off)
     },
     "recall": {"default_limit": 8, "max_limit": 100, "max_tokens": 1500,
                "ram_vector_limit": 250_000,  # long-lived servers search up to this many chunks in RAM
@@ -138,6 +139,7 @@ RULES: dict[str, Rule] = {
     "ranking.candidates": Rule(1, 10_000),
     "ranking.match_max_df": _SHARE,
     "ranking.chunk_softness": _SHARE,
+    "ranking.window_share": _SHARE,
     "recall.default_limit": _AT_LEAST_ONE,
     "recall.max_limit": _AT_LEAST_ONE,
     "recall.max_tokens": _AT_LEAST_ONE,

@@ -270,7 +270,9 @@ def _kept_store(folder: Path, docs: list[dict], provider: str, times: bool) -> t
     """The kept store of these documents (by content) and its {doc id: memory id}, None until seeded."""
     import hashlib
 
-    digest = hashlib.sha256(json.dumps([provider, times, docs], sort_keys=True, ensure_ascii=False)
+    from supermemory.store.windows import WINDOWS_VERSION
+
+    digest = hashlib.sha256(json.dumps([provider, times, docs, WINDOWS_VERSION], sort_keys=True, ensure_ascii=False)
                             .encode()).hexdigest()[:16]
     folder.mkdir(parents=True, exist_ok=True)
     db = folder / f"bench-{digest}.db"

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError
 from supermemory.retrieval import ranking
 from supermemory.retrieval.query import Query, lookup_tokens, match_terms
-from supermemory.store import embedding, reads, search_index, supersession
+from supermemory.store import embedding, reads, search_index, supersession, windows
 from supermemory.store.context import StoreContext
 from supermemory.text import answer_types, asks, code_share, estimate_tokens, excerpt, fts_match
 
@@ -248,4 +248,13 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         if len(chunk_cosines.get(memory_id, ())) > 1:   # a long function: its chunks read together (pooled_cosine)
             cand.cosine = pooled_cosine(chunk_cosines[memory_id], softness * cand.code)
         final.append(cand)
+    share = float(ctx.config.get("ranking.window_share"))
+    if query_vec is not None and share > 0:
+        # A memory's cosine moves `share` of the way to its best two-sentence window's when that is higher: a fact
+        # said in passing in a long text matches by meaning too (bench/RESULTS.md, "Two-sentence windows").
+        for memory_id, best in windows.best_cosines(ctx, [c.id for c in final if c.cosine is not None],
+                                                    query_vec).items():
+            cand = cands[memory_id]
+            cand.cosine += share * max(0.0, best - cand.cosine)
     return Gathered(final, records, query_vec, vector_error, doc_freq, pooled, with_instruction, best_chunk)
+

@@ -9,7 +9,7 @@ from typing import Callable
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, StorageError, SupermemoryError
 from supermemory.store import db as dbm
 from supermemory.store import namespaces as nsm
-from supermemory.store import search_index
+from supermemory.store import search_index, windows
 from supermemory.store.context import StoreContext
 from supermemory.store.records import LIVE, embed_text, to_blob
 
@@ -148,7 +148,8 @@ def others_wrote_since_look(ctx: StoreContext) -> bool:
 def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, limit: int | None = None,
                           progress: Callable[[int, int], None] | None = None, wait_ms: int | None = None) -> int:
     """Embed live chunks that have no vector yet: those written while no model could run, and the
-    rest of a long text a write embedded only the start of (`store.write_embed_chunks`).
+    rest of a long text a write embedded only the start of (`store.write_embed_chunks`); then the windows of
+    memories that have none yet (`windows.py`: written without the model, or before windows were kept).
 
     Works in slices of `FILL_SLICE`, each committed on its own, so it can stop at `deadline`
     (`time.monotonic()`) or after about `limit` chunks and go on next time; returns the chunks embedded.
@@ -167,9 +168,15 @@ def embed_missing_vectors(ctx: StoreContext, *, deadline: float | None = None, l
     waiting = _waiting_from(ctx, ctx.fill_after if ctx.fill_after is not None else _first_start(ctx))
     while (deadline is None or time.monotonic() < deadline) and (limit is None or tried < limit):
         rows = list(itertools.islice(waiting, FILL_SLICE))
-        if not rows:
-            note_nothing_pending(ctx)
-            break
+        if not rows:   # every chunk has its vector: the memories' windows next (`windows.py`)
+            unwindowed = windows.missing(ctx, FILL_SLICE)
+            if not unwindowed:
+                note_nothing_pending(ctx)
+                break
+            ctx.vectors_pending = True
+            tried += len(unwindowed)
+            windows.embed(ctx, unwindowed, embedder(ctx), wait_ms=wait_ms)
+            continue
         ctx.vectors_pending = True   # found some (written by another process, perhaps): go on next time
         ctx.fill_after, tried = rows[-1][0], tried + len(rows)
         matrix = embedder(ctx).embed_multi([embed_text(title, text) for _, text, title in rows])

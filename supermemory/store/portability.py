@@ -12,7 +12,7 @@ from supermemory.config import ALL_NAMESPACES, RELATIONS, TASK_STATUSES, looks_l
 from supermemory.errors import EmbeddingUnavailableError, InvalidInputError, StorageError
 from supermemory.jsonl import read_jsonl
 from supermemory.store import db as dbm
-from supermemory.store import embedding, search_index, writes
+from supermemory.store import embedding, search_index, windows, writes
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
@@ -491,6 +491,7 @@ def reembed(ctx: StoreContext, *, progress: Callable[[int, int], None] | None = 
     fingerprint = provider.fingerprint()
     with ctx.txn():
         ctx.conn.execute("DELETE FROM vectors")
+        windows.drop(ctx)   # another model's: filled in again with this one (`embedding.embed_missing_vectors`)
         for (chunk_id, _, _), vector in zip(rows, vectors):
             ctx.conn.execute("INSERT INTO vectors(chunk_id, embedding) VALUES (?, ?)", (chunk_id, to_blob(vector)))
         if dbm.vec_table_exists(ctx.conn):
@@ -502,4 +503,5 @@ def reembed(ctx: StoreContext, *, progress: Callable[[int, int], None] | None = 
     ctx.embedder = provider
     ctx.embedder_checked = True
     ctx.matrix_cache.clear()
+    embedding.embed_missing_vectors(ctx, progress=None)   # the windows, with the model loaded now
     return {"chunks": len(rows), "embedder": fingerprint}

@@ -23,7 +23,7 @@ from supermemory.store import db as dbm
 from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, UnknownProviderError
 from supermemory.redact import redact, rules_fingerprint
 from supermemory.text import summarize
-from supermemory.store import embedding, search_index, writes
+from supermemory.store import embedding, search_index, windows, writes
 from supermemory.store.records import content_hash, embed_text, format_id, fts_tokens, to_blob
 
 if TYPE_CHECKING:
@@ -169,6 +169,7 @@ def _rewrite(store: "StoreContext", p: _Plan, vectors: dict[str, Any], now: floa
             if vec_index and p.reindex:
                 conn.execute("DELETE FROM vec_mem WHERE chunk_id = ?", (cid,))
     if p.rechunk:
+        windows.drop(store, [p.memory_id])   # cut from the old body: filled in again from the new one
         conn.executemany("DELETE FROM vectors WHERE chunk_id = ?", [(cid,) for cid in old_ids])
         conn.executemany("DELETE FROM chunks WHERE id = ?", [(cid,) for cid in old_ids])
         ids = [conn.execute("INSERT INTO chunks(memory_id, seq, namespace, text) VALUES (?, ?, ?, ?)",

@@ -181,3 +181,19 @@ def m007_link_removals(conn) -> None:
     conn.execute("CREATE TABLE link_removals (src INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE, dst "
                  "INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE, relation TEXT NOT NULL, removed_at REAL "
                  "NOT NULL, PRIMARY KEY (src, dst, relation))")
+
+
+@migration()
+def m008_windows(conn) -> None:
+    """Vectors of each live memory's two-sentence windows (`store/windows.py`); a row of seq -1 and no vector
+    says a memory was looked at and has none (one sentence, or code). A rowid table: rows of 1.5 KB in a WITHOUT
+    ROWID b-tree took a page each (a LongMemEval store grew 137 MB for 50 MB of vectors)."""
+    _script(conn, """
+        CREATE TABLE windows (
+            id INTEGER PRIMARY KEY,
+            memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            embedding BLOB
+        );
+        CREATE UNIQUE INDEX windows_memory ON windows(memory_id, seq)
+        """)

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from supermemory.config import RELATIONS
 from supermemory.errors import InvalidInputError, NotFoundError
-from supermemory.store import embedding, search_index, search_log, supersession, writes
+from supermemory.store import embedding, search_index, search_log, supersession, windows, writes
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
@@ -192,6 +192,10 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
             extra={"recall_count": old["recall_count"], "last_recalled_at": old["last_recalled_at"]})
         supersede(ctx, old["id"], new_id, now)
         search_index.index_live(ctx, new_id)
+        if digest == old["content_hash"]:   # the same text: the same windows
+            ctx.conn.execute("INSERT INTO windows(memory_id, seq, embedding) SELECT ?, seq, embedding FROM windows "
+                             "WHERE memory_id = ?", (new_id, old["id"]))
+    windows.after_write(ctx, [new_id])
     return {"id": format_id(new_id), "previous": format_id(old["id"]), "status": "updated",
             "redacted": redacted, "unclosed_private": left_out,
             "vectors_pending": len(pieces) - len(vectors) if vectors is not None else 0, **moved}
@@ -211,6 +215,7 @@ def delete_rows(ctx: StoreContext, row_ids: Sequence[int], *, indexed: bool = Tr
         ctx.conn.execute("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE memory_id = ?)",
                          (row_id,))
         ctx.conn.execute("DELETE FROM chunks WHERE memory_id = ?", (row_id,))
+        windows.drop(ctx, [row_id])
         ctx.conn.execute("DELETE FROM memories WHERE id = ?", (row_id,))
 
 

@@ -5,7 +5,7 @@ import logging
 from typing import Callable, Iterable, Sequence
 
 from supermemory.errors import EmbeddingUnavailableError, InvalidInputError
-from supermemory.store import embedding, search_index, supersession
+from supermemory.store import embedding, search_index, supersession, windows
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
@@ -201,6 +201,8 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
             content_hash=digest, pieces=pieces, vectors=vectors)
         search_index.index_live(ctx, memory_id)
         supersedes = supersession.record_links(ctx, memory_id, stale, now)
+    if vectors is not None:
+        windows.after_write(ctx, [memory_id])
     return {"id": format_id(memory_id), "status": "created", "namespace": ns, "kind": kind,
             "title": title, "near_duplicates": near, "supersedes": supersedes, "chunks": len(pieces),
             "possible_contradictions": [o for o in opposed if o["id"] not in supersedes],
@@ -284,6 +286,8 @@ def remember_many(ctx: StoreContext, items: Iterable[dict], *, progress: Callabl
             text = _own_text(p["title"], p["body"])
             stale = supersession.superseded(ctx, p["ns"], text, vectors, newer_than=(now, memory_id))
             supersession.record_links(ctx, memory_id, stale, now)
+    if matrix is not None:
+        windows.after_write(ctx, list(seen.values()))
     return ids
 
 

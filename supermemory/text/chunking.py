@@ -1,4 +1,4 @@
-"""Splitting long text into overlapping chunks that each fit a token budget."""
+"""Splitting long text into overlapping chunks that each fit a token budget, and into two-sentence windows."""
 from __future__ import annotations
 
 import re
@@ -54,3 +54,19 @@ def chunk(text: str, *, max_tokens: int = 260, overlap_tokens: int = 48) -> list
     if current:
         chunks.append("\n".join(current))
     return chunks
+
+
+# A sentence ends at . ! ? (or their full-width forms) before white space, or at a line break.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+
+
+def sentence_windows(text: str, *, max_windows: int = 32) -> list[str]:
+    """Passages of two adjacent sentences (each sentence alone when there are two; none for one), at most
+    `max_windows`: a fact said in passing inside a long text is matched by meaning on its own, where the
+    whole text's vector averages it away (bench/RESULTS.md, "Two-sentence windows")."""
+    sentences = [s.strip() for s in _SENTENCE_BREAK.split(text or "") if s and s.strip()]
+    if len(sentences) <= 1:
+        return []
+    if len(sentences) == 2:
+        return sentences
+    return [" ".join(sentences[i:i + 2]) for i in range(min(len(sentences) - 1, max_windows))]

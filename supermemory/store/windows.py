@@ -1,0 +1,111 @@
+"""Vectors of the two-sentence windows inside a memory, so that a fact said in passing is matched by meaning.
+
+Recall moves a memory's cosine part of the way to its best window's (`ranking.window_share`).
+
+A live memory's windows are written right after the memory by `remember` / `remember_many` / `update` when the
+model runs, else filled in after the chunks still without a vector (`embedding.embed_missing_vectors`: the MCP
+server's idle turns, maintenance; a CLI command's catch-up only while chunks wait, since a memory without windows
+is still matched by its whole text). A memory with none (one sentence, code) gets a
+row of seq -1 without a vector, so it is looked at once.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from supermemory.store.context import StoreContext
+from supermemory.store.records import LIVE, from_blob, to_blob
+from supermemory.text import code_share, sentence_windows
+
+# A body that reads this much as code gets no windows: its lines are no sentences, and a function's lines
+# matched alone drown its docstring (codesearch-dev R@5 fell with them; bench/RESULTS.md).
+CODE_SHARE_LIMIT = 0.3
+NONE = -1   # the seq of the row that says "looked at: no windows"
+# Bumped when what a window is changes: bench stores seeded with other windows are not reused.
+WINDOWS_VERSION = 1
+_IDS_PER_READ = 500   # ids per `IN (…)`: under SQLite's variable limit on any build
+
+
+def texts_of(body: str) -> list[str]:
+    """The window texts a memory's body gets (none for one sentence or code)."""
+    return [] if code_share(body) >= CODE_SHARE_LIMIT else sentence_windows(body)
+
+
+def missing(ctx: StoreContext, limit: int, memory_ids: Sequence[int] | None = None) -> list[tuple[int, str]]:
+    """(id, body) of live memories whose windows were never looked at, `memory_ids` only when given."""
+    only = ""
+    params: list = []
+    if memory_ids is not None:
+        if not memory_ids:
+            return []
+        only = f" AND m.id IN ({','.join('?' * len(memory_ids))})"
+        params = list(memory_ids)
+    return ctx.q(f"SELECT m.id, m.body FROM memories m WHERE {LIVE}{only} AND NOT EXISTS "
+                 f"(SELECT 1 FROM windows w WHERE w.memory_id = m.id) ORDER BY m.id LIMIT ?", params + [limit])
+
+
+def embed(ctx: StoreContext, rows: Sequence[tuple[int, str]], provider, *, wait_ms: int | None = None) -> int:
+    """Embed (with `provider`, the store's checked embedder) and store the windows of these (id, body) rows, in one
+    write transaction after the model ran (a memory forgotten or given windows by another process meanwhile is
+    left alone); returns memories done."""
+    texts = {memory_id: texts_of(body) for memory_id, body in rows}
+    flat = [text for memory_id, _ in rows for text in texts[memory_id]]
+    matrix = provider.embed_multi(flat) if flat else []
+    done, at = 0, 0
+    with ctx.txn(wait_ms=wait_ms):
+        for memory_id, _ in rows:
+            vectors = matrix[at:at + len(texts[memory_id])]
+            at += len(texts[memory_id])
+            if ctx.conn.execute(f"SELECT 1 FROM memories m WHERE m.id = ? AND {LIVE} AND NOT EXISTS "
+                                f"(SELECT 1 FROM windows w WHERE w.memory_id = m.id)", (memory_id,)).fetchone() is None:
+                continue
+            ctx.conn.executemany("INSERT INTO windows(memory_id, seq, embedding) VALUES (?, ?, ?)",
+                                 [(memory_id, seq, to_blob(v)) for seq, v in enumerate(vectors)]
+                                 or [(memory_id, NONE, None)])
+            done += 1
+        if done:
+            ctx.changed()
+    return done
+
+
+def after_write(ctx: StoreContext, memory_ids: Sequence[int]) -> None:
+    """The windows of memories just written, while the model is loaded for them anyway; left for the filling-in
+    when it cannot run now (the memory itself is stored, and matched by its whole text meanwhile)."""
+    from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, StorageError
+
+    if ctx.embedder is None:   # no model loaded for the write: the filling-in does it
+        return
+    try:
+        for at in range(0, len(memory_ids), _IDS_PER_READ):
+            part = list(memory_ids[at:at + _IDS_PER_READ])
+            rows = missing(ctx, len(part), part)
+            if rows:
+                embed(ctx, rows, ctx.embedder)
+    except (EmbeddingUnavailableError, ModelMismatchError, StorageError) as exc:
+        ctx.vectors_pending = True
+        import logging
+
+        logging.getLogger(__name__).info("windows left for later: %s", exc)
+
+
+def best_cosines(ctx: StoreContext, memory_ids: Sequence[int], query_vec) -> dict[int, float]:
+    """The best window cosine of each of these memories that has windows."""
+    import numpy as np
+
+    best: dict[int, float] = {}
+    ids = list(memory_ids)
+    rows = [row for at in range(0, len(ids), _IDS_PER_READ) for row in ctx.q(
+        f"SELECT memory_id, embedding FROM windows WHERE memory_id IN ({','.join('?' * len(ids[at:at + _IDS_PER_READ]))}) "
+        f"AND embedding IS NOT NULL", ids[at:at + _IDS_PER_READ])]
+    for memory_id, blob in rows:
+        cosine = float(np.dot(from_blob(blob), query_vec))
+        if cosine > best.get(memory_id, -2.0):
+            best[memory_id] = cosine
+    return best
+
+
+def drop(ctx: StoreContext, memory_ids: Sequence[int] | None = None) -> None:
+    """Forget windows (inside a write transaction): of these memories, or all (`reindex`: another model)."""
+    if memory_ids is None:
+        ctx.conn.execute("DELETE FROM windows")
+        return
+    ctx.conn.executemany("DELETE FROM windows WHERE memory_id = ?", [(i,) for i in memory_ids])

@@ -1,0 +1,105 @@
+"""Two-sentence windows (store/windows.py): a fact said in passing inside a longer memory is matched by meaning,
+and every way a memory is written, changed or erased keeps its windows in step."""
+from __future__ import annotations
+
+import pytest
+
+from supermemory.core import MemoryStore
+from supermemory.store import windows
+from supermemory.text import sentence_windows
+from tests.conftest import FakeEmbedder
+
+LONG = ("I'm looking for volunteer work in my town this spring. I helped at an egg hunt for the kids last week. "
+        "By the way, the Maundy Thursday service at the Episcopal church was moving.")
+
+
+def _rows(store, memory_id: str) -> list[tuple[int, bool]]:
+    return [(seq, blob is not None) for seq, blob in store.conn.execute(
+        "SELECT seq, embedding FROM windows WHERE memory_id = ? ORDER BY seq", (int(memory_id[1:]),))]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("One sentence only.", []),
+    ("First one. Second one!", ["First one.", "Second one!"]),
+    ("A one. B two? C three.", ["A one. B two?", "B two? C three."]),
+    ("line one\nline two\nline three", ["line one line two", "line two line three"]),
+    ("version 1.2.3 is out", []),
+])
+def test_windows_are_two_adjacent_sentences(text, expected):
+    assert sentence_windows(text) == expected
+
+
+def test_a_long_text_gets_at_most_the_cap():
+    assert len(sentence_windows(" ".join(f"Sentence {n}." for n in range(100)), max_windows=32)) == 32
+
+
+def test_remember_writes_the_windows_and_a_mark_for_a_memory_without_any(store):
+    long = store.remember(LONG)["id"]
+    short = store.remember("Deploys go out on Tuesdays.")["id"]
+    code = store.remember("def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n")["id"]
+    assert _rows(store, long) == [(0, True), (1, True)]
+    assert _rows(store, short) == [(windows.NONE, False)] == _rows(store, code)
+    many = store.remember_many([{"content": LONG + " Also one more line."}, {"content": "Just one."}])
+    assert [len(_rows(store, i)) for i in many] == [3, 1]
+
+
+def test_a_memory_cosine_moves_toward_its_best_window(store, config):
+    memory = store.remember(LONG)["id"]
+    store.remember("Release notes are drafted on Fridays by the on-call engineer.")
+
+    def cosine(share: float) -> float:
+        config.settings.setdefault("ranking", {})["window_share"] = share
+        found = store.recall("Maundy Thursday service at the Episcopal church", explain=True,
+                             relevance_threshold=0)["results"]
+        return next(r["features"]["cosine"] for r in found if r["id"] == memory)
+
+    whole, moved, all_the_way = cosine(0.0), cosine(0.2), cosine(1.0)
+    assert whole < moved < all_the_way
+    assert moved == pytest.approx(whole + 0.2 * (all_the_way - whole), abs=1e-4)
+
+
+def test_windows_follow_updates_and_go_with_a_hard_forget(store):
+    memory = store.remember(LONG)["id"]
+    pinned = store.update(memory, pinned=True)["id"]          # the same text: the same windows
+    assert _rows(store, pinned) == [(0, True), (1, True)]
+    changed = store.update(pinned, content="Short now.")["id"]
+    assert _rows(store, changed) == [(windows.NONE, False)]
+    store.forget(changed, hard=True)
+    assert store.conn.execute("SELECT count(*) FROM windows").fetchone()[0] == 0
+
+
+class _Missing(FakeEmbedder):
+    def fingerprint(self):
+        from supermemory.errors import EmbeddingUnavailableError
+        raise EmbeddingUnavailableError("model files missing")
+
+    def embed_multi(self, texts, progress=None):
+        from supermemory.errors import EmbeddingUnavailableError
+        raise EmbeddingUnavailableError("model files missing")
+
+
+def test_memories_written_without_the_model_or_before_windows_get_them_filled_in(db_path, config):
+    with MemoryStore(db_path, config=config, embedder=_Missing(), namespace="p") as store:
+        later = store.remember(LONG, create_namespace=True)["id"]
+        assert _rows(store, later) == []
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as store:
+        older = store.remember(LONG + " One more.")["id"]
+        store.conn.execute("DELETE FROM windows WHERE memory_id = ?", (int(older[1:]),))   # a store from before
+        store.fill_vectors()
+        assert _rows(store, later) == [(0, True), (1, True)]
+        assert len(_rows(store, older)) == 3
+
+
+def test_reindex_and_a_redaction_that_rewrites_the_text_make_the_windows_again(store):
+    memory = store.remember(LONG)["id"]
+    store.conn.execute("UPDATE windows SET embedding = zeroblob(8) WHERE memory_id = ?", (int(memory[1:]),))
+    store.reembed()
+    assert store.conn.execute("SELECT count(*) FROM windows WHERE length(embedding) = 8").fetchone()[0] == 0
+    assert _rows(store, memory) == [(0, True), (1, True)]
+    secret = store.remember("Ops notes for the week. Rotate the deploy token soon.")["id"]
+    store.conn.execute("UPDATE memories SET body = body || ' The token is ghp_6e3uKBKzTOAshzb9ukZ8ND1S6xfB2gpBLzHf.' "
+                       "WHERE id = ?", (int(secret[1:]),))   # stored by an older version whose rules missed it
+    assert store.redact_stored()["ids"]
+    assert _rows(store, secret) == []                  # made from the old text: gone with it
+    store.fill_vectors()
+    assert len(_rows(store, secret)) == 2
