@@ -1364,7 +1364,6 @@ def test_a_pin_or_status_change_to_an_old_version_goes_to_the_current_one_and_te
 def test_an_exact_repeat_counts_case_and_old_stores_are_rehashed(store):
     # Found by a fresh-user run: the hash folded case, so "ls -a (not ls -A)" after "ls -A (not ls -a)" was
     # answered "Already stored (exact duplicate)" and the opposite fact was lost.
-    from supermemory.store import db as dbm
     from supermemory.store import schema
     from supermemory.store.records import content_hash
 
