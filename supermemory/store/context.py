@@ -44,6 +44,7 @@ class StoreContext:
         self.generation = 0                   # our own commits do not change PRAGMA data_version
         self.total_cache: tuple | None = None  # ((data_version, generation), live chunks per namespace)
         self.scoped_freq: tuple | None = None  # ((data_version, generation), {(namespaces, token): live chunks})
+        self.windows_cache: tuple | None = None  # ((data_version, generation), {memory id: window matrix or None})
 
     def txn(self, *, wait_ms: int | None = None):
         """A `BEGIN IMMEDIATE` write transaction (`wait_ms`: how long another writer's lock may hold it up)."""
@@ -71,6 +72,7 @@ class StoreContext:
         self.matrix_cache.clear()
         self.total_cache = None
         self.scoped_freq = None
+        self.windows_cache = None
 
     def close(self) -> None:
         conn, self.conn = self.conn, None

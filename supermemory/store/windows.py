@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from supermemory.store.context import StoreContext
-from supermemory.store.records import LIVE, from_blob, to_blob
+from supermemory.store.records import LIVE, to_blob
 from supermemory.text import code_share, sentence_windows
 
 # A body that reads this much as code gets no windows: its lines are no sentences, and a function's lines
@@ -87,20 +87,62 @@ def after_write(ctx: StoreContext, memory_ids: Sequence[int]) -> None:
         logging.getLogger(__name__).info("windows left for later: %s", exc)
 
 
-def best_cosines(ctx: StoreContext, memory_ids: Sequence[int], query_vec) -> dict[int, float]:
-    """The best window cosine of each of these memories that has windows."""
+def _stacked(rows: list) -> tuple:
+    """(one matrix of the windows, each memory id's first row, its end row; -1 where a memory has none) of
+    (memory_id, blob) rows in memory id order: one contiguous block and two arrays indexed by memory id, so a recall
+    gathers its candidates' rows with a few numpy calls (Python loops over a hundred candidates cost as much as the
+    rest of the windows' share of a recall)."""
     import numpy as np
 
-    best: dict[int, float] = {}
-    ids = list(memory_ids)
-    rows = [row for at in range(0, len(ids), _IDS_PER_READ) for row in ctx.q(
-        f"SELECT memory_id, embedding FROM windows WHERE memory_id IN ({','.join('?' * len(ids[at:at + _IDS_PER_READ]))}) "
-        f"AND embedding IS NOT NULL", ids[at:at + _IDS_PER_READ])]
-    for memory_id, blob in rows:
-        cosine = float(np.dot(from_blob(blob), query_vec))
-        if cosine > best.get(memory_id, -2.0):
-            best[memory_id] = cosine
-    return best
+    if not rows:
+        return None, np.full(1, -1), np.full(1, -1)
+    owners = np.fromiter((memory_id for memory_id, _ in rows), dtype=np.int64, count=len(rows))
+    first = np.full(int(owners[-1]) + 1, -1)
+    end = np.full(int(owners[-1]) + 1, -1)
+    first[owners[::-1]] = np.arange(len(rows) - 1, -1, -1)   # the lowest row of each id wins
+    end[owners] = np.arange(1, len(rows) + 1)                # the highest row + 1 of each id wins
+    return np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), -1), first, end
+
+
+def _cached(ctx: StoreContext) -> tuple | None:
+    """Every live memory's windows (`_stacked`), read once per database state by a long-lived store (`cache_vectors`,
+    the MCP server, as it keeps the chunk vectors: `search_index._live_matrix`) while they number at most
+    `recall.ram_vector_limit`; None otherwise (each recall reads its candidates' windows). At 10k memories reading
+    a hundred candidates' windows per recall took a tenth of a warm recall."""
+    if not ctx.cache_vectors:
+        return None
+    key = (ctx.data_version(), ctx.generation)
+    if ctx.windows_cache is None or ctx.windows_cache[0] != key:
+        limit = int(ctx.config.get("recall.ram_vector_limit"))
+        rows = ctx.conn.execute(f"SELECT w.memory_id, w.embedding FROM windows w JOIN memories m ON m.id = w.memory_id "
+                                f"WHERE {LIVE} AND w.embedding IS NOT NULL ORDER BY w.memory_id, w.seq LIMIT ?",
+                                (limit + 1,)).fetchall()
+        ctx.windows_cache = (key, _stacked(rows) if len(rows) <= limit else None)
+    return ctx.windows_cache[1]
+
+
+def best_cosines(ctx: StoreContext, memory_ids: Sequence[int], query_vec) -> dict[int, float]:
+    """The best window cosine of each of these memories that has windows (one gather, one matrix product)."""
+    import numpy as np
+
+    cached = _cached(ctx)
+    if cached is None:
+        ids = list(dict.fromkeys(memory_ids))
+        rows = [row for at in range(0, len(ids), _IDS_PER_READ) for row in ctx.conn.execute(
+            f"SELECT memory_id, embedding FROM windows WHERE memory_id IN ({','.join('?' * len(ids[at:at + _IDS_PER_READ]))}) "
+            f"AND embedding IS NOT NULL ORDER BY memory_id, seq", ids[at:at + _IDS_PER_READ])]
+        cached = _stacked(sorted(rows, key=lambda row: row[0]))
+    matrix, first, end = cached
+    ids = np.unique(np.fromiter(memory_ids, dtype=np.int64))
+    ids = ids[ids < len(first)]
+    ids = ids[first[ids] >= 0]
+    if not len(ids):
+        return {}
+    starts, lengths = first[ids], end[ids] - first[ids]
+    offsets = np.cumsum(lengths) - lengths
+    rows = np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))
+    scores = matrix[rows] @ np.asarray(query_vec, dtype=np.float32)
+    return dict(zip(ids.tolist(), np.maximum.reduceat(scores, offsets).tolist()))
 
 
 def drop(ctx: StoreContext, memory_ids: Sequence[int] | None = None) -> None:
