@@ -103,3 +103,13 @@ def test_reindex_and_a_redaction_that_rewrites_the_text_make_the_windows_again(s
     assert _rows(store, secret) == []                  # made from the old text: gone with it
     store.fill_vectors()
     assert len(_rows(store, secret)) == 2
+
+
+def test_the_mcp_server_leaves_a_new_memory_windows_to_its_next_idle_turn(db_path, config):
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", cache_vectors=True) as server:
+        memory = server.remember(LONG, create_namespace=True)["id"]
+        assert _rows(server, memory) == [] and server.context.vectors_pending is True
+        server.fill_vectors(limit=1, if_changed=True)          # what `idle_work` does between requests
+        assert _rows(server, memory) == [(0, True), (1, True)]
+        bulk = server.remember_many([{"content": LONG + " And more."}])[0]   # an import: written at once
+        assert len(_rows(server, bulk)) == 3

@@ -202,7 +202,7 @@ def remember(ctx: StoreContext, content: str, *, title: str | None = None, kind:
         search_index.index_live(ctx, memory_id)
         supersedes = supersession.record_links(ctx, memory_id, stale, now)
     if vectors is not None:
-        windows.after_write(ctx, [memory_id])
+        windows.after_write(ctx, [memory_id], interactive=True)
     return {"id": format_id(memory_id), "status": "created", "namespace": ns, "kind": kind,
             "title": title, "near_duplicates": near, "supersedes": supersedes, "chunks": len(pieces),
             "possible_contradictions": [o for o in opposed if o["id"] not in supersedes],
