@@ -1548,7 +1548,8 @@ REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 #: in prose goes whatever its shape: "hunter2", "correct-horse-battery-staple", a PIN; 8: a user/password pair
 #: after a login word, "the grafana login is admin / <v>", "账号 admin 密码 <v>"; 9: a value with base64 padding,
 #: "DB_PASSWORD: UGw0MW5UM3h0UHc=", is no "a=b" code, and a "%r" or "*" inside a long near-random value, Django's
-#: SECRET_KEY, no format or glob; 10: a secret wrapped onto the next line or continued with a `\` is taken whole):
+#: SECRET_KEY, no format or glob; 10: a secret wrapped onto the next line or continued with a `\`, or a provider
+#: token cut at a line end, is taken whole):
 #: stores re-redact themselves once
 #: when ``rules_fingerprint()`` changes.
 RULES_VERSION = 10
@@ -1648,16 +1649,42 @@ _WRAPPED_TAIL = re.compile(r"(\[REDACTED:[a-z0-9_]+\])\\?(\r?\n)[ \t]*([A-Za-z0-
 _CONTINUED = re.compile(r"(?<=[A-Za-z0-9+/=_-])\\\r?\n[ \t]*(?=[A-Za-z0-9+/=_-])")
 
 
+# A provider-prefixed token cut at a line end (a terminal's soft wrap, a pasted log), its rest on the next line:
+# "ghp_I638yIxjM2UN<newline>qHkEpQCr…" (fresh-user run fu33 D1). The prefixes are the shaped rules' own.
+_PREFIXES = tuple(sorted({t for rule in _RULES if rule.shaped for t in rule.triggers if len(t) >= 3}))
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=-")
+_RUN_AT_END = re.compile(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_+/=-]{3,}$")
+_FIRST_RUN = re.compile(r"[ \t]*[A-Za-z0-9_+/=-]{4,}")
+
+
+def _join_wrapped_prefixed(text: str) -> str:
+    """`text` with each line that ends in a run starting like a provider's token joined to the run starting the next
+    line (the spaces around the break dropped). A line is looked at only when it ends in a token character, so a
+    megabyte of prose costs a split and a character test per line."""
+    lines = text.split("\n")
+    out = [lines[0]]
+    for line in lines[1:]:
+        prev = out[-1].rstrip(" \t\r")
+        if prev and prev[-1] in _TOKEN_CHARS and _FIRST_RUN.match(line):
+            last = _RUN_AT_END.search(prev[-256:])
+            if last and last.group().startswith(_PREFIXES):
+                out[-1] = prev + line.lstrip(" \t")
+                continue
+        out.append(line)
+    return "\n".join(out)
+
+
 def _take_wrapped_tails(text: str) -> str:
     return _WRAPPED_TAIL.sub(lambda m: m.group(1) + m.group(2) if _has_random_run(m.group(3), 8) else m.group(0),
                              text)
 
 
 def _redact_secrets(text: str, counts: dict[str, int], hits: Optional[dict[str, int]] = None) -> str:
-    """`_redact_lines` of `text`, or of the text with its `\\` line continuations joined when that finds more
-    secrets: a value continued onto the next line is read whole then (the joined text is kept only so)."""
-    if "\\\n" in text or "\\\r\n" in text:
-        joined = _CONTINUED.sub("", text)
+    """`_redact_lines` of `text`, or of the text with its `\\` line continuations and its provider tokens cut at a
+    line end joined, when that finds more secrets: a value continued onto the next line is read whole then (the
+    joined text is kept only so)."""
+    if "\n" in text:
+        joined = _join_wrapped_prefixed(_CONTINUED.sub("", text) if "\\\n" in text or "\\\r\n" in text else text)
         if joined != text:
             counts_plain, hits_plain = dict(counts), (dict(hits) if hits is not None else None)
             counts_joined, hits_joined = dict(counts), (dict(hits) if hits is not None else None)

@@ -30,6 +30,11 @@ SECRETS = [
     ("sk-proj-8F80ymm3T207gmhZRnFy\r\n  y5r2xJ7Fj4mgblEv0_9BZhvWaXH6", "y5r2xJ7Fj4mgblEv0"),
     ('export API_SECRET="InTEGbOY1xHvAV8DnRlz\\\nGW7hUNwOdqryzdaeA6AO"', "GW7hUNwOdqryzdaeA6AO"),
     ('export API_SECRET="InTEGbOY1xHvAV8DnRlz\\\nGW7hUNwOdqryzdaeA6AO"', "InTEGbOY1xHvAV8DnRlz"),
+    # fu33 D1: a provider token cut at a line end with no credential word near it
+    ("Renovate used ghp_I638yIxjM2UNybGOfEuo\nqHkEpQCrChvW774A until yesterday.", "ghp_I638yIxjM2UNybGOfEuo"),
+    ("Renovate used ghp_I638yIxjM2UNybGOfEuo\nqHkEpQCrChvW774A until yesterday.", "qHkEpQCrChvW774A"),
+    ("The CI bot key:\nghp_AEV8ruiEQbV3BEqk\nVFnthply1JseEezsYpEA", "VFnthply1JseEezsYpEA"),
+    ("Session log: pasted output\n  ghp_I638yIxjM2UNybGOfEuoqH\r\n  kEpQCrChvW774A\nwas the PAT, revoked.", "kEpQCrChvW774A"),
 ]
 LOOKALIKES = [
     "x: Type = default", "password=a=b", "if token == expected: retry()", 'token_glob = "**/*.tokens.json"',
@@ -37,6 +42,7 @@ LOOKALIKES = [
     "token 是必需的参数", "token 是一个 JWT", "token 是 <your-token>",
     # D7's look-alikes: the next line is words, a name or a flag; a continued command without a secret
     "docker run --rm \\\n  -e LOG_LEVEL=debug image", "CFLAGS=-O2\\\n-Wall", "path=src/app\\\nmain.py",
+    "set GITHUB_TOKEN to ghp_xxx\nthen run it", "the pattern\nmatching goes here", "sk-\nproject notes follow",
 ]
 
 
