@@ -152,7 +152,7 @@ def render_briefing(sections: dict, *, budget: int, namespace: str, left_out: di
 
     def note(omitted: int, pins: int) -> str:
         more = f"…{omitted} more not shown — use memory_recall or memory_list" if omitted else ""
-        hidden = f"{pins} pinned rule{'s' if pins != 1 else ''} not shown: memory_list with pinned: true lists them all"
+        hidden = f"{pins} pinned rule{'s' if pins != 1 else ''} not shown: memory_list with pinned: true (supermemory list --pinned) lists them all"
         return "(" + "; ".join(part for part in (more, hidden if pins else "") if part) + ")"
 
     lines, used, omitted, shown, pinned_at = lay_out(budget)

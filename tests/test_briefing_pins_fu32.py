@@ -39,7 +39,7 @@ def test_the_briefing_says_how_many_pinned_rules_it_leaves_out_and_where_they_ar
     shown = len(view["items"]["pinned"])
     assert 0 < shown < 40
     assert view["not_shown"]["pinned"] == 40 - shown
-    assert f"{40 - shown} pinned rules not shown: memory_list with pinned: true lists them all" in view["text"]
+    assert f"{40 - shown} pinned rules not shown: memory_list with pinned: true (supermemory list --pinned) lists them all" in view["text"]
     assert view["tokens"] <= 300
     roomy = briefing_view(pinned_store.briefing(max_tokens=20_000))   # 20 listed at most: the other 20 are named
     assert len(roomy["items"]["pinned"]) == 20 and "20 pinned rules not shown" in roomy["text"]
@@ -74,3 +74,12 @@ def test_list_pinned_in_the_cli(tmp_path):
     run_cli(["remember", "The release train leaves on Tuesdays."], env)
     listed = json.loads(run_cli(["list", "--pinned", "--json"], env).stdout)
     assert [m["title"] for m in listed["items"]] == ["Never force-push to main."]
+
+
+def test_today_notes_show_under_recent_changes_when_twenty_new_pins_came_after_them(store):
+    """fu33 D2: the twenty newest memories were fetched before those the pinned section lists were left out."""
+    notes = [store.remember(f"Session note {n}: worked on the importer module part {n}.")["id"] for n in range(3)]
+    for n in range(20):
+        store.remember(f"Rule {n}: always run linter{n} on module{n}.", kind="preference", pinned=True)
+    view = briefing_view(store.briefing())
+    assert set(notes) <= set(view["items"]["recent"])

@@ -1,6 +1,7 @@
 """Reading memories: by id, filtered listings, the briefing's sections, the graph of links."""
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
 from supermemory.config import TASK_STATUSES
@@ -206,8 +207,10 @@ def briefing_sections(ctx: StoreContext, namespaces: list[str] | None, *, recent
         "gotchas": fetch("m.kind = 'gotcha' AND m.pinned = 0", by_weight),
     }
     shown = {item["id"] for items in sections.values() for item in items}
-    recent = [r for r in fetch("m.updated_at >= ? AND m.kind NOT IN ('session')", "m.updated_at DESC, m.id DESC",
-                               20, [since]) if r["id"] not in shown]
+    # The ones already listed are left out before the limit, not after: twenty new pins took every place of the
+    # twenty newest, and the notes written today never showed (fresh-user run fu33 D2).
+    recent = fetch("m.updated_at >= ? AND m.kind NOT IN ('session') AND m.id NOT IN (SELECT value FROM json_each(?))",
+                   "m.updated_at DESC, m.id DESC", 20, [since, json.dumps([parse_id(i) for i in shown])])
     # A memory that supersedes another is a change in the plainest sense ("the timeout is now 60s"): those first,
     # each group newest first (fresh-user run fu29 D8: a task marked done took the section's one line).
     from supermemory.store import supersession
