@@ -472,10 +472,11 @@ def test_briefing_respects_its_token_budget(store, budget):
     assert brief["tokens"] <= budget
     assert estimate_tokens(brief["text"]) <= brief["tokens"]
     shown = sum(line.startswith("- [") for line in brief["text"].splitlines())
-    # 20 decisions are fetched (recent changes skip them); the note counts the ones left out.
+    # 20 decisions are fetched, and as recent changes the 10 newest of the others (fu33 D2); the note counts the
+    # ones left out.
     assert brief["sections"]["decisions"] == shown and brief["not_shown"]["decisions"] == 20 - shown
-    assert brief["sections"]["recent"] == 0
-    assert brief["text"].splitlines()[-1] == f"(…{20 - shown} more not shown — use memory_recall or memory_list)"
+    assert brief["sections"]["recent"] == 0 and brief["not_shown"]["recent"] == 10
+    assert brief["text"].splitlines()[-1] == f"(…{30 - shown} more not shown — use memory_recall or memory_list)"
 
 
 def test_briefing_never_loads_the_embedder(db_path, config):
