@@ -133,6 +133,8 @@ def render_recall(result: dict, *, full: bool = False, explain: bool = False) ->
                                                        "reinforcement", "pinned") if isinstance(feats.get(k), (int, float))]
             cos = feats.get("cosine")
             parts.append(f"cosine {cos:.3f}" if isinstance(cos, (int, float)) else "cosine n/a")
+            if isinstance(feats.get("window_cosine"), (int, float)):   # `cosine` moved toward its best window's
+                parts[-1] += f" (best window {feats['window_cosine']:.3f})"
             # the share of the query's words this memory holds, whether the embedder reads them or not
             parts.append(f"coverage {feats.get('coverage', 0) + feats.get('blind_coverage', 0):.2f}")
             contrib = item.get("contributions", {})
@@ -531,6 +533,10 @@ def render_health(result: dict) -> str:
     if result.get("vectors_pending"):
         lines.append(f"vectors pending: {result['vectors_pending']:,} chunks of long texts, work in progress, not a problem "
                      f"(keyword search finds them now; their vectors come {VECTORS_LATER})")
+    if result.get("windows_pending"):
+        lines.append(f"windows pending: {result['windows_pending']:,} memories without their two-sentence window vectors "
+                     f"yet (written before windows were kept, or without the model), not a problem: recall matches "
+                     f"their whole text; the MCP server fills them in while idle, `supermemory maintenance` at once")
     lines.append(f"stale (sweep candidates): {result['stale']} · expired: {result['expired']}")
     lines.append("clean" if result["clean"] else "needs attention")
     return "\n".join(lines)

@@ -55,6 +55,12 @@ def test_a_memory_cosine_moves_toward_its_best_window(store, config):
 
     whole, moved, all_the_way = cosine(0.0), cosine(0.2), cosine(1.0)
     assert whole < moved < all_the_way
+    found = store.recall("Maundy Thursday service at the Episcopal church", explain=True)["results"]
+    hit = next(r for r in found if r["id"] == memory)
+    assert hit["features"]["window_cosine"] == pytest.approx(all_the_way, abs=1e-4)
+    from supermemory.render import render_recall
+    shown = render_recall({"query": "Maundy Thursday", "results": [hit]}, explain=True)
+    assert f"(best window {hit['features']['window_cosine']:.3f})" in shown
     assert moved == pytest.approx(whole + 0.2 * (all_the_way - whole), abs=1e-4)
 
 
@@ -85,7 +91,11 @@ def test_memories_written_without_the_model_or_before_windows_get_them_filled_in
     with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p") as store:
         older = store.remember(LONG + " One more.")["id"]
         store.conn.execute("DELETE FROM windows WHERE memory_id = ?", (int(older[1:]),))   # a store from before
-        store.fill_vectors()
+        assert store.health()["windows_pending"] == 2
+        from supermemory.render import render_health
+        assert "windows pending: 2 memories" in render_health(store.health())
+        assert store.maintenance()["windows_embedded"] == 2
+        assert store.health()["windows_pending"] == 0
         assert _rows(store, later) == [(0, True), (1, True)]
         assert len(_rows(store, older)) == 3
 

@@ -255,6 +255,8 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
         for memory_id, best in windows.best_cosines(ctx, [c.id for c in final if c.cosine is not None],
                                                     query_vec).items():
             cand = cands[memory_id]
-            cand.cosine += share * max(0.0, best - cand.cosine)
+            if best > cand.cosine:
+                cand.window_cosine = best
+                cand.cosine += share * (best - cand.cosine)
     return Gathered(final, records, query_vec, vector_error, doc_freq, pooled, with_instruction, best_chunk)
 

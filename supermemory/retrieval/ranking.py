@@ -44,6 +44,7 @@ class Candidate:
     code: float = 0.0                  # how much the memory reads as source code (text.code_share: 0 prose, 1 code)
     after_question: float = 0.0        # query IDF mass the question written just before it adds (candidates.py)
     answer_types: frozenset | None = None   # which answer types the query asks for it holds (None: not read)
+    window_cosine: float | None = None  # its best two-sentence window's cosine, when higher than the text's (store/windows.py)
 
 
 _R = DEFAULTS["ranking"]          # the shipped settings: RankConfig() is what users run
@@ -159,6 +160,8 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
             contributions = {cfg.baseline: own}
         logits.append(logit)
         features["cosine"] = cand.cosine    # the raw cosine, for reading (the model reads it through the above)
+        if cand.window_cosine is not None:   # `cosine` was moved toward it (`ranking.window_share`)
+            features["window_cosine"] = cand.window_cosine
         features["background"] = ev.background
         out.append(Ranked(cand, features, contributions, sum(contributions.values())))
     _hit_relevance(out, logits)

@@ -12,7 +12,7 @@ from supermemory.errors import EmbeddingUnavailableError, ModelMismatchError, St
 from supermemory.redact import RULES_VERSION, rules_fingerprint
 from supermemory.stats import percentile
 from supermemory.store import db as dbm
-from supermemory.store import embedding, redaction, search_log, supersession, versions, writes
+from supermemory.store import embedding, redaction, search_log, supersession, versions, windows, writes
 from supermemory.store import namespaces as nsm
 from supermemory.store import records as rec_
 from supermemory.store.context import StoreContext
@@ -122,6 +122,7 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
         ctx.conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
     swept = sweep(ctx, apply=True, namespace="*")["matched"] if sweep_stale else 0
     passes = one_time_passes(ctx, redact=redact, deadline=deadline)
+    unwindowed = windows.waiting(ctx)
     vectors = fill_vectors(ctx, deadline=deadline, progress=progress)
     if ctx.path != ":memory:":
         with contextlib.suppress(ctx.driver.Error):
@@ -129,6 +130,7 @@ def maintenance(ctx: StoreContext, *, sweep_stale: bool = False, redact: bool | 
     return {"expired": len(expired), "purged": len(old), "log_trimmed": max(0, trimmed), "swept": swept,
             "session_versions_pruned": pruned, "redacted": passes["redacted"], "summaries": passes["summaries"],
             "supersedes_links": passes["supersedes_links"], "vectors_embedded": vectors,
+            "windows_embedded": unwindowed - windows.waiting(ctx),
             "supersedes": passes["supersedes"], "passes_pending": passes["pending"]}
 
 
@@ -520,7 +522,8 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
             "contradictions": contradictions[:max_pairs], "contradiction_count": len(contradictions),
             "possible_contradictions": opposed, "possible_contradiction_count": opposed_count,
             "rule_conflicts": conflicts, "supersedes_cycles": cycles, "orphans": orphans,
-            "vectors_pending": embedding.waiting_chunks(ctx, namespaces), "stale": stale, "expired": expired,
+            "vectors_pending": embedding.waiting_chunks(ctx, namespaces),
+            "windows_pending": windows.waiting(ctx, namespaces), "stale": stale, "expired": expired,
             "expired_items": [{"id": format_id(r[0]), "kind": r[1], "title": r[2], "expired_at": iso(r[3])}
                               for r in expired_rows[:max_pairs]],
             "schema_version": dbm.schema_version(ctx.conn), "model_pin": pin["pinned"], "model_pin_status": pin_status,

@@ -43,6 +43,15 @@ def missing(ctx: StoreContext, limit: int, memory_ids: Sequence[int] | None = No
                  f"(SELECT 1 FROM windows w WHERE w.memory_id = m.id) ORDER BY m.id LIMIT ?", params + [limit])
 
 
+def waiting(ctx: StoreContext, namespaces: list[str] | None = None) -> int:
+    """How many live memories (of `namespaces`, None: all) were never given their windows (`health`, `maintenance`)."""
+    from supermemory.store import namespaces as nsm
+
+    ns_sql, ns_params = nsm.clause(namespaces)
+    return ctx.q(f"SELECT count(*) FROM memories m WHERE {LIVE} AND {ns_sql} AND NOT EXISTS "
+                 f"(SELECT 1 FROM windows w WHERE w.memory_id = m.id)", ns_params)[0][0]
+
+
 def embed(ctx: StoreContext, rows: Sequence[tuple[int, str]], provider, *, wait_ms: int | None = None) -> int:
     """Embed (with `provider`, the store's checked embedder) and store the windows of these (id, body) rows, in one
     write transaction after the model ran (a memory forgotten or given windows by another process meanwhile is
