@@ -123,3 +123,18 @@ def test_the_mcp_server_leaves_a_new_memory_windows_to_its_next_idle_turn(db_pat
         assert _rows(server, memory) == [(0, True), (1, True)]
         bulk = server.remember_many([{"content": LONG + " And more."}])[0]   # an import: written at once
         assert len(_rows(server, bulk)) == 3
+
+
+def test_filling_in_windows_keeps_the_chunk_vectors_a_server_holds_in_memory(db_path, config):
+    """An idle turn's windows change no chunk vector: the matrix warm recall reads stays (rebuilding it after every
+    slice of an upgraded store's backlog cost each recall in between a full read of the vectors)."""
+    with MemoryStore(db_path, config=config, embedder=FakeEmbedder(), namespace="p", cache_vectors=True) as server:
+        memory = server.remember(LONG, create_namespace=True)["id"]
+        server.recall("Maundy Thursday service", relevance_threshold=0)
+        held = dict(server.context.matrix_cache)
+        assert held
+        server.fill_vectors(limit=1, if_changed=True)
+        assert _rows(server, memory) == [(0, True), (1, True)]
+        assert server.context.matrix_cache == held
+        found = server.recall("Maundy Thursday service", explain=True, relevance_threshold=0)["results"]
+        assert "window_cosine" in next(r for r in found if r["id"] == memory)["features"]

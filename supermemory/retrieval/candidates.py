@@ -259,4 +259,3 @@ def gather(ctx: StoreContext, query: Query, namespaces: list[str] | None, where:
                 cand.window_cosine = best
                 cand.cosine += share * (best - cand.cosine)
     return Gathered(final, records, query_vec, vector_error, doc_freq, pooled, with_instruction, best_chunk)
-

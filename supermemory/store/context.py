@@ -44,7 +44,7 @@ class StoreContext:
         self.generation = 0                   # our own commits do not change PRAGMA data_version
         self.total_cache: tuple | None = None  # ((data_version, generation), live chunks per namespace)
         self.scoped_freq: tuple | None = None  # ((data_version, generation), {(namespaces, token): live chunks})
-        self.windows_cache: tuple | None = None  # ((data_version, generation), {memory id: window matrix or None})
+        self.windows_cache: tuple | None = None  # ((data_version, generation), windows._stacked(…) or None)
 
     def txn(self, *, wait_ms: int | None = None):
         """A `BEGIN IMMEDIATE` write transaction (`wait_ms`: how long another writer's lock may hold it up)."""

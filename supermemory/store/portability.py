@@ -503,5 +503,5 @@ def reembed(ctx: StoreContext, *, progress: Callable[[int, int], None] | None = 
     ctx.embedder = provider
     ctx.embedder_checked = True
     ctx.matrix_cache.clear()
-    embedding.embed_missing_vectors(ctx, progress=None)   # the windows, with the model loaded now
+    embedding.embed_missing_vectors(ctx)   # the windows, with the model loaded now
     return {"chunks": len(rows), "embedder": fingerprint}

@@ -193,8 +193,7 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
         supersede(ctx, old["id"], new_id, now)
         search_index.index_live(ctx, new_id)
         if digest == old["content_hash"]:   # the same text: the same windows
-            ctx.conn.execute("INSERT INTO windows(memory_id, seq, embedding) SELECT ?, seq, embedding FROM windows "
-                             "WHERE memory_id = ?", (new_id, old["id"]))
+            windows.copy(ctx, old["id"], new_id)
     windows.after_write(ctx, [new_id], interactive=True)
     return {"id": format_id(new_id), "previous": format_id(old["id"]), "status": "updated",
             "redacted": redacted, "unclosed_private": left_out,

@@ -2,14 +2,15 @@
 
 Recall moves a memory's cosine part of the way to its best window's (`ranking.window_share`).
 
-A live memory's windows are written right after the memory by `remember` / `remember_many` / `update` when the
-model runs, else filled in after the chunks still without a vector (`embedding.embed_missing_vectors`: the MCP
-server's idle turns, maintenance; a CLI command's catch-up only while chunks wait, since a memory without windows
-is still matched by its whole text). A memory with none (one sentence, code) gets a
-row of seq -1 without a vector, so it is looked at once.
+A live memory's windows are written right after the memory by `remember_many` and the CLI's `remember` / `update`
+when the model runs (the MCP server leaves them to its next idle turn), else filled in after the chunks still without
+a vector (`embedding.embed_missing_vectors`: the MCP server's idle turns, maintenance; a CLI command's catch-up only
+while chunks wait, since a memory without windows is still matched by its whole text). A memory with none (one
+sentence, code) gets a row of seq -1 without a vector, so it is looked at once.
 """
 from __future__ import annotations
 
+import logging
 from typing import Sequence
 
 from supermemory.store.context import StoreContext
@@ -23,6 +24,8 @@ NONE = -1   # the seq of the row that says "looked at: no windows"
 # Bumped when what a window is changes: bench stores seeded with other windows are not reused.
 WINDOWS_VERSION = 1
 _IDS_PER_READ = 500   # ids per `IN (…)`: under SQLite's variable limit on any build
+
+logger = logging.getLogger(__name__)
 
 
 def texts_of(body: str) -> list[str]:
@@ -71,8 +74,8 @@ def embed(ctx: StoreContext, rows: Sequence[tuple[int, str]], provider, *, wait_
                                  [(memory_id, seq, to_blob(v)) for seq, v in enumerate(vectors)]
                                  or [(memory_id, NONE, None)])
             done += 1
-        if done:
-            ctx.changed()
+    if done:   # only the windows changed: the chunk vectors and word counts this process keeps stay good
+        ctx.windows_cache = None
     return done
 
 
@@ -99,9 +102,7 @@ def after_write(ctx: StoreContext, memory_ids: Sequence[int], *, interactive: bo
                 embed(ctx, rows, ctx.embedder)
     except (EmbeddingUnavailableError, ModelMismatchError, StorageError) as exc:
         ctx.vectors_pending = True
-        import logging
-
-        logging.getLogger(__name__).info("windows left for later: %s", exc)
+        logger.info("windows left for later: %s", exc)
 
 
 def _stacked(rows: list) -> tuple:
@@ -162,8 +163,15 @@ def best_cosines(ctx: StoreContext, memory_ids: Sequence[int], query_vec) -> dic
     return dict(zip(ids.tolist(), np.maximum.reduceat(scores, offsets).tolist()))
 
 
+def copy(ctx: StoreContext, source: int, target: int) -> None:
+    """Give `target` the windows of `source` (inside a write transaction): a new version with the same text."""
+    ctx.conn.execute("INSERT INTO windows(memory_id, seq, embedding) SELECT ?, seq, embedding FROM windows "
+                     "WHERE memory_id = ?", (target, source))
+
+
 def drop(ctx: StoreContext, memory_ids: Sequence[int] | None = None) -> None:
     """Forget windows (inside a write transaction): of these memories, or all (`reindex`: another model)."""
+    ctx.windows_cache = None
     if memory_ids is None:
         ctx.conn.execute("DELETE FROM windows")
         return
