@@ -1651,7 +1651,10 @@ _CONTINUED = re.compile(r"(?<=[A-Za-z0-9+/=_-])\\\r?\n[ \t]*(?=[A-Za-z0-9+/=_-])
 
 # A provider-prefixed token cut at a line end (a terminal's soft wrap, a pasted log), its rest on the next line:
 # "ghp_I638yIxjM2UN<newline>qHkEpQCr…" (fresh-user run fu33 D1). The prefixes are the shaped rules' own.
-_PREFIXES = tuple(sorted({t for rule in _RULES if rule.shaped for t in rule.triggers if len(t) >= 3}))
+# The shaped rules' triggers that start a token ("ghp_", "sk-", "AKIA"), not those found inside one ("-us", ":AA")
+# or short enough to start a word ("pat", "eyJ"): a line ending in "pattern" is no token cut short.
+_PREFIXES = tuple(sorted({t for rule in _RULES if rule.shaped for t in rule.triggers
+                          if t[0].isalnum() and (len(t) >= 4 or not t[-1].isalnum())}))
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=-")
 _RUN_AT_END = re.compile(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_+/=-]{3,}$")
 _FIRST_RUN = re.compile(r"[ \t]*[A-Za-z0-9_+/=-]{4,}")
@@ -1680,7 +1683,7 @@ def _take_wrapped_tails(text: str) -> str:
 
 
 def _redact_secrets(text: str, counts: dict[str, int], hits: Optional[dict[str, int]] = None) -> str:
-    """`_redact_lines` of `text`, or of the text with its `\\` line continuations and its provider tokens cut at a
+    """`_apply_rules` of `text`, or of the text with its `\\` line continuations and its provider tokens cut at a
     line end joined, when that finds more secrets: a value continued onto the next line is read whole then (the
     joined text is kept only so)."""
     if "\n" in text:
@@ -1688,17 +1691,17 @@ def _redact_secrets(text: str, counts: dict[str, int], hits: Optional[dict[str, 
         if joined != text:
             counts_plain, hits_plain = dict(counts), (dict(hits) if hits is not None else None)
             counts_joined, hits_joined = dict(counts), (dict(hits) if hits is not None else None)
-            plain = _redact_lines(text, counts_plain, hits_plain)
-            whole = _redact_lines(joined, counts_joined, hits_joined)
+            plain = _apply_rules(text, counts_plain, hits_plain)
+            whole = _apply_rules(joined, counts_joined, hits_joined)
             better = sum(counts_joined.values()) > sum(counts_plain.values())
             counts.update(counts_joined if better else counts_plain)
             if hits is not None:
                 hits.update(hits_joined if better else hits_plain)
             return whole if better else plain
-    return _redact_lines(text, counts, hits)
+    return _apply_rules(text, counts, hits)
 
 
-def _redact_lines(text: str, counts: dict[str, int], hits: Optional[dict[str, int]] = None) -> str:
+def _apply_rules(text: str, counts: dict[str, int], hits: Optional[dict[str, int]] = None) -> str:
     if "-----BEGIN " in text:
         before = counts.get("private_key", 0)
         text = _redact_private_keys(text, counts)

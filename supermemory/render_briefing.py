@@ -152,7 +152,8 @@ def render_briefing(sections: dict, *, budget: int, namespace: str, left_out: di
 
     def note(omitted: int, pins: int) -> str:
         more = f"…{omitted} more not shown — use memory_recall or memory_list" if omitted else ""
-        hidden = f"{pins} pinned rule{'s' if pins != 1 else ''} not shown: memory_list with pinned: true (supermemory list --pinned) lists them all"
+        hidden = (f"{pins} pinned rule{'s' if pins != 1 else ''} not shown: memory_list with pinned: true "
+                  f"(supermemory list --pinned) lists them all")
         return "(" + "; ".join(part for part in (more, hidden if pins else "") if part) + ")"
 
     lines, used, omitted, shown, pinned_at = lay_out(budget)
@@ -190,6 +191,6 @@ def briefing_view(result: dict) -> dict:
                                         left_out=result.get("left_out"), pinned_total=result.get("pinned_total"))
     ids = {name: shown.get(name, []) for name in sections}
     return {"text": text, "tokens": used, "sections": {name: len(ids[name]) for name in sections},
-            "not_shown": {name: (result.get("pinned_total") or len(items) if name == "pinned" else len(items))
+            "not_shown": {name: ((result.get("pinned_total") or len(items)) if name == "pinned" else len(items))
                           - len(ids[name]) for name, items in sections.items()},
             "namespaces": namespaces, "items": ids}

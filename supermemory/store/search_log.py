@@ -101,8 +101,7 @@ def forget_erased_words(ctx: StoreContext, erased_tokens: set[str]) -> int:
         return 0
     doomed = [row_id for row_id, query in ctx.conn.execute("SELECT id, query FROM search_log").fetchall()
               if gone.intersection(query_terms(query or ""))]
-    for row_id in doomed:
-        ctx.conn.execute("DELETE FROM search_log WHERE id = ?", (row_id,))
+    ctx.conn.executemany("DELETE FROM search_log WHERE id = ?", [(row_id,) for row_id in doomed])
     return len(doomed)
 
 
