@@ -125,8 +125,8 @@ class Query:
         A compound word (`store.recall`) weighs its parts plus, once, its rarest whole form: a memory that
         holds the parts apart has most of the word, one that holds it whole has all of it (its whole forms
         are spellings of one word, not three more words a memory must hold)."""
-        found = {t for t in self.terms
-                 if t in tokens or any(all(x in tokens for x in form) for form in self.cross.get(t, ()))}
+        found = {t for t, crossed in self._crossed
+                 if t in tokens or (crossed and any(all(x in tokens for x in form) for form in crossed))}
         mass = got = 0.0
         for forms, parts in self.compound_spellings:
             weight = max(idf[t] for t in forms)
@@ -134,12 +134,22 @@ class Query:
             if found.intersection(forms):
                 got += weight
                 found.update(parts)
-        spellings = {t for forms, _ in self.compound_spellings for t in forms}
-        for t in self.terms:
-            if t not in spellings:
-                mass += idf[t]
-                got += idf[t] if t in found else 0.0
+        for t in self._single_terms:
+            mass += idf[t]
+            got += idf[t] if t in found else 0.0
         return got / mass if mass else 0.0
+
+    @functools.cached_property
+    def _crossed(self) -> tuple:
+        """(term, its translations and other spellings) of each term, read once per query (`coverage` runs per
+        candidate)."""
+        return tuple((t, self.cross.get(t, ())) for t in self.terms)
+
+    @functools.cached_property
+    def _single_terms(self) -> tuple:
+        """The terms that are no whole form of a compound word (`compound_spellings` weighs those), in order."""
+        spellings = {t for forms, _ in self.compound_spellings for t in forms}
+        return tuple(t for t in self.terms if t not in spellings)
 
     @functools.cached_property
     def compound_spellings(self) -> list[tuple[list[str], tuple[str, ...]]]:

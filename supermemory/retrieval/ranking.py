@@ -96,11 +96,21 @@ class Ranked:
 
     candidate: Candidate
     features: dict
-    contributions: dict
+    names: tuple                       # the features whose shares make up the score, in order
+    shares: tuple                      # their shares (the same order): what `contributions` holds by name
     score: float
     attention: float = 0.0
     gated: str | None = None           # why it was dropped, None when kept
     extra_tokens: int = 0              # what its passage adds to the page; dropped first when over budget
+    _contributions: dict | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def contributions(self) -> dict:
+        """Each feature's share of the score (they add up to it), made when first read: a recall ranks a hundred
+        candidates and explains ten, so the dicts of the rest were a tenth of a warm recall."""
+        if self._contributions is None:
+            self._contributions = dict(zip(self.names, self.shares))
+        return self._contributions
 
 
 def recency(age_days: float, half_life_days: float) -> float:
@@ -138,32 +148,33 @@ def score_candidates(cands: Sequence[Candidate], cfg: RankConfig,
     """
     model = cfg.model or relevance.shipped()
     ev = query_evidence(cands, cfg)
+    names = ("intercept",) + model.names + PRIORS
     priors = cfg.weights
+    prior_weights = tuple(priors.get(name, 0.0) for name in PRIORS)
     out, logits = [], []
     for cand in cands:
-        x = relevance.features(cand, ev)
-        shares = model.contributions(x)
-        logit = model.intercept + sum(shares.values())
-        features = {
-            **x,
-            "importance": max(0.0, min(1.0, cand.importance)) * max(0.0, min(1.0, cand.confidence)) - 0.5,
-            "recency": recency(cand.age_days, cfg.half_life_days),
-            "reinforcement": reinforcement(cand.recall_count),
-            "pinned": 1.0 if cand.pinned else 0.0,
-            "superseded": 0.0,
-        }
-        contributions = {"intercept": model.intercept, **shares}   # each feature's share of the log-odds
-        contributions.update({name: priors.get(name, 0.0) * features[name] for name in PRIORS})
+        features = relevance.features(cand, ev)
+        shares = model.shares(features)
+        logit = model.intercept + sum(shares)
+        features["importance"] = max(0.0, min(1.0, cand.importance)) * max(0.0, min(1.0, cand.confidence)) - 0.5
+        features["recency"] = recency(cand.age_days, cfg.half_life_days)
+        features["reinforcement"] = reinforcement(cand.recall_count)
+        features["pinned"] = 1.0 if cand.pinned else 0.0
+        features["superseded"] = 0.0
+        # each feature's share of the log-odds, then the priors'
+        shares.insert(0, model.intercept)
+        shares += [w * features[name] for w, name in zip(prior_weights, PRIORS)]
+        used = names
         if cfg.baseline:   # one channel alone, as it ranks by itself
             own = (relevance.bm25_share(cand, ev) if cfg.baseline == "lexical"
                    else cand.cosine if cand.cosine is not None else -1.0)
-            contributions = {cfg.baseline: own}
+            used, shares = (cfg.baseline,), [own]
         logits.append(logit)
         features["cosine"] = cand.cosine    # the raw cosine, for reading (the model reads it through the above)
         if cand.window_cosine is not None:   # `cosine` was moved toward it (`ranking.window_share`)
             features["window_cosine"] = cand.window_cosine
         features["background"] = ev.background
-        out.append(Ranked(cand, features, contributions, sum(contributions.values())))
+        out.append(Ranked(cand, features, used, shares, sum(shares)))
     _hit_relevance(out, logits)
     stale = {c.id: c.superseded_by for c in cands if c.superseded_by is not None}
     for item in out:

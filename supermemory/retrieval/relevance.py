@@ -79,6 +79,11 @@ class QueryEvidence:
     answer_types: frozenset = frozenset()   # what the question asks for: a number, a time, a person (text.answer_types)
     short_pool: float = 0.0   # 1 - candidates / FULL_POOL, at least 0 (0 without cosines: a lexical pool is no store size)
 
+    @functools.cached_property
+    def query_features(self) -> dict:
+        """The model inputs every candidate of this query shares, worked out once (a recall reads a hundred)."""
+        return _query_features(self)
+
 
 def background(cosines: Sequence[float | None], prior: float) -> float:
     """The query's background similarity: mean cosine at ranks 6–15 (what 'unrelated' scores).
@@ -182,7 +187,6 @@ def features(cand, ev: QueryEvidence) -> dict:
     vec_rank = ev.vector_rank.get(cand.id)
     has_cos = cand.cosine is not None and ev.top_cosine is not None
     margin = (cand.cosine - ev.background) if has_cos else 0.0
-    top_margin = (ev.top_cosine - ev.background) if ev.top_cosine is not None else 0.0
     lexical_z = zscore(-cand.bm25, ev.lexical_spread) * say if hit else 0.0
     raw_cosine_z = zscore(cand.cosine, ev.cosine_spread) if has_cos else 0.0
     cosine_z = raw_cosine_z * sees
@@ -195,7 +199,7 @@ def features(cand, ev: QueryEvidence) -> dict:
         "cosine_margin": margin * sees,
         "cosine_z": cosine_z,
         "vector_rank": (1.0 / (1.0 + vec_rank) if vec_rank is not None else 0.0) * sees,
-        "vector_evidence": margin * top_margin * sees * 10.0,
+        "vector_evidence": margin * _top_margin(ev) * sees * 10.0,
         "blind_coverage": coverage * blind,
         "blind_lexical": lexical * coverage * blind,
         "blind_rank": lex_rank * coverage * blind,
@@ -206,14 +210,27 @@ def features(cand, ev: QueryEvidence) -> dict:
         "code_cosine_z": cosine_z * code,
         "after_question": cand.after_question * (1.0 - code) * sees,
         "lacks_answer_type": sees if lacks_answer(cand, ev) else 0.0,
+        "words_say": say,           # not a model input: how much the query's words speak for this memory
+        **ev.query_features,
+    }
+
+
+def _top_margin(ev: QueryEvidence) -> float:
+    """How far the best cosine stands above the query's background (0 without cosines)."""
+    return (ev.top_cosine - ev.background) if ev.top_cosine is not None else 0.0
+
+
+def _query_features(ev: QueryEvidence) -> dict:
+    """The inputs that are the same for every candidate of a query (`QueryEvidence.query_features`)."""
+    sees, blind = 1.0 - ev.blind, ev.blind
+    return {
         "best_coverage": ev.best_coverage,
         "pooled_coverage": ev.pooled_coverage,
-        "top_margin": top_margin * sees,
+        "top_margin": _top_margin(ev) * sees,
         "top_cosine": (ev.top_cosine or 0.0) * sees,
         "blind_pooled": blind * ev.pooled_coverage,
         "blind_top_cosine": blind * (ev.top_cosine or 0.0),
         "blind": blind,
-        "words_say": say,           # not a model input: how much the query's words speak for this memory
         "unknown_name": 1.0 if ev.unknown_name else 0.0,
         "few_terms": max(0, FEW_TERMS - ev.content_terms) / FEW_TERMS,
         "short_pool": ev.short_pool,
@@ -235,12 +252,17 @@ class Model:
         """(feature, weight) of every feature with a weight: the only ones a score needs."""
         return tuple((name, self.weights[name]) for name in FEATURES if self.weights.get(name))
 
-    def logit(self, x: dict) -> float:
-        return self.intercept + sum(self.contributions(x).values())
+    @functools.cached_property
+    def names(self) -> tuple:
+        """The features `shares` gives, in its order."""
+        return tuple(name for name, _weight in self._active)
 
-    def contributions(self, x: dict) -> dict:
-        """Each weighted feature's share of the log-odds (the intercept aside): they add up to `logit - intercept`."""
-        return {name: weight * x[name] for name, weight in self._active}
+    def logit(self, x: dict) -> float:
+        return self.intercept + sum(self.shares(x))
+
+    def shares(self, x: dict) -> list:
+        """Each weighted feature's share of the log-odds (the intercept aside), in the order of `names`."""
+        return [weight * x[name] for name, weight in self._active]
 
 
 def probability(logit: float) -> float:

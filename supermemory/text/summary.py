@@ -12,6 +12,8 @@ def estimate_tokens(text: str) -> int:
     """Rough LLM token count: one per CJK character, one per ~4 other characters."""
     if not text:
         return 0
+    if text.isascii():   # most memories: no CJK character to count (recall sizes a hundred candidates)
+        return math.ceil(len(text) / 4)
     cjk = len(_CJK_CHAR.findall(text))
     return cjk + math.ceil((len(text) - cjk) / 4)
 
