@@ -17,6 +17,7 @@ English spelled two ways is bridged the same way (`abbreviations`, `lexicons/abb
 from __future__ import annotations
 
 import functools
+import os
 import re
 import unicodedata
 from typing import NamedTuple
@@ -24,10 +25,13 @@ from typing import NamedTuple
 from supermemory.text import lexicons
 from supermemory.text.tokenizer import _SEGMENT, _split_query_cjk, stopwords, tokenize
 
+_LETTERS = re.compile(r"[^\W\d_]+")   # the words of an English segment (`product_pages`: product, pages)
+
 
 class _Tables(NamedTuple):
     zh_to_en: dict[str, tuple[str, ...]]   # Chinese word → English index tokens
-    en_to_zh: dict[str, tuple[str, ...]]   # English index token → Chinese words (two characters or more)
+    en_to_zh: dict[str, tuple[tuple[str, str | None], ...]]   # English index token → (Chinese word of two
+    #                                        characters or more, the English word it must be an inflection of or None)
     gloss: dict[str, str]                  # Chinese word → the English word the embedder reads
     longest: int                           # characters in the longest Chinese word
 
@@ -36,18 +40,30 @@ class _Tables(NamedTuple):
 def _tables() -> _Tables:
     """The glossary parsed once per process."""
     zh_to_en: dict[str, tuple[str, ...]] = {}
-    en_to_zh: dict[str, list[str]] = {}
+    en_to_zh: dict[str, list[tuple[str, str | None]]] = {}
     gloss: dict[str, str] = {}
     stop = stopwords()
-    for word, *english in lexicons.table("glossary"):
+    for word, *written in lexicons.table("glossary"):
+        english = [e.lstrip("=") for e in written]
         tokens = tuple(dict.fromkeys(t for e in english for t in tokenize(e) if t not in stop))
         zh_to_en[word] = tokens
         gloss[word] = english[0]
         if len(word) >= 2:
-            for token in tokens:
-                en_to_zh.setdefault(token, []).append(word)
+            for mark, spelled in zip(written, english):
+                for token in tokenize(spelled):
+                    if token not in stop and (word, None) not in en_to_zh.get(token, ()):
+                        en_to_zh.setdefault(token, []).append((word, spelled.casefold() if mark[0] == "=" else None))
     longest = max(len(w) for w in zh_to_en)
     return _Tables(zh_to_en, {k: tuple(v) for k, v in en_to_zh.items()}, gloss, longest)
+
+
+_INFLECTIONS = frozenset({"", "e", "s", "es", "ed", "d", "ing", "ings", "y", "ies", "ied"})
+
+
+def _inflects(word: str, base: str) -> bool:
+    """Is `word` `base` or an inflection of it (production, productions), not another word of its stem (product)?"""
+    shared = len(os.path.commonprefix([word, base]))
+    return word[shared:] in _INFLECTIONS and base[shared:] in _INFLECTIONS
 
 
 def _chinese_words(run: str) -> list[tuple[int, str]]:
@@ -109,9 +125,11 @@ def cross_terms(query: str) -> dict[str, tuple[tuple[str, ...], ...]]:
                     out.setdefault(token, set()).update((en,) for en in tables.zh_to_en[zh])
         elif word:
             spelled = abbreviations()
+            parts = _LETTERS.findall(word)
             for token in tokenize(word):
-                for zh in tables.en_to_zh.get(token, ()):
-                    out.setdefault(token, set()).add(_index_form(zh))
+                for zh, only in tables.en_to_zh.get(token, ()):
+                    if only is None or any(_inflects(part, only) for part in parts):
+                        out.setdefault(token, set()).add(_index_form(zh))
                 for form in spelled.get(token, ()):
                     out.setdefault(token, set()).add(form)
     return {k: tuple(sorted(v)) for k, v in out.items() if v}
