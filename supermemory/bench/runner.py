@@ -43,6 +43,9 @@ def add_arguments(parser) -> None:
                         help="write every memory at the wall clock, ignoring created_at (figures as before times)")
 
 
+CASE_TYPES = ("memory", "query", "include", "meta")   # the line types of a cases file
+
+
 def load_cases(path) -> tuple[list[dict], list[dict]]:
     """Split a cases.jsonl into (memories, queries), normalised to the shared shapes."""
     docs, queries, _ = load_cases_file(path)
@@ -56,9 +59,15 @@ def load_cases_file(path) -> tuple[list[dict], list[dict], str | None]:
     queries are asked at) and `{"type": "include", "path": "cases.jsonl"}` (the memory lines and the
     meta "now" of another cases file, its path relative to this one; its queries are not taken).
     """
+    from supermemory.errors import InvalidInputError
+
     docs, queries, now = [], [], None
-    for row in read_jsonl(path):
-        kind = row.get("type")
+    unknown = []
+    for number, row in enumerate(read_jsonl(path), 1):
+        kind = row.get("type") if isinstance(row, dict) else None
+        if kind not in CASE_TYPES:
+            unknown.append(number)
+            continue
         if kind == "memory":
             docs.append({"id": row["id"], "text": row["text"], "title": row.get("title"),
                          "kind": row.get("kind", "note"), "tags": row.get("tags", []),
@@ -74,6 +83,10 @@ def load_cases_file(path) -> tuple[list[dict], list[dict], str | None]:
             now = now or included_now
         elif kind == "meta" and row.get("now"):
             now = row["now"]
+    if unknown:   # a file of another shape read as cases measured nothing and passed (fresh-user run fu34, D5)
+        raise InvalidInputError(
+            f"{path}: {len(unknown)} line(s) have no \"type\" of {', '.join(CASE_TYPES)} (JSON line {unknown[0]} first); "
+            "a cases file holds memory and query lines (bench/README.md), a corpus and queries go to --corpus and --queries")
     return docs, queries, now
 
 

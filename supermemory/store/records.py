@@ -112,7 +112,7 @@ def clean_text(value: Any, field: str, *, max_chars: int, allow_empty: bool = Fa
     fixed = without_surrogates(text)
     if fixed is not text:
         bad = sum(1 for old, new in zip(text, fixed) if old != new)
-        logger.warning("%s held %d character(s) that are not valid UTF-8; stored as U+FFFD", field, bad)
+        logger.warning("%s held %d character(s) that are not valid UTF-8; replaced by U+FFFD", field, bad)
         _collect(field, SURROGATES, bad)
         text = fixed
     if blank(text) and not allow_empty:
