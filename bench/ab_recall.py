@@ -9,12 +9,13 @@ in the machine's load falls on both sides alike, and reports the ratio B/A.
     python bench/ab_recall.py --a /tmp/sm-base --b .   [--n 10000] [--others 0] [--rounds 7] [--queries 200]
                                                        [--store DIR] [--json]
 
-The store is built once with B's `supermemory.bench.perf.build_store` (generated text, synthetic unit
-vectors; `--store DIR` keeps it and reuses it on the next run). Every run is a subprocess with
-PYTHONPATH at its side's tree that opens a fresh copy of the store exactly as `run_perf` measures
-"warm_recall_ms": the synthetic embedder (no model, no network), `cache_vectors=True`, the first
-`WARMUP` queries asked once untimed, then each query timed with `recall(q, touch=False)`. The query
-list (B's `fake_query`, seeded) is the same on both sides. Settings are each tree's defaults.
+The store is built once with B's `supermemory.bench.perf.build_store` (generated text, synthetic unit vectors;
+`--store DIR` keeps it and reuses it on the next run); give the older tree as B when the newer one has migrations it
+lacks (a tree refuses a store a newer schema extended; the newer one migrates its copy), and read the ratio
+inverted. Every run is a subprocess with PYTHONPATH at its side's tree that opens a fresh copy of the store exactly
+as `run_perf` measures "warm_recall_ms" (after filling in what a server fills at its idle turns): the synthetic
+embedder (no model, no network), `cache_vectors=True`, the first `WARMUP` queries asked once untimed, then each
+query timed with `recall(q, touch=False)`. The query list (B's `fake_query`, seeded) is the same on both sides. Settings are each tree's defaults.
 
 Report per side: the median of the per-round medians and of the per-round p95s; the ratio of B's to
 A's median, each round's ratio and their median (the paired, steadier figure); `results same`: both
@@ -52,6 +53,9 @@ def worker(home: str, queries_file: str) -> None:
     config = Config(home=Path(home), explicit_namespace=NAMESPACE)
     store = MemoryStore(config.db_path, config=config, embedder=synthetic_embedder(), namespace=NAMESPACE,
                         cache_vectors=True)   # as the MCP server runs it
+    # What a server fills in at its idle turns (a tree that keeps sentence windows embeds those of its copy here,
+    # untimed); a tree from before `fill_vectors` has nothing to fill.
+    getattr(store, "fill_vectors", lambda: None)()
     for q in queries[:WARMUP]:
         store.recall(q, touch=False)
     timings, digest = [], hashlib.sha1()
