@@ -133,7 +133,8 @@ def synthetic_embedder():
 
 
 def build_store(path: Path, config, n: int, *, seed: int = 1, dims: int = 384, namespace: str = "perf"):
-    """A store of `n` memories: generated text, synthetic unit vectors (no model needed)."""
+    """A store of `n` memories: generated text, synthetic unit vectors (no model needed), and what `remember` would
+    have written beside them (their sentence windows, embedded by the same synthetic embedder)."""
     import numpy as np
 
     from supermemory.core import MemoryStore
@@ -155,6 +156,7 @@ def build_store(path: Path, config, n: int, *, seed: int = 1, dims: int = 384, n
                    "status": "open" if item["kind"] == "task" else None}
 
     insert_embedded(store.context, rows())
+    store.fill_vectors()   # what `remember` writes beside the text (sentence windows), so recall reads a real store
     return store
 
 
