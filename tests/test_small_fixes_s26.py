@@ -39,3 +39,75 @@ def test_a_query_with_bad_utf8_is_said_to_be_replaced_not_stored(caplog):
         assert clean_text("redis \ud83d cache", "query", max_chars=100) == "redis \ufffd cache"
     said = " ".join(r.getMessage() for r in caplog.records)
     assert "replaced by U+FFFD" in said and "stored" not in said
+
+
+def test_an_import_keeps_its_work_when_another_process_takes_one_of_its_ids_meanwhile(tmp_path):
+    """A `remember` from the CLI while an import embedded took M1, and the import failed on the UNIQUE id with all its
+    work rolled back (fresh-user run fu35 D1); now that chain comes in under a new id, as when M1 was taken before."""
+    from supermemory.config import Config
+    from supermemory.core import MemoryStore
+    from tests.conftest import FakeEmbedder
+
+    def opened(name):
+        return MemoryStore(tmp_path / name / "memory.db", config=Config(home=tmp_path / name),
+                           embedder=FakeEmbedder(), namespace="global")
+
+    with opened("laptop") as laptop:
+        first = laptop.remember("The API gateway runs on port 8080.")["id"]
+        laptop.remember("Deploys happen on Tuesdays.")
+        laptop.export(tmp_path / "dump.jsonl")
+    with opened("desktop") as desktop, opened("desktop") as other_process:
+        embed = desktop.embedder.embed_multi
+
+        def embed_while_another_writes(texts, progress=None):
+            other_process.remember("Written by the CLI while the import ran.")   # takes M1
+            return embed(texts, progress=progress)
+
+        desktop.embedder.embed_multi = embed_while_another_writes
+        result = desktop.import_file(tmp_path / "dump.jsonl")
+        assert result["imported"] == 2 and list(result["renumbered"]) == [first] and result["taken"] == {first: "other"}
+        bodies = sorted(item["summary"] for item in desktop.list(namespace="*", limit=10)["items"])
+        assert bodies == ["Deploys happen on Tuesdays.", "The API gateway runs on port 8080.",
+                          "Written by the CLI while the import ran."]
+        assert desktop.get(first)["memories"][0]["body"] == "Written by the CLI while the import ran."
+
+
+def test_sqlite_keeps_its_temporary_files_in_memory_not_in_var_tmp(tmp_path):
+    """`health` made a SQLite temporary file in /var/tmp, outside the data dir (fresh-user run fu35 D6)."""
+    from supermemory.config import Config
+    from supermemory.core import MemoryStore
+    from tests.conftest import FakeEmbedder
+
+    with MemoryStore(tmp_path / "memory.db", config=Config(home=tmp_path), embedder=FakeEmbedder()) as store:
+        assert store.context.q("PRAGMA temp_store")[0][0] == 2   # MEMORY
+
+
+def test_a_private_tag_never_closed_in_a_transcript_is_said_where_the_session_is_kept(tmp_path):
+    """An unclosed `<private>` in one message left the rest of the session out without a word, in backfill and the
+    SessionEnd hook alike (fresh-user run fu35 D2): still left out (fail closed), now said in the session memory,
+    the capture's answer and the backfill summary."""
+    from supermemory.capture import PRIVATE_LEFT_OPEN
+    from supermemory.config import Config
+    from supermemory.core import MemoryStore
+    from supermemory.render_intake import render_backfill
+    from tests.conftest import FakeEmbedder
+    from tests.helpers.histories import ClaudeSession
+
+    path = tmp_path / "s1.jsonl"
+    s = ClaudeSession("s1", str(tmp_path), "2026-12-01")
+    s.user("Quick note <private>the vendor contract number is 4471")
+    s.user("Now migrate the sessions table to Postgres 16 HIDDENREQUEST")
+    s.write(path)
+    with MemoryStore(tmp_path / "memory.db", config=Config(home=tmp_path), embedder=FakeEmbedder()) as store:
+        result = store.capture_session(str(path), session_id="s1", platform="claude-code", cwd=str(tmp_path))
+        assert result["private_open"] is True
+        body = store.get(result["id"])["memories"][0]["body"]
+        assert PRIVATE_LEFT_OPEN in body and "4471" not in body and "HIDDENREQUEST" not in body
+        s.user("done </private> now VISIBLE")
+        s.write(path)
+        again = store.capture_session(str(path), session_id="s1", platform="claude-code", cwd=str(tmp_path))
+        body = store.get(again["id"])["memories"][0]["body"]
+        assert "private_open" not in again and PRIVATE_LEFT_OPEN not in body and "VISIBLE" in body
+    summary = render_backfill({"projects": [], "sessions": 1, "files": 1, "bytes": 100, "captured": 1, "updated": 0,
+                               "unchanged": 0, "skipped": 0, "seconds": 0.1, "lines": {"private_open": 1}})
+    assert "1 sessions read only up to a <private> tag never closed" in summary

@@ -288,7 +288,9 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
         offset += len(pieces)
     renumbered: dict[int, int] = {}
     with ctx.txn():
-        for c, (versions, *_) in enumerate(todo):
+        _claimed_meanwhile(ctx, todo, why_taken)
+        for c in sorted(range(len(todo)), key=lambda c: bool(todo[c][0][-1].get("new_id"))):   # kept ids first
+            versions = todo[c][0]
             fresh = {}
             for n, version in enumerate(versions):
                 if version.get("present"):   # stored already: only its successor and end are the export's
@@ -326,6 +328,25 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             **({"links_dropped": dropped} if dropped else {}),
             "renumbered": {format_id(old): format_id(new) for old, new in renumbered.items()},
             "taken": {format_id(i): why for i, why in sorted(why_taken.items())}, "redacted": redacted}
+
+
+def _claimed_meanwhile(ctx: StoreContext, todo: list, why_taken: dict[int, str]) -> None:
+    """Inside the import's write transaction: a chain planned under its own ids whose ids another process took while
+    the import embedded (a `remember` from the CLI or the MCP server) comes in under new ones, as it would have had the
+    id been taken before the import began (fresh-user run fu34 D1: the import failed on the UNIQUE id and lost all its
+    work). A chain that continues one imported before cannot move: the import stops, nothing written, and says why."""
+    for versions, *_ in todo:
+        if versions[-1].get("new_id"):
+            continue
+        taken = [v["id"] for v in versions if not v.get("present") and ctx.fetch(v["id"]) is not None]
+        if not taken:
+            continue
+        if any(v.get("present") for v in versions):
+            raise StorageError(f"another process stored {format_id(taken[0])} while the import ran, an id the "
+                               f"file's newer version of {format_id(versions[0]['id'])} needs; nothing was imported: "
+                               "run the import again")
+        versions[:] = [{**v, "new_id": True} for v in versions]
+        why_taken.update({memory_id: "other" for memory_id in taken})
 
 
 def _redacted_version(ctx: StoreContext, v: dict) -> dict:
