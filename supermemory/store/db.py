@@ -245,6 +245,9 @@ def connect(path: str | os.PathLike, driver: Driver, *, readonly: bool = False):
         # Freed pages are zeroed: a hard-forgotten memory (a secret redaction missed) must not stay readable in
         # the file's free space (`versions.forget` also folds the index and empties the WAL).
         conn.execute("PRAGMA secure_delete = ON")
+        # Sorts and temporary tables stay in memory: SQLite would write them to /var/tmp, outside the data dir, with
+        # memory text in them (fresh-user run fu35 D6: `health` made one there).
+        conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except driver.Error as exc:
         conn.close()
