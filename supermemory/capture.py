@@ -106,6 +106,9 @@ def _redact_lines(objs: list, batch: int = 64, inside: list | None = None) -> li
 
 MAX_FILE_POSITIONS = 500   # read positions kept per session (its transcript files: resumes, subagents)
 PRIVATE_OPEN = "private_open"   # digest state: the files whose last read ended inside a `<private>` span
+# (no tag in it: the digest is redacted, and a "<private>" here would take the rest of the line with it)
+PRIVATE_LEFT_OPEN = ("Left out: a private tag was opened and never closed, so nothing after it in this session was read "
+                     "(close it with the closing private tag)")
 
 
 def _epoch(stamp: str | None) -> float | None:
@@ -219,6 +222,9 @@ def plan_capture(ctx: StoreContext, path, *, session_id: str | None = None, plat
         positions[file] = ends[file]
     digest.state["files"] = dict(list(positions.items())[-MAX_FILE_POSITIONS:])
     digest.state[PRIVATE_OPEN] = [file for file in files if open_spans[file][0]]
+    if digest.state[PRIVATE_OPEN]:   # fail closed, but said: the user sees why the session's rest is missing (fu35 D2)
+        counts["private_open"] = 1
+        digest.open_ends = [PRIVATE_LEFT_OPEN] + [end for end in digest.open_ends if end != PRIVATE_LEFT_OPEN]
     digest = transcripts.digest_from_dict(redact_tree(transcripts.digest_to_dict(digest)))
     if digest.platform == "unknown" and plat:
         digest.platform = plat
@@ -313,7 +319,8 @@ def capture_session(ctx: StoreContext, path: str | None, *, session_id: str | No
     memory_id = parse_id(result["id"])
     save(memory_id)
     return {"status": result["status"], "id": format_id(memory_id), "lines": plan.n_lines,
-            "platform": digest.platform, "complete": plan.drained}
+            "platform": digest.platform, "complete": plan.drained,
+            **({"private_open": True} if digest.state.get(PRIVATE_OPEN) else {})}
 
 
 def _resumed(saved) -> tuple:

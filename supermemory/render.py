@@ -535,7 +535,7 @@ def render_health(result: dict) -> str:
                      f"(keyword search finds them now; their vectors come {VECTORS_LATER})")
     if result.get("windows_pending"):
         lines.append(f"windows pending: {result['windows_pending']:,} memories without their two-sentence window vectors "
-                     f"yet (written before windows were kept, or without the model), not a problem: recall matches "
+                     f"yet (imported, written before windows were kept, or without the model), not a problem: recall matches "
                      f"their whole text; the MCP server fills them in while idle, `supermemory maintenance` at once")
     lines.append(f"stale (sweep candidates): {result['stale']} · expired: {result['expired']}")
     lines.append("clean" if result["clean"] else "needs attention")

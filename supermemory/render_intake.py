@@ -27,7 +27,9 @@ def render_backfill(result: dict) -> str:
     counts = result.get("lines") or {}
     odd = [f"{counts[k]} {label}" for k, label in (("malformed", "malformed lines"), ("too_long", "over-long lines"),
                                                    ("unknown_type", "lines of record types not read"),
-                                                   ("partial_tail", "files ending in an unfinished line"))
+                                                   ("partial_tail", "files ending in an unfinished line"),
+                                                   ("private_open", "sessions read only up to a <private> tag never "
+                                                                    "closed (close it with </private>)"))
            if counts.get(k)]
     if odd:
         lines.append("skipped: " + ", ".join(odd))
