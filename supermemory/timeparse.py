@@ -43,11 +43,13 @@ def parse_when(value: str | float | int | None, now: float) -> float | None:
     return parsed.timestamp()
 
 
-def iso(ts: float | None) -> str | None:
-    """Epoch seconds → ISO 8601 UTC with seconds precision (None stays None)."""
+def iso(ts: float | None, *, exact: bool = False) -> str | None:
+    """Epoch seconds → ISO 8601 UTC with seconds precision, or to the microsecond when `exact` (an export: an import
+    gives the times back as they were, and a busy store's writes of one second keep their order); None stays None."""
     if ts is None:
         return None
-    return dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    moment = dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc)
+    return moment.isoformat(timespec="microseconds" if exact and moment.microsecond else "seconds").replace("+00:00", "Z")
 
 
 def from_iso(text: str | None) -> float | None:

@@ -1,6 +1,7 @@
 """Fresh-user run fu34: a file of another shape read as bench cases, and what a recall says of bad UTF-8."""
 import json
 import logging
+import re
 import subprocess
 import sys
 
@@ -111,3 +112,31 @@ def test_a_private_tag_never_closed_in_a_transcript_is_said_where_the_session_is
     summary = render_backfill({"projects": [], "sessions": 1, "files": 1, "bytes": 100, "captured": 1, "updated": 0,
                                "unchanged": 0, "skipped": 0, "seconds": 0.1, "lines": {"private_open": 1}})
     assert "1 sessions read only up to a <private> tag never closed" in summary
+
+
+def test_an_export_round_trip_keeps_times_to_the_microsecond(tmp_path):
+    """Export wrote whole seconds, so 1515 of 1517 rows came back with other times and a busy store's writes of one
+    second lost their order (fresh-user run fu35 D3)."""
+    from supermemory.config import Config
+    from supermemory.core import MemoryStore
+    from tests.conftest import FakeEmbedder
+
+    def opened(name):
+        return MemoryStore(tmp_path / name / "memory.db", config=Config(home=tmp_path / name),
+                           embedder=FakeEmbedder(), namespace="global")
+
+    with opened("a") as a:
+        ids = [a.remember(f"Fact number {i} about the deploy pipeline.")["id"] for i in range(3)]
+        a.link(ids[0], ids[1], relation="related")
+        before = {i: a.context.fetch(int(i[1:])) for i in ids}
+        a.export(tmp_path / "dump.jsonl")
+    assert re.search(r'"created_at": "[0-9-]+T[0-9:]+\.[0-9]{6}Z"', (tmp_path / "dump.jsonl").read_text())
+    with opened("b") as b:
+        assert b.import_file(tmp_path / "dump.jsonl")["imported"] == 3
+        for memory_id, rec in before.items():
+            got = b.context.fetch(int(memory_id[1:]))
+            for key in ("created_at", "updated_at", "valid_from"):
+                assert abs(got[key] - rec[key]) < 2e-6, key
+        link_at = b.context.q("SELECT created_at FROM links")[0][0]
+    with opened("a") as a:
+        assert abs(a.context.q("SELECT created_at FROM links")[0][0] - link_at) < 2e-6

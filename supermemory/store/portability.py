@@ -35,7 +35,7 @@ def _export_record(rec: dict) -> dict:
     for key in EXPORT_FIELDS:
         value = rec[key]
         if key in TIME_FIELDS:
-            value = iso(value)
+            value = iso(value, exact=True)
         elif key in ("tags", "source"):
             value = json.loads(value or ("[]" if key == "tags" else "{}"))
         elif key in ("id", "superseded_by", "root_id"):
@@ -158,8 +158,8 @@ def _export_link(head: int, src: int, dst: int, relation: str, weight: float | N
     """One link of an export line (weight None: one the user removed, `at` its `removed_at`); `src` is written only
     when it is not the line's head (an older or merged version of it), so a line's own links read as they always
     have."""
-    out = ({"dst": format_id(dst), "relation": relation, "weight": weight, "created_at": iso(at)} if weight is not None
-           else {"dst": format_id(dst), "relation": relation, "removed_at": iso(at)})
+    out = ({"dst": format_id(dst), "relation": relation, "weight": weight, "created_at": iso(at, exact=True)}
+           if weight is not None else {"dst": format_id(dst), "relation": relation, "removed_at": iso(at, exact=True)})
     if src != head:
         out["src"] = format_id(src)
     return out
