@@ -1362,6 +1362,16 @@ _RULES: tuple[_Rule, ...] = (
         groups=("s",),
         keep=_keep_literal,
     ),
+    _Rule(
+        "sentry_token",
+        # a Sentry DSN's key (and the secret older DSNs add): https://<32 hex>@o123.ingest.sentry.io/456 lets anyone
+        # who reads it send events to the project (fresh-user run fu35 D7: `SENTRY_DSN=…` was stored whole)
+        r"://(?P<s>[0-9a-f]{32}(?::[0-9a-f]{32})?)@(?=[a-z0-9.-]*sentry)",
+        name="sentry_dsn",
+        triggers=("sentry",),
+        lowered=True,
+        groups=("s",),
+    ),
     # --- named by their key --------------------------------------------------
     _Rule(
         "aws_secret_key",

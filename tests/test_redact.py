@@ -515,6 +515,8 @@ RULE_CASES = [
     ("bearer_token", f'curl -H "Authorization: Bearer {OPAQUE}"', OPAQUE, 'curl -H "Authorization: Bearer $TOKEN"'),
     ("bearer_bare", f"the proxy forwarded Bearer {OPAQUE} upstream", OPAQUE, "Bearer tokens expire after an hour"),
     ("url_password", "postgres://app:" + PASSWORD + "@db.internal:5432/app", PASSWORD, "postgres://localhost:5432/db"),
+    ("sentry_dsn", "SENTRY_DSN=https://" + hexs(32) + "@o450123.ingest.us.sentry.io/4505123", None,
+     "SENTRY_DSN=https://public@sentry.example.com/1 (a placeholder)"),
     ("aws_secret_key", f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET,
      "aws_secret_access_key is read from ~/.aws/credentials"),
     ("aws_secret_in_prose", f"the aws secret for uploader is {AWS_SECRET}", AWS_SECRET,
