@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from supermemory.text.summary import estimate_tokens
+from supermemory.text.summary import SENTENCE_END, estimate_tokens
 
 
 def _split_to_fit(piece: str, max_tokens: int, level: int = 0) -> list[str]:
@@ -56,15 +56,11 @@ def chunk(text: str, *, max_tokens: int = 260, overlap_tokens: int = 48) -> list
     return chunks
 
 
-# A sentence ends at . ! ? (or their full-width forms) before white space, or at a line break.
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-
-
 def sentence_windows(text: str, *, max_windows: int = 32) -> list[str]:
     """Passages of two adjacent sentences (each sentence alone when there are two; none for one), at most
     `max_windows`: a fact said in passing inside a long text is matched by meaning on its own, where the
     whole text's vector averages it away (bench/RESULTS.md, "Two-sentence windows")."""
-    sentences = [s.strip() for s in _SENTENCE_BREAK.split(text or "") if s and s.strip()]
+    sentences = [s.strip() for s in SENTENCE_END.split(text or "") if s and s.strip()]
     if len(sentences) <= 1:
         return []
     if len(sentences) == 2:

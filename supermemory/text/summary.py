@@ -20,7 +20,7 @@ def estimate_tokens(text: str) -> int:
 
 # Sentence ends, English and Chinese alike: '；' (like ';') joins clauses of one sentence, so a Chinese summary
 # keeps the clause after it as an English one keeps the clause after ';'.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _ASKS = ("?", ":", "？", "：")   # a sentence ending so asks a question or leads into what follows
 _LABEL_WORDS = 4   # a sentence of this many words or fewer is a label ("Celery gotcha."), not a statement
 SUMMARY_CHARS = 200   # a summary's length at most
@@ -72,7 +72,7 @@ def summarize(text: str, *, max_chars: int | None = None) -> str:
     text = (text or "").lstrip()[:4 * SUMMARY_CHARS + (max_chars or 0)].rstrip()
     if not text:
         return ""
-    ends = itertools.chain((m.start() for m in _SENTENCE_END.finditer(text)), [len(text)])
+    ends = itertools.chain((m.start() for m in SENTENCE_END.finditer(text)), [len(text)])
     start = next(ends)
     first = text[:start].strip() or text
     limit = max_chars or SUMMARY_CHARS
