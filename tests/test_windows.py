@@ -66,6 +66,16 @@ def test_a_memory_cosine_moves_toward_its_best_window(store, config):
     assert moved == pytest.approx(whole + 0.2 * (all_the_way - whole), abs=1e-4)
 
 
+def test_a_new_title_keeps_the_windows_of_the_same_body_without_embedding_them_again(store):
+    memory = store.remember(LONG)["id"]
+    embedded = []
+    embed = store.embedder.embed_multi
+    store.embedder.embed_multi = lambda texts, progress=None: embedded.extend(texts) or embed(texts, progress=progress)
+    retitled = store.update(memory, title="Volunteering this spring")["id"]
+    assert _rows(store, retitled) == [(0, True), (1, True)]
+    assert not set(embedded) & set(sentence_windows(LONG)), "the body's windows were embedded again"
+
+
 def test_windows_follow_updates_and_go_with_a_hard_forget(store):
     memory = store.remember(LONG)["id"]
     pinned = store.update(memory, pinned=True)["id"]          # the same text: the same windows

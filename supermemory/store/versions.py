@@ -192,9 +192,10 @@ def update(ctx: StoreContext, id: Any, *, content: str | None = None, title: str
             extra={"recall_count": old["recall_count"], "last_recalled_at": old["last_recalled_at"]})
         supersede(ctx, old["id"], new_id, now)
         search_index.index_live(ctx, new_id)
-        if digest == old["content_hash"]:   # the same text: the same windows
-            windows.copy(ctx, old["id"], new_id)
-    windows.after_write(ctx, [new_id], interactive=True)
+        # The same body (a new title, kind or status): the same windows; else the new text's, after the write.
+        copied = windows.copy(ctx, old["id"], new_id) if body == old["body"] else 0
+    if not copied:
+        windows.after_write(ctx, [new_id], interactive=True)
     return {"id": format_id(new_id), "previous": format_id(old["id"]), "status": "updated",
             "redacted": redacted, "unclosed_private": left_out,
             "vectors_pending": len(pieces) - len(vectors) if vectors is not None else 0, **moved}

@@ -163,10 +163,11 @@ def best_cosines(ctx: StoreContext, memory_ids: Sequence[int], query_vec) -> dic
     return dict(zip(ids.tolist(), np.maximum.reduceat(scores, offsets).tolist()))
 
 
-def copy(ctx: StoreContext, source: int, target: int) -> None:
-    """Give `target` the windows of `source` (inside a write transaction): a new version with the same text."""
-    ctx.conn.execute("INSERT INTO windows(memory_id, seq, embedding) SELECT ?, seq, embedding FROM windows "
-                     "WHERE memory_id = ?", (target, source))
+def copy(ctx: StoreContext, source: int, target: int) -> int:
+    """Give `target` the windows of `source` (inside a write transaction): a new version with the same body. Returns
+    the rows copied (0: `source` had not been given its windows yet)."""
+    return ctx.conn.execute("INSERT INTO windows(memory_id, seq, embedding) SELECT ?, seq, embedding FROM windows "
+                            "WHERE memory_id = ?", (target, source)).rowcount
 
 
 def drop(ctx: StoreContext, memory_ids: Sequence[int] | None = None) -> None:
