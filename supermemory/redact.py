@@ -1559,9 +1559,7 @@ REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 #: after a login word, "the grafana login is admin / <v>", "账号 admin 密码 <v>"; 9: a value with base64 padding,
 #: "DB_PASSWORD: UGw0MW5UM3h0UHc=", is no "a=b" code, and a "%r" or "*" inside a long near-random value, Django's
 #: SECRET_KEY, no format or glob; 10: a secret wrapped onto the next line or continued with a `\`, or a provider
-#: token cut at a line end, is taken whole):
-#: stores re-redact themselves once
-#: when ``rules_fingerprint()`` changes.
+#: token cut at a line end, is taken whole): stores re-redact themselves once when ``rules_fingerprint()`` changes.
 RULES_VERSION = 10
 
 

@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Callable, Iterator
 
 from supermemory.errors import MigrationError, StorageError
-from supermemory.store.schema import MIGRATIONS, Migration, migration   # noqa: F401 (the schema's home before)
+from supermemory.store.schema import MIGRATIONS
 
 logger = logging.getLogger(__name__)
 
