@@ -247,9 +247,22 @@ def check_db_file(path) -> None:
                               f"{size // page_size})")
 
 
-def _open_store(config, *, embedder=None):
+def _could_create(path) -> bool:
+    """Whether a write could create `path`: its nearest existing folder is a folder this process may write in."""
+    for parent in path.parents:
+        if parent.exists():
+            return parent.is_dir() and os.access(parent, os.W_OK | os.X_OK)
+    return False
+
+
+def _open_store(config, *, embedder=None, reading: bool = False):
+    """The hook's store. `reading` (SessionStart, which only reads): no database yet, in a data dir a write could
+    create it in, briefs from an empty one in memory, so a hook never creates the file before anything is stored
+    (`doctor` says "created on first write"); a data dir no write could make fails as before, and is said."""
     from supermemory.core import MemoryStore
 
+    if reading and not config.db_path.exists() and _could_create(config.db_path):
+        return MemoryStore(":memory:", config=config, rebuild_index=False)
     try:
         check_db_file(config.db_path)
     except DamagedDatabase as exc:
@@ -361,7 +374,7 @@ class _HookEmbedder:
 def session_start(payload: dict) -> dict:
     """The SessionStart answer: the briefing as additionalContext (no model load, no numpy)."""
     config = _load_config(payload)
-    store = _open_store(config)
+    store = _open_store(config, reading=True)
     try:
         tokens = int(_number(config.get("hooks.briefing_tokens"), 900, 50, 100_000))
         briefing = store.briefing(max_tokens=tokens, platform=detect_platform(payload), source=_text(payload, "source"),

@@ -190,6 +190,16 @@ def test_session_start_answers_a_codex_payload_in_a_subprocess(tmp_path, home):
     assert elapsed < 10
 
 
+def test_session_start_on_a_fresh_data_dir_creates_no_database(tmp_path, home):
+    """A hook that only reads never creates the database (fresh-user run fu34, D8)."""
+    payload = {"session_id": "s", "cwd": str(project(tmp_path)), "hook_event_name": "SessionStart", "source": "startup"}
+    proc, _ = run_proc("session-start", payload, proc_env(home), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "no memories yet" in parse_session_start(proc.stdout)
+    assert not (home / "memory.db").exists()
+    assert not any(p.name.startswith("memory.db") for p in home.iterdir()) if home.exists() else True
+
+
 def test_session_start_briefs_the_project_namespace(tmp_path, home, hash_env):
     cwd = project(tmp_path, "shop")
     with MemoryStore(home / "memory.db", config=load_config(), embedder=HashProvider(), namespace="shop") as store:
