@@ -31,7 +31,7 @@
   it: "for staging", "we use"), the run needs letters with a digit or an inner
   symbol, and the symbol or three switches between upper, lower and digits
   ("hunter2Secret!", "Passw0rd", "p@ssword"); otherwise it must look random.
-  A password (password, passphrase, passcode, pwd, 密码, 口令) named directly
+  A password (password, passphrase, passcode, pwd, pw, 密码, 口令) named directly
   goes whatever its shape: a word with a number ("the wifi password is
   hunter2", "Summer2024"), words joined by hyphens ("my password is
   correct-horse-battery-staple"), a PIN ("the passcode is 4821"); ordinary
@@ -800,7 +800,7 @@ def _keep_generic(m: "re.Match[str]", value: str) -> bool:
 # ---- a credential named in prose: "the admin password for staging is <value>", "use the password <value>" ----
 
 # the credential word, not part of a longer name (token_count, password_reset, passwords_match)
-_PROSE_PASSWORD_KW = r"(?<![a-z0-9])(?P<kw>passw(?:or)?d|passphrase|passcode|pwd)(?![a-z0-9_-])"
+_PROSE_PASSWORD_KW = r"(?<![a-z0-9])(?P<kw>passw(?:or)?d|passphrase|passcode|pwd|pw)(?![a-z0-9_-])"
 _PROSE_SECRET_KW = (r"(?<![a-z0-9])(?P<kw>secret(?:[ _-](?:access[ _-])?key)?|token|credential"
                     r"|key(?<=api key)|key(?<=api-key)|key(?<=api_key)|key(?<=apikey)"
                     r"|key(?<=access key)|key(?<=access-key)|key(?<=access_key))(?![a-z0-9_-])")
@@ -854,8 +854,8 @@ def _named_directly(m: "re.Match[str]") -> bool:
     """Whether the value follows the credential word and a link ("is", "was", "to", ":", "=") directly or after
     a phrase that names the credential ("the password for staging is"), not after a noun that names something
     else about it ("the password hash is", "the token format is")."""
-    if m.group("lk") is None:
-        return False
+    if m.group("lk") is None:   # right after the word: "log in with password <v>", "pw <v>" (a password only)
+        return _is_password_word(m.group("kw"))
     between = m.string[m.end("kw") : m.start("lk")].split()
     return not between or between[0] in _DIRECT_LEAD
 
@@ -876,7 +876,7 @@ _TECH_NAME = re.compile(
     r"|weeks?|months?|years?|x)",
     re.IGNORECASE,
 )
-_PASSWORD_WORDS = ("pwd", "密码", "密碼", "口令")
+_PASSWORD_WORDS = ("pwd", "pw", "密码", "密碼", "口令")
 
 
 def _is_password_word(kw: str) -> bool:
@@ -1461,15 +1461,6 @@ _RULES: tuple[_Rule, ...] = (
         keep=_keep_generic,
     ),
     _Rule(
-        "password_in_prose",
-        # "the admin password for staging is Xk9mQ2pLz7Rw!", "use the password <value> to log in"
-        _PROSE_PASSWORD_KW + _PROSE_LINK + _PROSE_PASSWORD_VALUE,
-        stems=("pass", "pwd"),
-        lowered=True,
-        groups=("s",),
-        keep=_keep_prose,
-    ),
-    _Rule(
         "secret_in_prose",
         # "the webhook secret is <value>", "the API token is <value>", "our api key: <value>"
         _PROSE_SECRET_KW + _PROSE_LINK + _PROSE_VALUE,
@@ -1531,6 +1522,15 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password_in_prose",
+        # after the pairs, which name the user too: "the admin password for staging is Xk9mQ2pLz7Rw!", "use the password <value> to log in"
+        _PROSE_PASSWORD_KW + _PROSE_LINK + _PROSE_PASSWORD_VALUE,
+        stems=("pass", "pw"),
+        lowered=True,
+        groups=("s",),
+        keep=_keep_prose,
+    ),
+    _Rule(
+        "password_in_prose",
         # "账号 admin 密码 <v>", "用户名：deploy，密码：<v>", "登录 admin / <v>", "账号密码是 admin/<v>"
         _ZH_PAIR_KW + _ZH_PAIR_USER + _ZH_PAIR_SEP + _ZH_VALUE,
         name="password_pair_zh",
@@ -1559,8 +1559,9 @@ REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 #: after a login word, "the grafana login is admin / <v>", "账号 admin 密码 <v>"; 9: a value with base64 padding,
 #: "DB_PASSWORD: UGw0MW5UM3h0UHc=", is no "a=b" code, and a "%r" or "*" inside a long near-random value, Django's
 #: SECRET_KEY, no format or glob; 10: a secret wrapped onto the next line or continued with a `\`, or a provider
-#: token cut at a line end, is taken whole): stores re-redact themselves once when ``rules_fingerprint()`` changes.
-RULES_VERSION = 10
+#: token cut at a line end, is taken whole; 11: a password right after its word, "log in with password <v>", "pw <v>",
+#: is named directly): stores re-redact themselves once when ``rules_fingerprint()`` changes.
+RULES_VERSION = 11
 
 
 def rules_fingerprint() -> str:

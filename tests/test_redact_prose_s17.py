@@ -25,6 +25,7 @@ SEASON = "Summer" + "2024"
 @pytest.mark.parametrize("text, secret, kind", [
     ("my password is " + PASSPHRASE, PASSPHRASE, "password_in_prose"),
     ("the wifi password is " + SHORT, SHORT, "password_in_prose"),
+    ("use the password " + SHORT + " to log in", SHORT, "password_in_prose"),   # right after the word (fu36 D4)
     ("the wifi password is " + SHORT + ".", SHORT, "password_in_prose"),
     ("the password is " + SEASON, SEASON, "password_in_prose"),
     ("the password was " + SEASON + " until Monday", SEASON, "password_in_prose"),
@@ -72,7 +73,6 @@ def test_only_the_password_goes_and_the_sentence_around_it_stays():
     "the pwd is /home/me/project",
     "run pwd to see where you are",
     "the token is " + SHORT,
-    "use the password " + SHORT + " to log in",
     "密码是必填项",
 ])
 def test_prose_about_passwords_stays(text):
