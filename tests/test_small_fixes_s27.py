@@ -32,3 +32,77 @@ def test_a_password_right_after_its_word_is_redacted(text, secret):
 ])
 def test_words_after_a_password_word_that_are_no_password_stay(text):
     assert redact(text) == (text, {})
+
+
+# --- fu36 D1: a change of what an older memory is about, and a retirement said in the progressive ------------------
+
+AUDIO = "Audio goes through the kira crate; we dropped rodio because it had no tweening or clock-synced playback."
+AUDIO_MOVED = "We switched the audio backend from kira to FMOD Studio because the sound designers need live mixing."
+SESSIONS = "Sessions are stored in Redis with a 24-hour TTL."
+CACHE_MOVED = "We moved the page cache from Redis to memcached."
+MODS = "Scripting language for mods is Lua 5.4 via mlua, sandboxed with no io or os libraries."
+MODS_MOVED = "Mods will be written in Rhai from now on; Lua support is being removed."
+
+
+def replaces_subject(older: str, newer: str) -> bool:
+    from supermemory.store.supersession import _replaces_its_subject
+    from supermemory.text.traits import change_values
+
+    return _replaces_its_subject(f"title\n{older}", newer, change_values(newer))
+
+
+def test_a_change_of_the_value_an_older_memory_is_about_replaces_its_subject():
+    assert replaces_subject(AUDIO, AUDIO_MOVED)                # audio: the subject both say
+    assert not replaces_subject(SESSIONS, CACHE_MOVED)         # Redis, but another use of it
+    assert not replaces_subject("The audio team edits sound effects in Reaper.", AUDIO_MOVED)   # no kira
+    # the value in full, and a subject the new text names before it in its sentence
+    assert not replaces_subject("团队分工：周凯（调度、DataX、集群运维）。", "订单表的同步从 DataX 全量改为 Flink CDC。")
+    assert not replaces_subject("When a dbt model's columns change, check Looker.",
+                                "dbt upgraded to 1.8. Makefile switched from --models to --select.")
+    # one shared Chinese character is no subject (的, 过); a shared word is
+    assert not replaces_subject("RabbitMQ 的管理后台只能在内网访问。", "订单服务的消息队列从 RabbitMQ 换成了 Kafka。")
+    assert replaces_subject("CI 用 Jenkins 跑单元测试和 lint。", "CI 已经从 Jenkins 迁移到 GitLab CI。")
+
+
+@pytest.mark.parametrize("text, retired", [
+    (MODS_MOVED, "Lua support"),
+    ("Jest is being dropped: frontend tests move to Vitest starting this sprint.", "Jest"),
+    ("The old dashboard is being phased out.", "The old dashboard"),
+])
+def test_a_retirement_under_way_is_a_change(text, retired):
+    from supermemory.text.traits import change_values, revision_marker
+
+    assert revision_marker(text) == "strong"
+    assert (retired, "") in change_values(text)
+
+
+@pytest.mark.model
+def test_the_changes_fu36_stored_supersede_what_they_change_and_nothing_else(db_path, config, onnx_embedder):
+    from supermemory.core import MemoryStore
+
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="voxel") as s:
+        audio = s.remember(AUDIO, kind="decision")["id"]
+        mods = s.remember(MODS, kind="decision")["id"]
+        s.remember(SESSIONS, kind="fact")
+        assert s.remember(AUDIO_MOVED, kind="decision")["supersedes"] == [audio]
+        assert s.remember(MODS_MOVED, kind="decision")["supersedes"] == [mods]
+        assert s.remember(CACHE_MOVED, kind="decision")["supersedes"] == []
+
+
+@pytest.mark.model
+def test_a_store_written_before_gets_the_links_of_changed_subjects_once_by_maintenance(db_path, config, onnx_embedder):
+    from supermemory.core import MemoryStore
+    from supermemory.store import lifecycle, supersession
+
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="voxel") as s:
+        old = s.remember(AUDIO, kind="decision")["id"]
+        new = s.remember(AUDIO_MOVED, kind="decision")["id"]
+        with s.context.txn():     # as an older version left it: no link, its own passes done, this one not
+            s.conn.execute("DELETE FROM links")
+            s.conn.execute("DELETE FROM meta WHERE key = ?", (supersession.SUBJECT_STAMP_KEY,))
+        assert lifecycle.pending_passes(s.context) == ["supersedes links of changed subjects"]
+        s.maintenance()
+        assert s.get(old)["memories"][0]["superseded_by"] == new
+        assert lifecycle.pending_passes(s.context) == []
+
+

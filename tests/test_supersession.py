@@ -230,8 +230,9 @@ def test_the_links_pass_cut_short_goes_on_where_it_stopped(db_path, config, requ
         for n in ("alpha", "beta", "gamma"):
             s.remember(f"{OLD} Pipeline {n}.", kind="decision")
             s.remember(f"{NEW} Pipeline {n}.", kind="decision")
-        with s.context.txn():   # the pass of newer wordings re-reads them by design: this test is about the first
-            s.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (supersession.WORDINGS_STAMP_KEY,))
+        with s.context.txn():   # the passes of newer wordings re-read them by design: this test is about the first
+            for key in (supersession.WORDINGS_STAMP_KEY, supersession.SUBJECT_STAMP_KEY):
+                s.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (key,))
     whole = db_path.with_name("whole.db")
     shutil.copy(db_path, whole)
     config.settings["supersession"]["enabled"] = True

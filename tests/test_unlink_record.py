@@ -42,7 +42,8 @@ def as_older_version(store) -> None:
     """The stamps of a version that ran the first two supersedes passes, not the Chinese one (the pass of newer
     wordings stamped too, so that the Chinese one is read alone)."""
     with store.context.txn():
-        for key in (supersession.STAMP_KEY, supersession.VALUES_STAMP_KEY, supersession.WORDINGS_STAMP_KEY):
+        for key in (supersession.STAMP_KEY, supersession.VALUES_STAMP_KEY, supersession.WORDINGS_STAMP_KEY,
+                    supersession.SUBJECT_STAMP_KEY):
             store.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (key,))
         store.conn.execute("DELETE FROM meta WHERE key = ?", (supersession.CJK_STAMP_KEY,))
 

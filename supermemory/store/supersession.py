@@ -107,6 +107,8 @@ CJK_STAMP_KEY = "supersedes_backfill_cjk"       # meta: the pass for Chinese cha
 CJK_CURSOR_KEY = "supersedes_backfill_cjk_at"   # meta: where that pass has got to
 WORDINGS_STAMP_KEY = "supersedes_backfill_wordings24"   # meta: change wordings read since (moved X off A onto B, 调整为)
 WORDINGS_CURSOR_KEY = "supersedes_backfill_wordings24_at"
+SUBJECT_STAMP_KEY = "supersedes_backfill_subject36"   # meta: a change of what a memory is about, "is being removed"
+SUBJECT_CURSOR_KEY = "supersedes_backfill_subject36_at"
 # Characters beyond which a text revises nothing: `max_terms` counts distinct words, so a pasted log of thousands of
 # lines of a few words passed it and every value of it was read (fresh-user run fu25 D1: 281 KB took 154 s to store).
 # The longest labelled revision (bench/revision_pairs*.jsonl) has 121 characters.
@@ -255,7 +257,8 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         # Retiring a value this memory states in full ("logrus is no longer used" beside "Logging uses logrus with
         # the JSON formatter; …") restates it whatever else either says: closeness in meaning alone decides
         # (`cosine_with_overlap`; mostly-CJK pairs, where cosines mean nothing: the retired value is the evidence).
-        gone = not strict and any(_states(value, *stated, fully=True) for value in retired)
+        gone = not strict and (any(_states(value, *stated, fully=True) for value in retired)
+                               or _replaces_its_subject(older[mid], text, changes))
         bar = {**cfg, "min_overlap": 0.0, **({"overlap": 0.0, "overlap_cjk": 0.0} if gone else {})} if named else cfg
         if judge(cosine, overlap, cjk, bar, weak=strict):
             out.append({"id": mid, "cosine": None if cosine is None else round(cosine, 4),
@@ -370,6 +373,27 @@ def _changes_a_detail(older: str, replaced: list, own: frozenset) -> bool:
     return len(words - own) >= 2
 
 
+def _replaces_its_subject(older: str, text: str, changes: list[tuple[str, str]]) -> bool:
+    """Does a change replace what `older` is about? The older memory's first statement (title, then body) states a
+    replaced value in full and a subject word the new text names before that value in its sentence: "Audio goes
+    through the kira crate; …" beside "We switched the audio backend from kira to FMOD Studio" (fresh-user run fu36
+    D1), not "Sessions are stored in Redis …" beside "moved the page cache from Redis to memcached" (another use of
+    Redis), nor a memory that only mentions the value ("team: …, DataX, …" beside "… 同步从 DataX 全量改为 …")."""
+    said = statements(older.split("\n", 1)[-1])
+    if not said:
+        return False
+    words, numbers = content_terms(tokenize(said[0])), numbered_words(said[0])
+    for old, _ in changes:
+        value = _values([old])
+        if not value or not _states(value[0], words, numbers, fully=True):
+            continue
+        before = next((part[:part.find(old)] for part in statements(text) if old in part), "")
+        subject = (content_terms(tokenize(before)) & words) - value[0][0]
+        if any(w.isascii() or len(w) > 1 for w in subject):     # one Chinese character (的, 过) names no subject
+            return True
+    return False
+
+
 def _agrees(older: str, stated: tuple[frozenset, frozenset], replacing: list, named: bool) -> bool:
     """Does `older` (its content and numbered words: `stated`) already state a value the change moves to, all its
     words and numbers, so that the change restates it rather than making it stale? When it names the replaced
@@ -433,7 +457,9 @@ def backfill(ctx: StoreContext, *, force: bool = False, deadline: float | None =
     of a version before `traits.word_count` read a Chinese sentence of 28 characters as 42 words, over the cap, and
     linked none of them; and in a fourth (`WORDINGS_STAMP_KEY`), every change-announcing one again with the wordings
     read since ("moved CI off Jenkins and onto GitHub Actions", 调整为, a Chinese change of an English fact: fresh-user
-    run fu29). A pair the user removed (`unlink`) is never written again (`record_links`). Returns links written.
+    run fu29), and in a fifth (`SUBJECT_STAMP_KEY`) once more with a change of what an older memory is about and a
+    retirement under way ("switched the audio backend from kira to …", "Lua support is being removed": fresh-user
+    run fu36). A pair the user removed (`unlink`) is never written again (`record_links`). Returns links written.
 
     Each pass reads the memories oldest first and commits every `BACKFILL_SLICE` memories it looked up with its place
     (its cursor key), and at `deadline`, so a pass cut short (a SessionEnd hook's budget, a killed process) goes on
@@ -469,7 +495,8 @@ def _cjk_change(text: str) -> bool:
 PASSES = ((STAMP_KEY, CURSOR_KEY, has_revision_marker, "supersedes links"),
           (VALUES_STAMP_KEY, VALUES_CURSOR_KEY, _bare_value, "value supersedes links"),
           (CJK_STAMP_KEY, CJK_CURSOR_KEY, _cjk_change, "Chinese supersedes links"),
-          (WORDINGS_STAMP_KEY, WORDINGS_CURSOR_KEY, has_revision_marker, "supersedes links of newer change wordings"))
+          (WORDINGS_STAMP_KEY, WORDINGS_CURSOR_KEY, has_revision_marker, "supersedes links of newer change wordings"),
+          (SUBJECT_STAMP_KEY, SUBJECT_CURSOR_KEY, has_revision_marker, "supersedes links of changed subjects"))
 
 
 def _backfill_pass(ctx: StoreContext, stamp: str, cursor_key: str, wanted, *, force: bool,

@@ -1,8 +1,7 @@
 """What wording says beyond its words: change markers, negations, numbers, whether a text is code.
 
-The names a query spells are in `text.names`.
-
-The word lists behind these traits (dates, change markers) live in `lexicons/`.
+The names a query spells are in `text.names`; the word lists behind these traits (dates, change markers) live in
+`lexicons/`.
 """
 from __future__ import annotations
 
@@ -168,8 +167,9 @@ _CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"\b(?:moved|migrated|switched|ported)(?: [^\s.,;:!?]+){{1,3}}? (?:off|away from) (?P<old>{_SIDE})",
     rf"从(?P<old>{_SIDE_CJK}?)(?:迁移到|迁到|换成了?|换为|改为|改成|改用|切换到|升级到|调整为|调整到|提高到|提升到|降低到|降到|增加到|减少到|延长到|缩短到)(?P<new>{_SIDE_CJK})",
     rf"(?:^|(?<=[，。；,;\s])|(?<=因为)|(?<=由于))(?:之前|以前|原来|原先)(?:是|用|使用|存在|存|放在|在)(?P<old>{_SIDE_CJK})",
-    rf"(?<!\S)(?P<old>{_SIDE}) (?:is|are|was|were|has been|have been) no longer (?:used|needed|in use|installed|a "
-    rf"dependency)(?= *(?:[.;,!?]|$))", rf"\bno longer us(?:e|es|ing) (?P<old>{_SIDE})(?= *(?:[.;,!?]|$))",
+    rf"(?<!\S)(?P<old>{_SIDE}) (?:(?:is|are|was|were|has been|have been) no longer (?:used|needed|in use|installed|a "
+    rf"dependency)|(?:is|are) being (?:removed|dropped|retired|phased out|deprecated|ripped out))(?= *(?:[.;,:!?]|$))",
+    rf"\bno longer us(?:e|es|ing) (?P<old>{_SIDE})(?= *(?:[.;,!?]|$))",
     rf"不再(?:使用|用)(?!于)(?P<old>{_SIDE_CJK})(?=[，。；,;（(]|\.(?![A-Za-z0-9])|$)",
     rf"(?P<old>{_SIDE_CJK}?)已?经?不再(?:使用|需要)(?=[，。；,;（(]|\.(?![A-Za-z0-9])|$)",
     rf"不再(?:使用|用)(?!于)(?P<old>{_SIDE_CJK}?)(?:来|去)?(?:做|跑|进行|处理|执行)",
