@@ -316,11 +316,13 @@ def render_history(result: dict) -> str:
     """Every version of a chain, oldest first: when each one was current, who wrote it (when known), what changed
     besides the text (a status-only change: `status open → done`), and the body when it differs from the
     version before."""
+    # A chain's newest version that another memory supersedes is its latest, not a current fact (fu36 D9).
     successor = f", superseded by {result['superseded_by']}" if result.get("superseded_by") else ""
-    lines = [f"History of {result['id']} (current version {result.get('current')}{successor}):"]
+    latest = "latest" if successor else "current"
+    lines = [f"History of {result['id']} ({latest} version {result.get('current')}{successor}):"]
     previous = None
     for version in result.get("versions", []):
-        state = ("current" + successor if version["id"] == result.get("current")
+        state = (latest + successor if version["id"] == result.get("current")
                  else f"until {version.get('valid_to')}")
         if version.get("deleted_at"):
             state += f", deleted {version['deleted_at']}"
@@ -406,7 +408,8 @@ def render_stats(result: dict, *, commands: Commands = MCP_COMMANDS) -> str:
     lines = [
         f"counting     {scope}",
         f"memories     {result.get('memories', 0)} live memories ({by_kind}), "
-        f"{result.get('versions_superseded', 0)} superseded versions, {result.get('deleted', 0)} deleted",
+        f"{result.get('versions_superseded', 0)} superseded versions, {result.get('superseded_by_links', 0)} superseded "
+        f"by newer memories, {result.get('deleted', 0)} deleted",
         f"namespaces   {by_ns}",
         f"embedder     {pinned}",
         f"database     {result.get('db_path')} ({(result.get('db_bytes') or 0) / 1e6:.1f} MB), driver "

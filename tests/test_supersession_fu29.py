@@ -72,8 +72,8 @@ def test_history_of_a_superseded_memory_names_its_successor_as_get_does(store):
     history = store.history(old)
     assert history["superseded_by"] == new
     text = render_history(history)
-    assert text.splitlines()[0] == f"History of {old} (current version {old}, superseded by {new}):"
-    assert f"(current, superseded by {new}" in text
+    assert text.splitlines()[0] == f"History of {old} (latest version {old}, superseded by {new}):"
+    assert f"(latest, superseded by {new}" in text       # its chain's latest, no current fact (fu36 D9)
     assert "superseded_by" not in store.history(new)
     store.unlink(new, old, relation="supersedes")
     assert "superseded_by" not in store.history(old)

@@ -34,6 +34,7 @@ def stats(ctx: StoreContext, *, namespace: str | None = None) -> dict:
                        f"GROUP BY m.namespace", ns_params))
     history = ctx.q(f"SELECT count(*) FROM memories m WHERE m.superseded_by IS NOT NULL AND {ns_sql}", ns_params)[0][0]
     deleted = ctx.q(f"SELECT count(*) FROM memories m WHERE m.deleted_at IS NOT NULL AND {ns_sql}", ns_params)[0][0]
+    stale = supersession.superseded_count(ctx, ns_sql, ns_params)
     log = search_log.figures(ctx, namespaces)
     searches = len(log["hits"])
     size = 0
@@ -44,7 +45,7 @@ def stats(ctx: StoreContext, *, namespace: str | None = None) -> dict:
     return {
         "namespace": namespaces or [ALL_NAMESPACES],
         "memories": sum(by_kind.values()), "by_kind": by_kind, "by_namespace": by_ns,
-        "versions_superseded": history, "deleted": deleted, "db_bytes": size, "db_path": ctx.path,
+        "versions_superseded": history, "superseded_by_links": stale, "deleted": deleted, "db_bytes": size, "db_path": ctx.path,
         "embedder": embedding.pinned_model(ctx), "driver": ctx.driver.name,
         "vector_index": "sqlite-vec" if ctx.driver.vec else "numpy brute force",
         "searches": searches,

@@ -439,6 +439,14 @@ def successors(ctx: StoreContext, memory_ids: Sequence[int]) -> dict[int, int]:
     return out
 
 
+def superseded_count(ctx: StoreContext, ns_sql: str, ns_params: list) -> int:
+    """How many live memories (of the namespaces `ns_sql` selects, read as `m`) a live memory supersedes (`stats`:
+    the versions an update replaced are counted apart)."""
+    return ctx.q(f"SELECT count(DISTINCT l.dst) FROM links l JOIN memories m ON m.id = l.src JOIN memories d "
+                 f"ON d.id = l.dst WHERE l.relation = ? AND {LIVE} AND d.superseded_by IS NULL AND d.deleted_at IS NULL "
+                 f"AND {ns_sql}", [RELATION, *ns_params])[0][0]
+
+
 def revising(ctx: StoreContext, memory_ids: Sequence[int]) -> set[int]:
     """Those of `memory_ids` with a `supersedes` link to a memory: the ones that announce a change."""
     if not memory_ids:
