@@ -50,11 +50,12 @@ def cmd_remember(args) -> int:
 
     with _store(args) as store:
         store.catch_up_vectors(namespace=_ns(args))   # the model loads for this anyway: chunks still waiting for a vector first
+        store.defer_windows()   # the id goes out as soon as the memory is stored, the windows after it
         result = store.remember(_text(args.text, "text"), title=_text(args.title, "title"), kind=args.kind,
                                 tags=args.tag, importance=args.importance, pinned=args.pin, ttl_days=args.ttl_days,
                                 status=args.status, namespace=_ns(args), create_namespace=args.create_namespace,
                                 source={"platform": "cli", "cwd": os.getcwd()}, progress=_progress("embedding", min_total=LONG_WRITE_CHUNKS))
-    _print_written(args, result, remember_notes(result, commands=CLI_COMMANDS))
+        _print_written(args, result, remember_notes(result, commands=CLI_COMMANDS))
     return 0
 
 
@@ -123,14 +124,13 @@ def cmd_update(args) -> int:
         raise SupermemoryError("nothing to update: give --content, --title, --kind, --tag, --importance, "
                                "--pin/--unpin or --status")
     with _store(args) as store:
+        store.defer_windows()   # as remember: the id first
         result = store.update(args.id, content=_text(args.content, "content"), title=_text(args.title, "title"),
                               kind=args.kind, tags=args.tag,
                               importance=args.importance, pinned=args.pin, status=args.status,
                               namespace=_ns(args), source={"by": "cli"})
-    # The id alone on stdout (scripts read it); on stderr, what was written ("Updated: M44 is the new version and
-    # supersedes M14", MCP's words) or that nothing changed, and whether an old version's id was redirected.
-    _print_written(args, result, [render_update(result)]
-                   + (text_notes(result) if result["status"] == "unchanged" else []))
+        # The id on stdout (scripts read it); on stderr what was written (MCP's words) or that nothing changed.
+        _print_written(args, result, [render_update(result)] + (text_notes(result) if result["status"] == "unchanged" else []))
     return 0
 
 

@@ -32,3 +32,4 @@ def print_written(args, result: dict, notes: list[str]) -> None:
     """A write's id on stdout (or its JSON), and what it says about the text on stderr."""
     print_json(result) if args.json else say(result["id"])
     sys.stderr.write(printable("".join(line + "\n" for line in notes)) if not args.json else "")
+    sys.stdout.flush()   # out now: the command may still have work to do (`MemoryStore.defer_windows`)

@@ -23,7 +23,7 @@ from supermemory.errors import StorageError
 from supermemory.retrieval import pipeline
 from supermemory.retrieval.ranking import RankConfig
 from supermemory.store import db as dbm
-from supermemory.store import embedding, lifecycle, portability, reads, redaction, search_index, versions, writes
+from supermemory.store import embedding, lifecycle, portability, reads, redaction, search_index, versions, windows, writes
 from supermemory.store import namespaces as nsm
 from supermemory.store.context import StoreContext
 from supermemory.store.records import format_id, parse_id  # noqa: F401 - the id helpers are part of the API
@@ -109,8 +109,18 @@ class MemoryStore:
         """
         return embedding.embedder(self.context)
 
+    def defer_windows(self) -> None:
+        """From now on `remember` and `update` leave the sentence windows of what they store to `close()`, so the
+        CLI prints the id the moment the memory is stored (fresh-user run fu35 D4: a kill between the commit and
+        the id left a memory its caller never heard of; a kill now leaves only windows, which the filling-in makes)."""
+        if self.context.windows_owed is None:
+            self.context.windows_owed = []
+
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Embed the windows deferred writes owe (`defer_windows`), then close the connection (idempotent)."""
+        owed, self.context.windows_owed = self.context.windows_owed, None
+        if owed and self.context.conn is not None:
+            windows.after_write(self.context, owed)
         self.context.close()
 
     def __enter__(self) -> "MemoryStore":

@@ -45,6 +45,7 @@ class StoreContext:
         self.total_cache: tuple | None = None  # ((data_version, generation), live chunks per namespace)
         self.scoped_freq: tuple | None = None  # ((data_version, generation), {(namespaces, token): live chunks})
         self.windows_cache: tuple | None = None  # ((data_version, generation), windows._stacked(…) or None)
+        self.windows_owed: list[int] | None = None   # a list: interactive writes leave their windows to close()
 
     def txn(self, *, wait_ms: int | None = None):
         """A `BEGIN IMMEDIATE` write transaction (`wait_ms`: how long another writer's lock may hold it up)."""

@@ -92,6 +92,9 @@ def after_write(ctx: StoreContext, memory_ids: Sequence[int], *, interactive: bo
     if interactive and ctx.cache_vectors:
         ctx.vectors_pending = True
         return
+    if interactive and ctx.windows_owed is not None:   # the CLI: after it printed the id (`MemoryStore.defer_windows`)
+        ctx.windows_owed.extend(memory_ids)
+        return
     if ctx.embedder is None:   # no model loaded for the write: the filling-in does it
         return
     try:
