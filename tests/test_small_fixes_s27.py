@@ -106,3 +106,65 @@ def test_a_store_written_before_gets_the_links_of_changed_subjects_once_by_maint
         assert lifecycle.pending_passes(s.context) == []
 
 
+
+
+# --- fu36 D7: a summary is not cut at "e.g." -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, summary", [
+    ("Commit messages follow Conventional Commits with the crate name as scope, e.g. feat(render): add SSAO. "
+     "Squash before merging.",
+     "Commit messages follow Conventional Commits with the crate name as scope, e.g. feat(render): add SSAO."),
+    ("Prefer small crates, i.e. one job each. Keep them under 2k lines.", "Prefer small crates, i.e. one job each."),
+    ("Tabs vs. spaces: four spaces. Never tabs.", "Tabs vs. spaces: four spaces."),
+    ("E.g. the renderer crate owns the wgpu device. Nothing else does.",
+     "E.g. the renderer crate owns the wgpu device."),
+])
+def test_a_summary_runs_past_an_abbreviation_with_a_full_stop(text, summary):
+    from supermemory.text.summary import summarize
+
+    assert summarize(text) == summary
+
+
+def test_windows_are_not_split_at_an_abbreviation():
+    from supermemory.text.chunking import sentence_windows
+
+    assert sentence_windows("Use a small crate, e.g. thiserror, for errors. Keep it boring. Ship it.") == [
+        "Use a small crate, e.g. thiserror, for errors. Keep it boring.", "Keep it boring. Ship it."]
+
+
+# --- fu36 D9: a memory another one supersedes is no "current" fact, and stats counts such memories ----------------
+
+def test_history_and_stats_say_a_memory_superseded_by_another_is_not_current(store):
+    from supermemory.render import render_history, render_stats
+
+    old = store.remember("Audio goes through the kira crate.", kind="decision")["id"]
+    new = store.remember("Audio goes through FMOD Studio.", kind="decision")["id"]
+    store.link(new, old, relation="supersedes")
+    text = render_history(store.history(old))
+    assert f"superseded by {new}" in text
+    assert "(current" not in text        # the version is its chain's latest, the fact no longer current
+    stats = store.stats()
+    assert stats["superseded_by_links"] == 1
+    assert "1 superseded by newer memories" in render_stats(stats)
+
+
+# --- fu35 D4: the CLI's `remember` prints the id as soon as the memory is stored ---------------------------------
+
+def test_cli_remember_prints_the_id_before_it_embeds_the_windows(monkeypatch, capsys, tmp_path):
+    """A kill between the commit and the id's line left a stored memory the caller never heard of (fu35 D4): the id
+    goes out first, the sentence windows (which a later fill-in also makes) after."""
+    from supermemory import cli
+    from supermemory.store import windows
+
+    monkeypatch.setenv("SUPERMEMORY_EMBED_PROVIDER", "hash")
+    monkeypatch.chdir(tmp_path)
+    seen = []
+    real = windows.embed
+
+    def embed(*args, **kwargs):
+        seen.append(capsys.readouterr().out)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(windows, "embed", embed)
+    assert cli.main(["remember", "The chunk size is 32. Meshing runs on rayon. Saves use bincode."]) == 0
+    assert seen and seen[0].strip() == "M1"

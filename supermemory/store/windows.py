@@ -22,7 +22,7 @@ from supermemory.text import code_share, sentence_windows
 CODE_SHARE_LIMIT = 0.3
 NONE = -1   # the seq of the row that says "looked at: no windows"
 # Bumped when what a window is changes: bench stores seeded with other windows are not reused.
-WINDOWS_VERSION = 2
+WINDOWS_VERSION = 3
 _IDS_PER_READ = 500   # ids per `IN (…)`: under SQLite's variable limit on any build
 
 logger = logging.getLogger(__name__)

@@ -19,15 +19,19 @@ def estimate_tokens(text: str) -> int:
 
 
 # Sentence ends, English and Chinese alike: '；' (like ';') joins clauses of one sentence, so a Chinese summary
-# keeps the clause after it as an English one keeps the clause after ';'.
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+# keeps the clause after it as an English one keeps the clause after ';'. The full stop of an abbreviation that runs on
+# inside a sentence ("e.g.", "i.e.", "vs.", "cf.", "incl.", "approx.") ends none (fresh-user run fu36 D7: a summary
+# "… with the crate name as scope, e.g.").
+_RUNS_ON = "".join(rf"(?<!\b{a})" for a in (r"[eE]\.g\.", r"[iI]\.e\.", r"[vV]s\.", r"[cC]f\.", r"[iI]ncl\.",
+                                            r"[aA]pprox\."))
+SENTENCE_END = re.compile(rf"(?<=[.!?]){_RUNS_ON}\s+|(?<=[。！？])|\n+")
 _ASKS = ("?", ":", "？", "：")   # a sentence ending so asks a question or leads into what follows
 _LABEL_WORDS = 4   # a sentence of this many words or fewer is a label ("Celery gotcha."), not a statement
 SUMMARY_CHARS = 200   # a summary's length at most
 SUMMARY_TOKENS = 100   # and its token estimate when extended (200 characters of English are ~50, of Chinese 200)
 _CODE_SHARE = 0.25   # a text reading as code this much keeps its first line: its lines are not sentences
 _MIN_ROOM = 24   # characters of the next sentence worth showing cut; less room ends the summary before it
-SUMMARY_VERSION = "3"   # bump when `summarize` makes other summaries: maintenance recomputes the stored ones
+SUMMARY_VERSION = "4"   # bump when `summarize` makes other summaries: maintenance recomputes the stored ones
 
 
 def _words(text: str) -> float:
