@@ -168,3 +168,30 @@ def test_cli_remember_prints_the_id_before_it_embeds_the_windows(monkeypatch, ca
     monkeypatch.setattr(windows, "embed", embed)
     assert cli.main(["remember", "The chunk size is 32. Meshing runs on rayon. Saves use bincode."]) == 0
     assert seen and seen[0].strip() == "M1"
+
+
+# --- fu36 D1, the third: a value set anew without naming the old one ----------------------------------------------
+
+def test_a_value_set_anew_is_read_against_the_older_statement_of_its_subject():
+    from supermemory.store.supersession import _sets_its_value, _values_set
+
+    chunk = _values_set("The chunk size changed to 16x16x16 after the mobile port.")
+    assert chunk == [(frozenset({"chunk", "size"}), "9x9x9")]
+    assert _sets_its_value("t\nChunk size for the voxel world is 32x32x32; 16 caused too many draw calls.", chunk)
+    assert not _sets_its_value("t\nChunk meshes are rebuilt on a worker thread whenever a block changes.", chunk)
+    assert not _sets_its_value("t\nThe chunk size is documented in docs/world.md.", chunk)    # no value of its shape
+    assert _values_set("Retention changed to 30 days.") == []       # one subject word says too little
+    assert _values_set("The pool was changed to use pgbouncer.") == []   # no value
+
+
+@pytest.mark.model
+def test_the_chunk_size_set_anew_supersedes_the_older_chunk_size(db_path, config, onnx_embedder):
+    from supermemory.core import MemoryStore
+
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="voxel") as s:
+        size = s.remember("Chunk size for the voxel world is 32x32x32; 16 caused too many draw calls and 64 made "
+                          "remeshing stalls visible.", kind="decision")["id"]
+        s.remember("Chunk meshes are rebuilt on a worker thread whenever a block changes.", kind="fact")
+        assert s.remember("The chunk size changed to 16x16x16 after the mobile port.", kind="decision")["supersedes"] \
+            == [size]
+

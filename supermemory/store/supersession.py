@@ -231,6 +231,7 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     weak = marker == "weak"
     additive = weak and adds(text)      # "X now also does Y": a change only to an older "only"
     scopes = retirement_scopes(text)    # "A is no longer used in the admin pages": only there
+    set_anew = _values_set(text) if not changes else []
     out = []
     for mid in older:
         theirs = content_terms(terms.get(mid, ()))
@@ -259,6 +260,8 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         # (`cosine_with_overlap`; mostly-CJK pairs, where cosines mean nothing: the retired value is the evidence).
         gone = not strict and (any(_states(value, *stated, fully=True) for value in retired)
                                or _replaces_its_subject(older[mid], text, changes))
+        if not changes and not strict and _sets_its_value(older[mid], set_anew):    # "the chunk size changed to …"
+            named = gone = True
         bar = {**cfg, "min_overlap": 0.0, **({"overlap": 0.0, "overlap_cjk": 0.0} if gone else {})} if named else cfg
         if judge(cosine, overlap, cjk, bar, weak=strict):
             out.append({"id": mid, "cosine": None if cosine is None else round(cosine, 4),
@@ -392,6 +395,36 @@ def _replaces_its_subject(older: str, text: str, changes: list[tuple[str, str]])
         if any(w.isascii() or len(w) > 1 for w in subject):     # one Chinese character (的, 过) names no subject
             return True
     return False
+
+
+# "<subject> changed to <value>", "… was raised to …": a value set anew with no old one named (fresh-user run fu36 D1)
+_SET_TO = re.compile(r"(?i)^(?P<subject>.{3,80}?) (?:was |were |has been |have been |is |got )?(?:changed|set|raised|"
+                     r"lowered|increased|decreased|reduced|bumped|cut|moved) (?:up |down )?to (?P<value>\S*\d\S*)")
+_DIGITS_RUN = re.compile(r"\d+")
+
+
+def _values_set(text: str) -> list[tuple[frozenset, str]]:
+    """(subject words, shape) of each value a text sets anew without naming the old one ("The chunk size changed to
+    16x16x16 after …" → ({chunk, size}, "9x9x9")): a value's shape is its numbered word with each run of digits read
+    as one digit, so "32x32x32" and "16x16x16", "30s" and "45s", "v1.2" and "v1.4" are values of one kind."""
+    out = []
+    for part in statements(text):
+        m = _SET_TO.match(part.strip())
+        words = content_terms(tokenize(m.group("subject"))) if m else frozenset()
+        if m and len(words) >= 2:
+            out.append((words, _DIGITS_RUN.sub("9", m.group("value").rstrip(".,;:").casefold())))
+    return out
+
+
+def _sets_its_value(older: str, set_anew: list[tuple[frozenset, str]]) -> bool:
+    """Does `older` state, in its first statement, every subject word of a value set anew and another value of its
+    shape ("Chunk size for the voxel world is 32x32x32; …" beside "The chunk size changed to 16x16x16 …")?"""
+    said = statements(older.split("\n", 1)[-1])
+    if not set_anew or not said:
+        return False
+    words = content_terms(tokenize(said[0]))
+    shapes = {_DIGITS_RUN.sub("9", w.casefold()) for w in numbered_words(said[0])}
+    return any(subject <= words and shape in shapes for subject, shape in set_anew)
 
 
 def _agrees(older: str, stated: tuple[frozenset, frozenset], replacing: list, named: bool) -> bool:
