@@ -195,3 +195,27 @@ def test_the_chunk_size_set_anew_supersedes_the_older_chunk_size(db_path, config
         assert s.remember("The chunk size changed to 16x16x16 after the mobile port.", kind="decision")["supersedes"] \
             == [size]
 
+
+
+# --- fu34 D6: a turn that only sets a standing instruction is no unanswered request -------------------------------
+
+@pytest.mark.parametrize("last, rule, open_end", [
+    ("Also remember: the idempotency key header is called Idempotency-Key and keys expire after 24 hours.",
+     "Remember: the idempotency key header is called Idempotency-Key and keys expire after 24 hours.", False),
+    ("Remember that the staging DB is reset every Monday.", "Remember that the staging DB is reset every Monday.", False),
+    ("From now on always run make lint before you commit.", "From now on always run make lint before you commit.", False),
+    ("Fix the tests. From now on always run lint.", "From now on always run lint.", True),      # asks for now too
+    ("remember to fix the flaky test", None, True),                                          # a request
+    ("do you remember that bug?", None, True),
+])
+def test_a_turn_that_only_sets_a_rule_is_kept_as_one_and_leaves_nothing_unanswered(last, rule, open_end):
+    from supermemory.transcripts import parse_claude
+
+    lines = [{"type": "user", "uuid": "u1", "cwd": "/p", "sessionId": "s",
+              "message": {"role": "user", "content": "add the currency column to the PDF"}},
+             {"type": "assistant", "uuid": "a1", "cwd": "/p", "sessionId": "s",
+              "message": {"role": "assistant", "content": [{"type": "text", "text": "Added the column."}]}},
+             {"type": "user", "uuid": "u2", "cwd": "/p", "sessionId": "s", "message": {"role": "user", "content": last}}]
+    d = parse_claude(lines)
+    assert d.instructions == ([rule] if rule else [])
+    assert d.open_ends == ([f"Unanswered request: {last}"] if open_end else [])

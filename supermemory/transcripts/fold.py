@@ -288,23 +288,27 @@ def _human_text(d: SessionDigest, st: dict, text: Any) -> None:
     # What the user says is still to do is an open end; a question ("can you do the follow-up?") asks for now.
     # A sentence that puts off a thing it names ("let's leave the data checks for next week") defers that thing.
     _scan_notes(st["asks"], _CODE_TODO_RE.sub("", t), questions=False, deferred=st["deferred"])
-    # What the user says holds from now on ("always run make lint before you commit") is a standing instruction.
-    _scan_rules(st["rules"], t)
+    # What the user says holds from now on ("always run make lint before you commit") is a standing instruction; a
+    # turn that only sets such rules ("Also remember: the header is Idempotency-Key.") asks for nothing now.
+    if _scan_rules(st["rules"], t):
+        st["reply"] = "answered"
 
 
 
 # A standing instruction: a rule the user sets for the sessions to come, not a request for now. English: "from now
 # on" / "going forward" anywhere in the sentence, or a sentence that starts (after "and", "please", "make sure to",
 # "you should" …) with "always", "never", "don't ever", "every time you" or "whenever you" ("always fails" and
-# "never mind" are no rule). Chinese: 从现在开始/从今以后, 以后都/以后不要 …, 每次 … 都要/必须/记得 …, 永远不要, a
-# sentence that starts with 记住. Questions are never one.
+# "never mind" are no rule), or with "remember:" / "remember that" / "keep in mind that", a fact to keep (as 记住).
+# Chinese: 从现在开始/从今以后, 以后都/以后不要 …, 每次 … 都要/必须/记得 …, 永远不要, a sentence that starts with 记住.
+# Questions are never one.
 _RULE_LEAD = (r"(?:(?:and|also|so|but|oh|ok|okay|then|please|pls|remember to|make sure(?: to| you| that you)?|"
               r"be sure to|(?:you|we) (?:should|must|need to|have to)|i want you to|let'?s)\b[\s,:]*)*")
 _RULE_EN_RE = re.compile(
     r"(?i)\b(?:from now on|from here on(?: out)?|going forward|henceforth)\b|^" + _RULE_LEAD +
     r"(?:always\b(?!\s+(?:fails?|failed|failing|happens|happened|crashes|crashed|breaks|broke|was|were|is|are|has|"
     r"had|gets|got|seems|returns|shows)\b)|never\b(?!\s+(?:mind|seen|had|been|worked|works|got|did|does|was|were|"
-    r"happened|heard|thought|knew|used)\b)|(?:don'?t|do not) ever\b|(?:every|each) time you\b|whenever you\b)"
+    r"happened|heard|thought|knew|used)\b)|(?:don'?t|do not) ever\b|(?:every|each) time you\b|whenever you\b|"
+    r"(?:remember|keep in mind)(?:\s+that\b|\s*:))"
 )
 _RULE_ZH_RE = re.compile(
     r"从现在(?:开始|起)|从今(?:以后|往后|天起)|(?:以后|今后)(?:都|也都|一律|每次|永远|始终|总是|不要|别|不许|不准|请)|"
@@ -319,19 +323,23 @@ def _rule_key(rule: str) -> str:
     return _key(rule.rstrip(" .!。！;；"))
 
 
-def _scan_rules(rules: list, text: str) -> None:
+def _scan_rules(rules: list, text: str) -> bool:
     """Collect the standing instructions a user turn states into `rules`, as their sentences (code blocks, code
-    TODO comments and questions ignored; a leading "and" / "also" left out), each once."""
+    TODO comments and questions ignored; a leading "and" / "also" left out), each once. True when every sentence of
+    the turn is one (fresh-user run fu34 D6: "Also remember: …" was listed as an unanswered request)."""
+    only = True
     for ln in _text_lines(_CODE_TODO_RE.sub("", text)):
         for sentence in _SENTENCE_RE.split(ln):
             sentence = _RULE_CONNECTIVE_RE.sub("", sentence.strip())
             if _QUESTION_END_RE.search(sentence) or not (
                     _RULE_EN_RE.search(sentence) or _RULE_ZH_RE.search(sentence)):
+                only = only and not sentence.strip(" .!。！")
                 continue
             rule = _clip(sentence[:1].upper() + sentence[1:], NOTE_CHARS)
             if len(rule) < 8 or any(_rule_key(rule) == _rule_key(seen) for seen in rules if isinstance(seen, str)):
                 continue
             _remember(rules, rule, MAX_INSTRUCTIONS)
+    return only and bool(text.strip())
 
 
 def _assistant_text(st: dict, text: Any) -> None:
