@@ -219,3 +219,15 @@ def test_a_turn_that_only_sets_a_rule_is_kept_as_one_and_leaves_nothing_unanswer
     d = parse_claude(lines)
     assert d.instructions == ([rule] if rule else [])
     assert d.open_ends == ([f"Unanswered request: {last}"] if open_end else [])
+
+
+@pytest.mark.parametrize("text", [
+    "Connecting to 5432 reaches the Postgres 9.6 cluster that is being retired.",
+    "Talk to the billing service which is being phased out only through its adapter.",
+])
+def test_a_thing_described_as_being_retired_announces_no_change(text):
+    """A relative clause describes ("the cluster that is being retired"): no change wording (the UI test's gotcha
+    superseded the staging port fact with it)."""
+    from supermemory.text.traits import revision_marker
+
+    assert revision_marker(text) is None
