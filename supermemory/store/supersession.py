@@ -36,7 +36,11 @@ does needs no `min_overlap` (naming the replaced value is saying what the change
 shares few other words), and one that states all of a value the text retires ("A is no longer used", 不再使用A: A
 itself, not one use of it) needs no word overlap either: "Logging uses logrus with the JSON formatter; …" is stale
 beside "moved from logrus to log/slog …; logrus is no longer used", close in meaning (`cosine_with_overlap`) though
-it shares few words. A change of a value the older memory states only after its first statement revises a detail
+it shares few words; so does one whose first statement is about the value the change replaces, stating it in full
+with a word the new text names before it ("Audio goes through the kira crate" beside "switched the audio backend
+from kira to FMOD Studio": `_replaces_its_subject`), and one whose first statement holds every subject word of a value
+set anew and another value of its shape ("Chunk size … is 32x32x32" beside "The chunk size changed to 16x16x16":
+`_sets_its_value`; fresh-user run fu36). A change of a value the older memory states only after its first statement revises a detail
 ("…; health check at /healthz" beside "the health check moved from /healthz to /livez", `_changes_a_detail`): when
 that first statement names no replaced value and holds two content words the new text does not restate, it still
 holds and is never superseded. A retirement said of one area ("A is no longer used in the admin pages", "… for
