@@ -89,25 +89,6 @@ def test_the_changes_fu36_stored_supersede_what_they_change_and_nothing_else(db_
         assert s.remember(CACHE_MOVED, kind="decision")["supersedes"] == []
 
 
-@pytest.mark.model
-def test_a_store_written_before_gets_the_links_of_changed_subjects_once_by_maintenance(db_path, config, onnx_embedder):
-    from supermemory.core import MemoryStore
-    from supermemory.store import lifecycle, supersession
-
-    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="voxel") as s:
-        old = s.remember(AUDIO, kind="decision")["id"]
-        new = s.remember(AUDIO_MOVED, kind="decision")["id"]
-        with s.context.txn():     # as an older version left it: no link, its own passes done, this one not
-            s.conn.execute("DELETE FROM links")
-            s.conn.execute("DELETE FROM meta WHERE key = ?", (supersession.SUBJECT_STAMP_KEY,))
-        assert lifecycle.pending_passes(s.context) == ["supersedes links of changed subjects"]
-        s.maintenance()
-        assert s.get(old)["memories"][0]["superseded_by"] == new
-        assert lifecycle.pending_passes(s.context) == []
-
-
-
-
 # --- fu36 D7: a summary is not cut at "e.g." -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, summary", [
@@ -194,7 +175,6 @@ def test_the_chunk_size_set_anew_supersedes_the_older_chunk_size(db_path, config
         s.remember("Chunk meshes are rebuilt on a worker thread whenever a block changes.", kind="fact")
         assert s.remember("The chunk size changed to 16x16x16 after the mobile port.", kind="decision")["supersedes"] \
             == [size]
-
 
 
 # --- fu34 D6: a turn that only sets a standing instruction is no unanswered request -------------------------------

@@ -131,16 +131,25 @@ def test_the_briefing_lists_a_recent_change_before_other_recent_memories(store):
 
 
 @pytest.mark.model
-def test_a_store_written_before_the_new_wordings_gets_their_links_once_by_maintenance(db_path, config, onnx_embedder):
-    """Existing stores get the links of this session's wordings from a one-time pass of their own."""
+@pytest.mark.parametrize("older, newer, stamp, name", [
+    (JENKINS, "We moved CI off Jenkins and onto GitHub Actions.", "WORDINGS_STAMP_KEY",
+     "supersedes links of newer change wordings"),
+    # fu36 D1: a change of what the older memory is about
+    ("Audio goes through the kira crate; we dropped rodio because it had no tweening or clock-synced playback.",
+     "We switched the audio backend from kira to FMOD Studio because the sound designers need live mixing.",
+     "SUBJECT_STAMP_KEY", "supersedes links of changed subjects"),
+])
+def test_a_store_written_before_the_new_wordings_gets_their_links_once_by_maintenance(
+        db_path, config, onnx_embedder, older, newer, stamp, name):
+    """Existing stores get the links of a session's new wordings from a one-time pass of their own."""
     from supermemory.store import lifecycle, supersession
     with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="proj") as s:
-        old = s.remember(JENKINS, kind="decision")["id"]
-        new = s.remember("We moved CI off Jenkins and onto GitHub Actions.", kind="decision")["id"]
+        old = s.remember(older, kind="decision")["id"]
+        new = s.remember(newer, kind="decision")["id"]
         with s.context.txn():     # as an older version left it: no link, its own passes done, this one not
             s.conn.execute("DELETE FROM links")
-            s.conn.execute("DELETE FROM meta WHERE key = ?", (supersession.WORDINGS_STAMP_KEY,))
-        assert lifecycle.pending_passes(s.context) == ["supersedes links of newer change wordings"]
+            s.conn.execute("DELETE FROM meta WHERE key = ?", (getattr(supersession, stamp),))
+        assert lifecycle.pending_passes(s.context) == [name]
         s.maintenance()
         assert s.get(old)["memories"][0]["superseded_by"] == new
         assert lifecycle.pending_passes(s.context) == []
