@@ -119,9 +119,11 @@ class MemoryStore:
     def close(self) -> None:
         """Embed the windows deferred writes owe (`defer_windows`), then close the connection (idempotent)."""
         owed, self.context.windows_owed = self.context.windows_owed, None
-        if owed and self.context.conn is not None:
-            windows.after_write(self.context, owed)
-        self.context.close()
+        try:
+            if owed and self.context.conn is not None:
+                windows.after_write(self.context, owed)
+        finally:
+            self.context.close()
 
     def __enter__(self) -> "MemoryStore":
         return self
