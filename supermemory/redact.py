@@ -709,7 +709,7 @@ _GENERIC_STEMS = _KW_STEMS + ("auth", "cred")
 # names that say the value is a credential: a hex digest or UUID under them is one too
 _SECRET_NAME = re.compile(
     r"secret|passw|pwd|passphrase|token|auth|cred|priv|signing|master|encrypt|licen[cs]e|hmac"
-    r"|(?:api|access|account|session|client|app|service|subscription|consumer|shared|deploy|admin|write)[ _.-]?key"
+    r"|(?:api|access|account|session|client|app|service|subscription|consumer|shared|deploy|admin|write|project)[ _.-]?key"
 )
 # names that say it is not: lookup keys, public halves, metadata about a key
 _PUBLIC_NAME = re.compile(
@@ -803,7 +803,8 @@ def _keep_generic(m: "re.Match[str]", value: str) -> bool:
 _PROSE_PASSWORD_KW = r"(?<![a-z0-9])(?P<kw>passw(?:or)?d|passphrase|passcode|pwd|pw)(?![a-z0-9_-])"
 _PROSE_SECRET_KW = (r"(?<![a-z0-9])(?P<kw>secret(?:[ _-](?:access[ _-])?key)?|token|credential"
                     r"|key(?<=api key)|key(?<=api-key)|key(?<=api_key)|key(?<=apikey)"
-                    r"|key(?<=access key)|key(?<=access-key)|key(?<=access_key))(?![a-z0-9_-])")
+                    r"|key(?<=access key)|key(?<=access-key)|key(?<=access_key)"
+                    r"|key(?<=project key)|key(?<=project-key)|key(?<=project_key))(?![a-z0-9_-])")   # fu37 D6: Memfault
 # Between word and value: nothing ("use the password <v>"), or up to five words of the same sentence and
 # line ("for staging", "of the ci user") then the link ``lk``: "is" / "was" / "to" / "=" / ":" ("is now",
 # "was changed to", "set the password to").
@@ -978,18 +979,19 @@ def _keep_zh(m: "re.Match[str]", value: str) -> bool:
 # the word that says a pair follows: login, sign-in, creds, "user/password"; not part of a path or a longer name
 _PAIR_KW = (r"(?<![a-z0-9_./@-])(?P<kw>log[ -]?ins?|sign[ -]?ins?|creds|credentials?"
             r"|user(?:[ -]?name)?[ \t]*/[ \t]*pass(?:w(?:or)?d)?)(?![a-z0-9_-])")
-# between the word and the user name: nothing, "as" / "with" / "using" ("log in as admin / <v>"), or up to four
-# words then "is" / "are" / "was" / ":" / "=" ("the creds for staging are root / <v>", "login: admin/<v>")
+# between the word and the user name: nothing, or up to four words then "is" / "are" / "was" / ":" / "=" ("the creds
+# for staging are root / <v>", "login: admin/<v>") or "as" / "with" / "using" ("log in as admin / <v>", "log in to the
+# VPN with tomasz / <v>": fresh-user run fu37 D6)
 _PAIR_LINK = (
     r"(?:(?:[ \t]+(?=(?P<w>[\w'@-]{1,30}))(?P=w)){0,4}?"
     r"(?P<lk>[ \t]+(?:is|are|was|were)(?:[ \t]+(?:now|still|just))?(?:[ \t]*:)?[ \t]+"
     r"|(?:\*\*|__)?[ \t]*(?:=|:)[ \t]*(?:\*\*|__)?[ \t]*)"
-    r"|[ \t]+(?P<as>as|with|using)[ \t]+|[ \t]+)"
+    r"|(?:[ \t]+(?=(?P<w2>[\w'@-]{1,30}))(?P=w2)){0,4}?[ \t]+(?P<as>as|with|using)[ \t]+|[ \t]+)"
 )
 # a user name: letters, digits and . _ @ + - (an e-mail address too), optionally quoted
 _PAIR_USER = r"[\"'`]?(?P<user>[a-z0-9_][a-z0-9._@+-]{0,63})[\"'`]?"
-# user and secret: "admin / <v>", "admin/<v>", "admin:<v>"
-_PAIR_SEP = r"(?P<sep>[ \t]*/[ \t]*|:)"
+# user and secret: "admin / <v>", "admin/<v>", "admin:<v>"; after credentials also "admin and <v>" (fu37 D6)
+_PAIR_SEP = r"(?P<sep>[ \t]*/[ \t]*|:|[ \t]+and[ \t]+)"
 # "user admin password <v>", "username deploy, pass <v>", "login bob with password <v>"
 _USER_KW = (r"(?<![a-z0-9_./@-])(?P<kw>user(?:[ -]?name)?|login|usr|(?:log|sign)[ -]?in[ \t]+as)"
             r"(?![a-z0-9_-])")
@@ -1065,6 +1067,8 @@ def _keep_pair(m: "re.Match[str]", value: str) -> bool:
         return True
     groups = m.groupdict()
     sep = groups.get("sep") or ""
+    if sep.strip() == "and" and not groups["kw"].startswith("cred"):   # "log in with SSO and 2FA": no pair
+        return True
     pin = bool(groups.get("pk")) or (sep.strip() == "/" and sep != "/")
     if not _pair_secret_shape(value, pin):
         return True
@@ -1560,8 +1564,9 @@ REDACTION_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RULE_KINDS.values()))
 #: "DB_PASSWORD: UGw0MW5UM3h0UHc=", is no "a=b" code, and a "%r" or "*" inside a long near-random value, Django's
 #: SECRET_KEY, no format or glob; 10: a secret wrapped onto the next line or continued with a `\`, or a provider
 #: token cut at a line end, is taken whole; 11: a password right after its word, "log in with password <v>", "pw <v>",
-#: is named directly): stores re-redact themselves once when ``rules_fingerprint()`` changes.
-RULES_VERSION = 11
+#: is named directly; 12: "log in to X with <user> / <v>", "credentials … are <user> and <v>", a project key): stores
+#: re-redact themselves once when ``rules_fingerprint()`` changes.
+RULES_VERSION = 12
 
 
 def rules_fingerprint() -> str:

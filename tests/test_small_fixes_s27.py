@@ -211,3 +211,29 @@ def test_a_thing_described_as_being_retired_announces_no_change(text):
     from supermemory.text.traits import revision_marker
 
     assert revision_marker(text) is None
+
+
+# --- fu37 D6: credentials in prose a login pair or a project key names ------------------------------------------
+
+@pytest.mark.parametrize("text, secret", [
+    ("Log in to the Wageningen VPN with tomasz / Wag3n!ngen#77", "Wag3n!ngen#77"),
+    ("Log in to the gateway with pi / Rasp!b3rry99 and check the logs.", "Rasp!b3rry99"),
+    ("Credentials for the PPK2 laptop are admin and Pp2k#9911", "Pp2k#9911"),
+    ("The Memfault project key is 3f9a1c7e55b04d2e8a61f0c9d7b2e4a1 (keep it out of the repo).",
+     "3f9a1c7e55b04d2e8a61f0c9d7b2e4a1"),
+])
+def test_a_login_pair_after_a_phrase_and_a_project_key_are_redacted(text, secret):
+    out, counts = redact(text)
+    assert secret not in out and sum(counts.values()) == 1
+    assert "tomasz" in out or "pi /" in out or "admin" in out or "project key" in out   # the user name stays
+
+
+@pytest.mark.parametrize("text", [
+    "log in to the dashboard with admin/settings",
+    "Sign in to GitHub with SSO and 2FA",
+    "Credentials are rotated and stored in vault2",
+    "The Jira project key is SOIL.",
+    "the project key is documented in the wiki",
+])
+def test_prose_near_a_login_word_or_a_project_key_stays(text):
+    assert redact(text) == (text, {})
