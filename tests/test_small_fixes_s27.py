@@ -237,3 +237,26 @@ def test_a_login_pair_after_a_phrase_and_a_project_key_are_redacted(text, secret
 ])
 def test_prose_near_a_login_word_or_a_project_key_stays(text):
     assert redact(text) == (text, {})
+
+
+# --- fu37 D7: a standing instruction the user takes back in the same session is no longer kept -------------------
+
+@pytest.mark.parametrize("rule, later, kept", [
+    ("From now on always run `west build -t pristine` before flashing.",
+     "Actually, scratch the pristine build rule, incremental builds are fine again.", False),
+    ("From now on always run make lint before you commit.", "Forget that rule.", False),
+    ("From now on always run make lint before you commit.", "You don't need to run make lint anymore.", False),
+    ("以后每次提交前都要跑 lint。", "取消那条 lint 的规则。", False),
+    ("From now on always run make lint before you commit.", "Ignore the failing test for now.", True),
+    ("From now on always run make lint before you commit.", "Drop the users table and rebuild it.", True),
+])
+def test_a_rule_the_user_takes_back_is_dropped_from_the_standing_instructions(rule, later, kept):
+    from supermemory.transcripts import parse_claude
+
+    def line(uuid, role, text):
+        content = text if role == "user" else [{"type": "text", "text": text}]
+        return {"type": role, "uuid": uuid, "cwd": "/p", "sessionId": "s", "message": {"role": role, "content": content}}
+
+    d = parse_claude([line("u1", "user", rule), line("a1", "assistant", "OK."), line("u2", "user", later),
+                      line("a2", "assistant", "OK.")])
+    assert d.instructions == ([rule] if kept else [])

@@ -290,6 +290,7 @@ def _human_text(d: SessionDigest, st: dict, text: Any) -> None:
     _scan_notes(st["asks"], _CODE_TODO_RE.sub("", t), questions=False, deferred=st["deferred"])
     # What the user says holds from now on ("always run make lint before you commit") is a standing instruction; a
     # turn that only sets such rules ("Also remember: the header is Idempotency-Key.") asks for nothing now.
+    _drop_revoked(st["rules"], t)
     if _scan_rules(st["rules"], t):
         st["reply"] = "answered"
 
@@ -321,6 +322,30 @@ _RULE_CONNECTIVE_RE = re.compile(r"(?i)^(?:(?:and|also|so|but|oh|ok|okay|then)\b
 def _rule_key(rule: str) -> str:
     """The same rule said again ("Always run go vet!" after "always run go vet.") has the same key."""
     return _key(rule.rstrip(" .!。！;；"))
+
+
+# A rule the user takes back later in the session ("scratch the pristine build rule", "forget that rule", "you don't
+# need to run the linters anymore", "取消那条构建的规则"): fresh-user run fu37 D7 kept it as standing.
+_REVOKE_RE = re.compile(
+    r"(?i)\b(?:scratch|forget(?: about)?|drop|ignore|cancel|disregard|revoke|undo|lift|never ?mind)\b[\s,:]+"
+    r"(?:the|that|this|my|our|your)?\s*(?P<what>[^.;!?\n]{0,80}?)\s*\b(?:rule|instruction)s?\b"
+    r"|\b(?:you |we )?(?:don'?t|do not|no longer) (?:need|have) to (?P<task>[^.;!?\n]{3,80}?) any ?more\b"
+    r"|(?:取消|作废|撤销|忽略|不用管)(?:那条|这条|之前的|刚才的)?(?P<zh>[^。；！？\n]{0,30}?)的?(?:规则|要求|规定)")
+_REVOKE_STOP = frozenset("the that this those these any all run use with before after from now always never every "
+                         "time you we our your and for about".split())
+
+
+def _drop_revoked(rules: list, text: str) -> None:
+    """Take out of `rules` those a user turn revokes: each that shares a word (three letters or more, or two
+    Chinese characters) with what the revocation names, or the latest one when it names nothing ("scratch that
+    rule")."""
+    for m in _REVOKE_RE.finditer(text):
+        what = (m.group("what") or m.group("task") or m.group("zh") or "").casefold()
+        words = {w for w in re.findall(r"[a-z0-9_-]{3,}", what) if w not in _REVOKE_STOP}
+        words |= {what[i:i + 2] for i in range(len(what) - 1) if all("\u4e00" <= c <= "\u9fff" for c in what[i:i + 2])}
+        live = [r for r in rules if isinstance(r, str)]
+        gone = [r for r in live if any(w in r.casefold() for w in words)] if words else live[-1:]
+        rules[:] = [r for r in rules if r not in gone]
 
 
 def _scan_rules(rules: list, text: str) -> bool:
