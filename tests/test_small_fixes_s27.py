@@ -260,3 +260,43 @@ def test_a_rule_the_user_takes_back_is_dropped_from_the_standing_instructions(ru
     d = parse_claude([line("u1", "user", rule), line("a1", "assistant", "OK."), line("u2", "user", later),
                       line("a2", "assistant", "OK.")])
     assert d.instructions == ([rule] if kept else [])
+
+
+# --- fu37 D1–D3: a revert, "instead of" after a parenthesis, "stop using", "swapped … for", and a change that
+# replaces two numbered words of a detailed memory ------------------------------------------------------------------
+
+def test_the_wordings_fu37_missed_are_change_wording_with_their_values():
+    from supermemory.text.revisions import retirement_scopes
+    from supermemory.text.traits import change_values, revision_marker
+
+    assert revision_marker("The LoRaWAN uplink interval is back to 15 minutes.") == "strong"
+    assert revision_marker("We went back to the lake after lunch.") == "weak"      # everyday talk stays weak
+    assert ("CBOR", "protobuf") in change_values("From now on we encode uplink payloads with protobuf (nanopb) "
+                                                 "instead of CBOR.")
+    assert revision_marker("Stop using k_malloc in drivers.") == "strong"
+    assert change_values("Stop using k_malloc in drivers.") == [("k_malloc", "")]
+    assert retirement_scopes("Stop using k_malloc in drivers.") == [frozenset({"driver"})]
+    assert revision_marker("We swapped the DS18B20 temperature sensor for a TMP117.") == "strong"
+
+
+@pytest.mark.model
+def test_the_changes_fu37_stored_supersede_what_they_change(db_path, config, onnx_embedder):
+    from supermemory.core import MemoryStore
+
+    with MemoryStore(db_path, config=config, embedder=onnx_embedder, namespace="soil") as s:
+        sensor = s.remember("The temperature sensor is a DS18B20 on the 1-Wire bus at pin P0.13.", kind="decision")["id"]
+        cbor = s.remember("Sensor readings are encoded with CBOR before uplink, not JSON, to keep payloads under 51 "
+                          "bytes at SF10.", kind="decision")["id"]
+        s.remember("k_malloc failures are logged with LOG_ERR and a counter.", kind="fact")
+        malloc = s.remember("Use k_malloc in drivers.", kind="decision")["id"]
+        assert s.remember("The DS18B20 temperature sensor was replaced by a TMP117 on I2C.",
+                          kind="decision")["supersedes"] == [sensor]
+        assert s.remember("From now on we encode uplink payloads with protobuf (nanopb) instead of CBOR.",
+                          kind="decision")["supersedes"] == [cbor]
+        assert s.remember("Stop using k_malloc in drivers.", kind="decision")["supersedes"] == [malloc]
+        interval = s.remember("We switched the LoRaWAN uplink interval from 15 minutes to 30 minutes to save battery.",
+                              kind="decision")["id"]
+        assert s.remember("The LoRaWAN uplink interval is back to 15 minutes; the 30 minute interval missed "
+                          "irrigation events.", kind="decision")["supersedes"] == [interval]
+
+

@@ -217,15 +217,19 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     if marker is None:      # no change wording: only a restatement with one value replaced supersedes
         return _merged(_restated(ctx, namespace, text, vectors, cfg, newer_than=newer_than, exclude=exclude),
                        anew, cfg)
+    changes = change_values(text)
+    # A change that names what it replaces tells the facts apart itself (below: a memory that states no replaced value
+    # is another fact): "The DS18B20 … was replaced by a TMP117 on I2C" replaces two numbered words of "… a DS18B20 on
+    # the 1-Wire bus at pin P0.13" and is still its revision (fresh-user run fu37 D2).
     older, tasks = _neighbours(ctx, namespace, text, vectors, fts_match(sorted(own)) if own else "",
-                               newer_than=newer_than, exclude=exclude)
+                               newer_than=newer_than, exclude=exclude,
+                               other_facts=any(old for old, _ in changes))
     if not older:
         return _closest(anew, cfg)
     cosines = _cosines(ctx, vectors, list(older))
     terms: dict[int, set] = {}
     for mid, tokens in search_index.chunk_tokens(ctx, list(older)):
         terms.setdefault(mid, set()).update(tokens.split())
-    changes = change_values(text)
     replaced, replacing = _values(old for old, _ in changes), _values(new for _, new in changes)
     retired = _values(old for old, new in changes if not new)     # "A is no longer used": A itself is gone
     text_cjk = cjk_share(text) >= CJK_TEXT

@@ -25,7 +25,8 @@ _WHERE = r"(?:in|for|on|at|inside|within|from)"
 _SCOPED = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"(?<!\S){_SIDE} (?:is|are|was|were|has been|have been) no longer (?:used|needed|in use|installed|run|called) "
     rf"{_WHERE} (?P<scope>{_SIDE})",
-    rf"\bno longer (?:use|uses|using|run|runs|need|needs|install|installs) {_SIDE}? {_WHERE} (?P<scope>{_SIDE})",
+    rf"\b(?:no longer (?:use|uses|using|run|runs|need|needs|install|installs)|stop(?:ped)? using) {_SIDE}? {_WHERE} "
+    rf"(?P<scope>{_SIDE})",
     rf"不再(?:使用|用)?于(?P<scope>{_SIDE_CJK})", rf"在(?P<scope>[^，。；、,;.在]{{1,12}}?)[中里上]?不再(?:使用|用|需要)",
     rf"不再(?:使用|用)(?!于){_SIDE_CJK}?(?:来|去)?(?:做|跑|进行|处理|执行)(?P<scope>{_SIDE_CJK})",
 ))

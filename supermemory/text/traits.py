@@ -157,7 +157,7 @@ _CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"\b(?:dropped|ditched|abandoned|retired|removed|deprecated) (?P<old>{_SIDE}?) in favou?r of (?P<new>{_SIDE})",
     rf"(?<!\S)(?P<new>{_SIDE}) (?:is|are) (?:now )?(?:used|in use|run|chosen|preferred)\b[^.;:!?]{{0,60}}? "
     rf"instead of (?P<old>{_SIDE})",
-    rf"(?<!\S)(?P<new>{_SIDE}) instead of (?P<old>{_SIDE})",
+    rf"(?<!\S)(?P<new>{_SIDE})(?: \([^()\n]{{1,40}}\))? instead of (?P<old>{_SIDE})",   # "protobuf (nanopb) instead of"
     rf"(?<!\S)(?P<new>{_SIDE}),? (?:which|that) (?:has |have )?(?:replaced|superseded|took over from) (?P<old>{_SIDE})",
     rf"(?<!\S)(?P<new>{_SIDE}) (?:is|are) (?:now )?[^.;:!?]{{0,60}}?[;,] (?:and )?(?P<old>{_SIDE}) (?:is|are|was|were|"
     rf"has been|have been|got) (?:dropped|retired|removed|deprecated|abandoned|ditched|gone)\b",
@@ -169,7 +169,7 @@ _CHANGES = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"(?:^|(?<=[，。；,;\s])|(?<=因为)|(?<=由于))(?:之前|以前|原来|原先)(?:是|用|使用|存在|存|放在|在)(?P<old>{_SIDE_CJK})",
     rf"(?<!\S)(?P<old>{_SIDE}) (?:(?:is|are|was|were|has been|have been) no longer (?:used|needed|in use|installed|a "
     rf"dependency)|(?:is|are) being (?:removed|dropped|retired|phased out|deprecated|ripped out))(?= *(?:[.;,:!?]|$))",
-    rf"\bno longer us(?:e|es|ing) (?P<old>{_SIDE})(?= *(?:[.;,!?]|$))",
+    rf"\b(?:no longer us(?:e|es|ing)|stop(?:ped)? using) (?P<old>{_SIDE})(?= *(?:[.;,!?]|$))",
     rf"不再(?:使用|用)(?!于)(?P<old>{_SIDE_CJK})(?=[，。；,;（(]|\.(?![A-Za-z0-9])|$)",
     rf"(?P<old>{_SIDE_CJK}?)已?经?不再(?:使用|需要)(?=[，。；,;（(]|\.(?![A-Za-z0-9])|$)",
     rf"不再(?:使用|用)(?!于)(?P<old>{_SIDE_CJK}?)(?:来|去)?(?:做|跑|进行|处理|执行)",
