@@ -54,7 +54,8 @@ def briefing(ctx: StoreContext, *, query: str | None = None, max_tokens: int | N
                     if r["id"] not in own_place and not set(without) & set(r.get("tags") or [])]
     for item in [*standing["sessions"], *relevant]:   # what it left open (else asked), not its platform header
         if item.get("kind") == "session":
-            item["summary"] = headline(item.get("body") or "", standing_first=True) or item["summary"]
+            item["summary"] = headline(item.get("body") or "", standing_first=True,
+                                       requests=bool(item.get("compacted"))) or item["summary"]
     asked = {r["id"] for r in relevant}
     order = ["pinned", *(["sessions"] if source == _COMPACT else []), "relevant",
              *(key for key in standing if key not in ("pinned", "sessions")),
@@ -84,6 +85,9 @@ def _compacted_first(ctx: StoreContext, sessions: list[dict], session_id: str,
                 record["expires_at"] is not None and record["expires_at"] <= ctx.clock()):
             return sessions
         own = [rec_.public(record)]
+    # marked: its line is shown longer, with its requests (fresh-user run fu37 D9: its open ends were cut at ~40
+    # characters and what it was doing left out, the one session an agent just compacted needs whole)
+    own = [{**own[0], "compacted": True}]
     return (own + [s for s in sessions if s["id"] != own[0]["id"]])[:max(len(sessions), 1)]
 
 

@@ -23,6 +23,7 @@ _SECTION_TITLES = {
 _LEAD_KEPT = ("relevant", "sessions")
 _LEAD_SHARE = 0.2
 _WHOLE = 10 ** 9   # `memory_line`'s max_chars for a text shown whole
+COMPACTED_CHARS = 1200   # the line of the session just compacted: its rules, open ends and requests (~300 tokens)
 
 
 def _pinned_line(item: dict, max_chars: int | None = None) -> str:
@@ -59,7 +60,8 @@ def _longest_pinned(item: dict, room: int) -> str | None:
 
 def _briefing_line(key: str, item: dict) -> str:
     """One memory of a briefing section, with what it superseded ("was: …")."""
-    line = _pinned_line(item) if key == "pinned" else memory_line(item, max_chars=320 if key == "sessions" else 200)
+    width = (COMPACTED_CHARS if item.get("compacted") else 320) if key == "sessions" else 200
+    line = _pinned_line(item) if key == "pinned" else memory_line(item, max_chars=width)
     for was in item.get("was") or []:   # what it superseded (left out of the briefing)
         line += "\n  was: " + (was if len(was) <= 120 else was[:119] + "…")
     return line

@@ -300,3 +300,33 @@ def test_the_changes_fu37_stored_supersede_what_they_change(db_path, config, onn
                           "irrigation events.", kind="decision")["supersedes"] == [interval]
 
 
+
+
+# --- fu37 D9: the session just compacted is shown whole in the briefing, with what it was doing --------------------
+
+def test_the_compacted_sessions_line_holds_its_open_ends_and_requests_whole():
+    from supermemory.render_briefing import _briefing_line
+    from supermemory.transcripts import parse_claude
+    from supermemory.transcripts.digest import headline, render_digest
+
+    def line(uuid, role, text):
+        content = text if role == "user" else [{"type": "text", "text": text}]
+        return {"type": role, "uuid": uuid, "cwd": "/p", "sessionId": "s", "message": {"role": role, "content": content}}
+
+    d = parse_claude([
+        line("u1", "user", "From now on always run `west build -t pristine` before flashing a board, incremental "
+                           "builds have bitten us twice."),
+        line("a1", "assistant", "Noted."),
+        line("u2", "user", "Can you fix the SX1262 reset timing in drivers/sx1262/sx1262.c? The join fails after a "
+                           "cold boot."),
+        line("a2", "assistant", "Fixed the delay."),
+        line("u3", "user", "TODO: add the watchdog feed to the join retry loop, and we still need to test the new "
+                           "delay on rev C hardware.")])
+    _, body = render_digest(d)
+    summary = headline(body, standing_first=True, requests=True)
+    assert "Requests: Can you fix the SX1262 reset timing" in summary
+    assert summary.count("west build -t pristine") == 1           # a rule is not said again among the requests
+    item = {"id": "M9", "kind": "session", "title": "Session 2026-12-05", "summary": summary, "compacted": True}
+    shown = _briefing_line("sessions", item)
+    assert "test the new delay on rev C hardware" in shown and "SX1262 reset timing" in shown
+    assert len(_briefing_line("sessions", {**item, "compacted": False})) < len(shown)   # the others stay short

@@ -217,21 +217,29 @@ _MORE_RE = re.compile(r"^… \d+ more$")
 _HEADLINE_JOIN = " · "
 
 
-def headline(body: str, *, standing_first: bool = False) -> str:
+def headline(body: str, *, standing_first: bool = False, requests: bool = False) -> str:
     """The substance of a body `render_digest` wrote, for a one-line mention of the session (the briefing's
     "Last sessions", the open-task listing): what it left open and what the user set for the sessions to come,
     `Open ends: a; b · Standing instructions: c` (each when it has any; `standing_first` puts the instructions
     first, where a line cut short keeps them), else its requests as `Requests: a; b`; '' for a text that is not
-    such a body (the header's platform / project / branch / model are never part of it)."""
+    such a body (the header's platform / project / branch / model are never part of it). `requests`: its requests
+    after them as well (the session just compacted: what it was doing)."""
     blocks = [block.split("\n") for block in (body or "").replace("\r\n", "\n").split("\n\n")]
     by_heading = {lines[0].strip(): lines[1:] for lines in blocks if lines}
 
-    def part(heading: str) -> str:
+    def listed(heading: str) -> list[str]:
         items = [line[2:].strip() for line in by_heading.get(heading, []) if line.startswith("- ")]
-        items = [item for item in items if item and not _MORE_RE.match(item)]
+        return [item for item in items if item and not _MORE_RE.match(item)]
+
+    def part(heading: str) -> str:
+        items = listed(heading)
+        if heading == REQUESTS_HEADING and requests:    # a turn that only set a rule is said among the rules
+            rules = {rule.casefold() for rule in listed(STANDING_HEADING)}
+            items = [item for item in items if item.casefold() not in rules]
         return f"{heading} {'; '.join(items)}" if items else ""
 
     order = (STANDING_HEADING, OPEN_ENDS_HEADING) if standing_first else (OPEN_ENDS_HEADING, STANDING_HEADING)
+    order += (REQUESTS_HEADING,) if requests else ()
     return _HEADLINE_JOIN.join(p for p in map(part, order) if p) or part(REQUESTS_HEADING)
 
 
