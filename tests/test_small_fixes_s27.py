@@ -330,3 +330,12 @@ def test_the_compacted_sessions_line_holds_its_open_ends_and_requests_whole():
     shown = _briefing_line("sessions", item)
     assert "test the new delay on rev C hardware" in shown and "SX1262 reset timing" in shown
     assert len(_briefing_line("sessions", {**item, "compacted": False})) < len(shown)   # the others stay short
+
+
+def test_doing_a_thing_now_instead_of_later_defers_nothing():
+    """fu37 D8: "Let's do the watchdog now instead of tomorrow." left "Deferred: the watchdog now instead of"."""
+    from supermemory.transcripts.open_ends import _named_deferral
+
+    assert _named_deferral("Let's do the watchdog now instead of tomorrow.") is None
+    assert _named_deferral("let's do the CSV export tomorrow") == "the CSV export"
+    assert _named_deferral("leave the data checks for next week") == "the data checks"

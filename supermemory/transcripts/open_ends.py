@@ -128,6 +128,9 @@ _NO_OBJECT_RE = re.compile(
     r"这个|那个|这些|那些|这|那|它|这块|那块|这部分|那部分|这件事|那件事|我们|咱们|你|我|其他的?|剩下的")
 
 
+_SOONER_RE = re.compile(r"(?i)\b(?:instead of|rather than)\b|\bnow$")
+
+
 def _named_deferral(sentence: str) -> str | None:
     """The thing a user sentence puts off by name (see `_NAMED_DEFERRAL_RES`), else None."""
     s = sentence.strip()
@@ -137,6 +140,8 @@ def _named_deferral(sentence: str) -> str | None:
         m = pattern.search(s)
         if m:
             obj = _collapse(m.group("obj")).strip(" '\"“”‘’")
+            if _SOONER_RE.search(obj):    # "let's do the watchdog now instead of tomorrow" brings it forward (fu37 D8)
+                return None
             if len(obj) >= 2 and not _NO_OBJECT_RE.fullmatch(obj):
                 return _clip(obj, NOTE_CHARS)
     return None
