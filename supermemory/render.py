@@ -318,6 +318,7 @@ def render_history(result: dict) -> str:
     version before."""
     # A chain's newest version that another memory supersedes is its latest, not a current fact (fu36 D9).
     successor = f", superseded by {result['superseded_by']}" if result.get("superseded_by") else ""
+    successor += f" (itself superseded: now {result['now_held_by']})" if result.get("now_held_by") else ""
     latest = "latest" if successor else "current"
     lines = [f"History of {result['id']} ({latest} version {result.get('current')}{successor}):"]
     previous = None

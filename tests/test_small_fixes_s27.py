@@ -339,3 +339,18 @@ def test_doing_a_thing_now_instead_of_later_defers_nothing():
     assert _named_deferral("Let's do the watchdog now instead of tomorrow.") is None
     assert _named_deferral("let's do the CSV export tomorrow") == "the CSV export"
     assert _named_deferral("leave the data checks for next week") == "the data checks"
+
+
+def test_history_of_a_memory_superseded_twice_names_the_one_that_holds_the_fact_now(store):
+    """fu37 D11: `history M1` named M33, itself superseded by M60, and not M60."""
+    from supermemory.render import render_history
+
+    first = store.remember("Firmware builds use Zephyr 3.5.", kind="decision")["id"]
+    second = store.remember("Firmware builds use Zephyr 3.7 LTS.", kind="decision")["id"]
+    third = store.remember("Firmware builds use Zephyr 4.0.", kind="decision")["id"]
+    store.link(second, first, relation="supersedes")     # idempotent where the rule linked them already
+    store.link(third, second, relation="supersedes")
+    history = store.history(first)
+    assert history["superseded_by"] == second and history["now_held_by"] == third
+    assert f"superseded by {second} (itself superseded: now {third})" in render_history(history)
+    assert "now_held_by" not in store.history(second)

@@ -578,4 +578,10 @@ def history(ctx: StoreContext, id: Any, *, namespace: str | None = None) -> dict
            "redactions": redactions, "links": links}
     if successor := supersession.successors(ctx, [current]).get(current):   # as `get` and `list` say it
         out["superseded_by"] = format_id(successor)
+        seen, latest = {current, successor}, successor     # superseded in turn: the memory that holds it now (fu37 D11)
+        while (later := supersession.successors(ctx, [latest]).get(latest)) is not None and later not in seen:
+            seen.add(later)
+            latest = later
+        if latest != successor:
+            out["now_held_by"] = format_id(latest)
     return out
