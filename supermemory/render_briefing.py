@@ -19,8 +19,9 @@ _SECTION_TITLES = {
     "sessions": "Last sessions",
 }
 # Sections whose first memory the briefing keeps room for, up to a share of its budget, whatever comes before it:
-# what the caller asked about, and the last session (what the agent was doing; the one a compaction just captured).
-_LEAD_KEPT = ("relevant", "sessions")
+# what the caller asked about, the last session (what the agent was doing; the one a compaction just captured), and
+# the first preference and gotcha (fresh-user run fu37 D5: fifteen decisions took the whole budget, no gotcha shown).
+_LEAD_KEPT = ("relevant", "sessions", "preferences", "gotchas")
 _LEAD_SHARE = 0.2
 _WHOLE = 10 ** 9   # `memory_line`'s max_chars for a text shown whole
 COMPACTED_CHARS = 1200   # the line of the session just compacted: its rules, open ends and requests (~300 tokens)

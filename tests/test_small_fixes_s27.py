@@ -354,3 +354,18 @@ def test_history_of_a_memory_superseded_twice_names_the_one_that_holds_the_fact_
     assert history["superseded_by"] == second and history["now_held_by"] == third
     assert f"superseded by {second} (itself superseded: now {third})" in render_history(history)
     assert "now_held_by" not in store.history(second)
+
+
+def test_a_briefing_full_of_decisions_still_shows_the_first_preference_and_gotcha(store):
+    """fu37 D5: with many decisions the 900-token briefing showed none of the gotchas or preferences."""
+    from supermemory.render_briefing import briefing_view
+
+    for i in range(30):
+        store.remember(f"Decision {i}: the sensor node firmware module number {i} keeps its ring buffer in retained "
+                       f"RAM and flushes it to flash every {i + 5} minutes, so a brown-out loses at most one window.",
+                       kind="decision")
+    store.remember("The SX1262 needs 20 ms after reset before the first SPI command.", kind="gotcha")
+    store.remember("Prefer k_msleep over busy waits in drivers.", kind="preference")
+    view = briefing_view(store.briefing(max_tokens=900))
+    assert view["items"]["gotchas"] and view["items"]["preferences"]
+    assert view["tokens"] <= 900 and len(view["items"]["decisions"]) >= 5
