@@ -40,7 +40,9 @@ it shares few words; so does one whose first statement is about the value the ch
 with a word the new text names before it ("Audio goes through the kira crate" beside "switched the audio backend
 from kira to FMOD Studio": `_replaces_its_subject`), and one whose first statement holds every subject word of a value
 set anew and another value of its shape ("Chunk size … is 32x32x32" beside "The chunk size changed to 16x16x16":
-`_sets_its_value`; fresh-user run fu36). A change of a value the older memory states only after its first statement revises a detail
+`_sets_its_value`; fresh-user run fu36). A change that names what it replaces is not set aside for replacing two
+numbered words ("The DS18B20 … was replaced by a TMP117 on I2C" beside "… a DS18B20 on the 1-Wire bus at pin
+P0.13": fu37); a revert ("… is back to 15 minutes") and "stop using A" are change wording too. A change of a value the older memory states only after its first statement revises a detail
 ("…; health check at /healthz" beside "the health check moved from /healthz to /livez", `_changes_a_detail`): when
 that first statement names no replaced value and holds two content words the new text does not restate, it still
 holds and is never superseded. A retirement said of one area ("A is no longer used in the admin pages", "… for
