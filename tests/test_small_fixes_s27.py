@@ -369,3 +369,30 @@ def test_a_briefing_full_of_decisions_still_shows_the_first_preference_and_gotch
     view = briefing_view(store.briefing(max_tokens=900))
     assert view["items"]["gotchas"] and view["items"]["preferences"]
     assert view["tokens"] <= 900 and len(view["items"]["decisions"]) >= 5
+
+
+# --- fu38 D1, fu37 D8: a to-do the user later asks for is taken up, not left open ----------------------------------
+
+@pytest.mark.parametrize("turns, open_ends", [
+    (["Fix the checkout total. TODO: also fix the refund path in shop/refunds.py, later.",
+      "Fixed the total. Note: I left the refund path for later (TODO).", "Now fix the refund path",
+      "The refund path is fixed."], []),
+    (["OK. TODO: add the watchdog feed to the join retry loop tomorrow, and we still need to test the new delay on "
+      "rev C hardware.", "Noted.", "Let's do the watchdog now instead of tomorrow.",
+      "Done: the join retry loop now feeds the watchdog."],
+     ["To do: we still need to test the new delay on rev C hardware."]),
+    (["TODO: update the README and fix the flaky test.", "Noted.", "Fix the lint errors.", "Done."],
+     ["TODO: update the README and fix the flaky test."]),
+    (["TODO: update the README.", "Noted.", "Fix the README typo in the title.", "Done."], ["TODO: update the README."]),
+    (["Rename the job.", "Renamed. Still to do: the cron entry still uses the old name.",
+      "Thanks, also bump the version.", "Bumped."], ["Still to do: the cron entry still uses the old name."]),
+])
+def test_a_to_do_the_user_asks_for_later_is_taken_up(turns, open_ends):
+    from supermemory.transcripts import parse_claude
+
+    def line(i, text):
+        role = "user" if i % 2 == 0 else "assistant"
+        content = text if role == "user" else [{"type": "text", "text": text}]
+        return {"type": role, "uuid": f"x{i}", "cwd": "/p", "sessionId": "s", "message": {"role": role, "content": content}}
+
+    assert parse_claude([line(i, t) for i, t in enumerate(turns)]).open_ends == open_ends

@@ -13,7 +13,7 @@ from supermemory.transcripts.digest import (
     COMMAND_CHARS, ERROR_CHARS, MAX_INSTRUCTIONS, NOTE_CHARS, PATH_CHARS, REQUEST_CHARS, SessionDigest,
 )
 from supermemory.transcripts.open_ends import (  # noqa: F401  (_finish, _remember: the parsers' names, from here)
-    _CODE_TODO_RE, _finish, _not_a_request, _QUESTION_END_RE, _remember, _scan_notes, _SENTENCE_RE, _text_lines,
+    take_up, _CODE_TODO_RE, _finish, _not_a_request, _QUESTION_END_RE, _remember, _scan_notes, _SENTENCE_RE, _text_lines,
     _unresolved,
 )
 
@@ -285,6 +285,9 @@ def _human_text(d: SessionDigest, st: dict, text: Any) -> None:
     _append_capped(d, st, "requests", _clip(t, REQUEST_CHARS), unique=False)
     st["reply"] = "none"
     st["last_text"] = ""
+    # A to-do the user now asks for is taken up: the request stands for it, done or not (`take_up`).
+    take_up(st["asks"], t)
+    take_up(st["notes"], t)
     # What the user says is still to do is an open end; a question ("can you do the follow-up?") asks for now.
     # A sentence that puts off a thing it names ("let's leave the data checks for next week") defers that thing.
     _scan_notes(st["asks"], _CODE_TODO_RE.sub("", t), questions=False, deferred=st["deferred"])

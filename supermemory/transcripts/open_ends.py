@@ -248,6 +248,44 @@ def _scan_notes(notes: list, text: str, *, questions: bool = True, deferred: lis
             _keep(notes, _clip(sentence, NOTE_CHARS))
 
 
+# Words a request shares with a kept to-do without naming its work ("now", "let's", "do", "the", "tomorrow").
+_TAKE_UP_STOP = frozenset("""the a an and or to of in on at for with from by this that these those it its now then
+    also just please let's lets let us we you i can could should would will do does did done make get go be is are
+    todo fixme later tomorrow today next time still need needs instead than rather""".split())
+_CLAUSE_SPLIT = re.compile(r"(?i),?\s+and\s+(?=we |i |you |also |still |then )|;\s*|,\s+(?=then |also |and )")
+
+
+def _work_words(text: str) -> set[str]:
+    words = (w.strip("._/-") for w in re.findall(r"[a-z0-9_./-]{3,}|[\u4e00-\u9fff]{2,}", text.casefold()))
+    return {w for w in words if len(w) >= 3 and w not in _TAKE_UP_STOP or len(w) >= 2 and not w.isascii()}
+
+
+def take_up(entries: list, request: str) -> None:
+    """A to-do the user now asks for is no longer left open: the request stands for it ("TODO: also fix the refund
+    path in shop/refunds.py, later" … "Now fix the refund path": fresh-user runs fu37 D8, fu38 D1). Each kept entry
+    (a user's to-do or the assistant's note) whose clause holds two thirds of the request's work words, two at least
+    (one, when the entry has other clauses that stay), loses that clause; an entry of one clause goes."""
+    wanted = _work_words(request)
+    if not wanted:
+        return
+    need = max(1, -(-2 * len(wanted) // 3))
+    for index in range(len(entries) - 1, -1, -1):
+        entry = entries[index]
+        text = entry["item"] if isinstance(entry, dict) else entry
+        if not isinstance(text, str):
+            continue
+        clauses = [c for c in _CLAUSE_SPLIT.split(text) if c.strip()]
+        left = [c for c in clauses if not (len(wanted & _work_words(c)) >= need
+                                           and (need >= 2 or len(clauses) > 1))]
+        if len(left) == len(clauses):
+            continue
+        if not left:
+            del entries[index]
+        else:
+            rest = "; ".join(c.strip() for c in left)
+            entries[index] = {"item": rest} if isinstance(entry, dict) else rest
+
+
 def _keep(notes: list, note: str | dict) -> None:
     """Keep a note once: a sentence of 8 characters or more (2 in Chinese), a list item of any 2 or more."""
     if isinstance(note, dict):
@@ -286,7 +324,8 @@ def _shown(entry: Any, prefix: str) -> str | None:
         return entry["item"]
     if not isinstance(entry, str):
         return None
-    return entry if _leftover_label_re().match(entry) else prefix + entry
+    labelled = _leftover_label_re().match(entry) or entry.casefold().startswith(prefix.casefold())   # not "Note: Note:"
+    return entry if labelled else prefix + entry
 
 
 def _said_elsewhere(thing: str, entries: list) -> bool:
