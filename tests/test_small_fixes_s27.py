@@ -396,3 +396,30 @@ def test_a_to_do_the_user_asks_for_later_is_taken_up(turns, open_ends):
         return {"type": role, "uuid": f"x{i}", "cwd": "/p", "sessionId": "s", "message": {"role": role, "content": content}}
 
     assert parse_claude([line(i, t) for i, t in enumerate(turns)]).open_ends == open_ends
+
+
+# --- fu38 D4: a chain moved to new ids continues the versions the store already holds -------------------------------
+
+def test_an_import_of_a_merge_made_elsewhere_continues_the_memories_it_merged(tmp_path, config):
+    from supermemory.core import MemoryStore
+
+    def open_store(name):
+        return MemoryStore(tmp_path / f"{name}.db", config=config, namespace="shop")
+
+    with open_store("one") as one:
+        lint = one.remember("Run make lint before every commit.", kind="preference")["id"]
+        money = one.remember("All amounts are Decimal, never float.", kind="decision")["id"]
+        one.export(tmp_path / "one.jsonl")
+    with open_store("two") as two:
+        two.import_file(tmp_path / "one.jsonl")
+        merged = two.merge(lint, money, content="Run make lint before every commit; all amounts are Decimal.")["id"]
+        two.export(tmp_path / "two.jsonl")
+    with open_store("one") as one:
+        other = one.remember("The staging database listens on port 5433.", kind="fact")["id"]
+        assert other == merged          # the merge's id holds another memory here: the chain moves to a new one
+        result = one.import_file(tmp_path / "two.jsonl")
+        live = {m["id"]: m["title"] for m in one.list(limit=50)["items"]}
+        head = result["renumbered"][merged]
+        assert set(live) == {other, head}                  # no second live copy of what the merge folded in
+        assert lint not in result["renumbered"] and money not in result["renumbered"]
+        assert one.get(lint)["memories"][0]["superseded_by"] == head

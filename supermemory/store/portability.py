@@ -256,8 +256,17 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             versions = [{**v, "present": rows[v["id"]] is not None} for v in versions]
             claimed.update(v["id"] for v in versions)
         else:
-            versions = [{**v, "new_id": True} for v in versions]   # its ids hold other memories here
+            # Its ids hold other memories here: the chain moves to new ids, but for the older versions this store
+            # holds already, live and alike, which the new ones continue (fu38 D4: a merge made elsewhere came back
+            # as second live copies of the two memories it merged).
+            kept = {v["id"] for v in versions[:-1] if v["id"] not in claimed and _same_memory(rows[v["id"]], v)
+                    and rows[v["id"]]["superseded_by"] is None and rows[v["id"]]["deleted_at"] is None}
+            versions = [{**v, "present": True, "continued": True} if v["id"] in kept else {**v, "new_id": True}
+                        for v in versions]
+            claimed.update(kept)
             for v in taken:   # the whole chain moves with them (root and successor ids stay one chain's)
+                if v["id"] in kept:
+                    continue
                 if v["id"] in claimed:
                     why_taken[v["id"]] = "file"
                 elif not _same_memory(rows[v["id"]], v):
@@ -294,13 +303,18 @@ def import_file(ctx: StoreContext, path: str | os.PathLike, *,
             fresh = {}
             for n, version in enumerate(versions):
                 if version.get("present"):   # stored already: only its successor and end are the export's
-                    _continue_version(ctx, version)
+                    if not version.get("continued"):   # (one a moved chain continues: once its new ids are known)
+                        _continue_version(ctx, version)
                     continue
                 pieces, vectors = vec_of[c, n]
                 fresh[version["id"]] = _insert_exported(ctx, version, pieces, vectors)
             if versions[-1].get("new_id"):   # root and successor ids point at the new rows
                 renumbered.update(fresh)
                 for version in versions:
+                    if version.get("continued"):
+                        _continue_version(ctx, {**version, "superseded_by": fresh.get(version["superseded_by"],
+                                                                                      version["superseded_by"])})
+                        continue
                     ctx.conn.execute("UPDATE memories SET root_id = ?, superseded_by = ? WHERE id = ?",
                                      (fresh.get(version["root_id"], version["root_id"]),
                                       fresh.get(version["superseded_by"], version["superseded_by"]),
