@@ -383,7 +383,8 @@ def render_restore(result: dict) -> str:
 
 def render_link(result: dict) -> str:
     """A link result: the typed relation and its weight."""
-    return f"Linked {result['src']} -{result['relation']}→ {result['dst']} (weight {result['weight']})."
+    said = {"unchanged": "Already linked", "updated": "Link weight updated:"}.get(result.get("status"), "Linked")
+    return f"{said} {result['src']} -{result['relation']}→ {result['dst']} (weight {result['weight']})."
 
 
 def render_unlink(result: dict) -> str:

@@ -689,7 +689,8 @@ def test_memory_link(store):
     a = store.remember("Use Postgres 16", kind="decision")["id"]
     b = store.remember("Postgres 16 needs the new pg_dump", kind="gotcha")["id"]
     result = ok(store, "memory_link", {"src": b, "dst": a, "relation": "depends-on", "weight": 2})
-    assert result["structuredContent"] == {"src": b, "dst": a, "relation": "depends-on", "weight": 2.0}
+    assert result["structuredContent"] == {"src": b, "dst": a, "relation": "depends-on", "weight": 2.0,
+                                           "status": "created"}
 
 
 def test_memory_stats(store):

@@ -423,3 +423,15 @@ def test_an_import_of_a_merge_made_elsewhere_continues_the_memories_it_merged(tm
         assert set(live) == {other, head}                  # no second live copy of what the merge folded in
         assert lint not in result["renumbered"] and money not in result["renumbered"]
         assert one.get(lint)["memories"][0]["superseded_by"] == head
+
+
+def test_linking_twice_says_the_link_is_there_already(store):
+    """fu38 D8: a second identical `link` said "Linked" again."""
+    from supermemory.render import render_link
+
+    a = store.remember("The gateway runs ChirpStack v4.", kind="fact")["id"]
+    b = store.remember("Back up the gateway config before upgrading ChirpStack.", kind="gotcha")["id"]
+    first = store.link(a, b, relation="refines")
+    assert first["status"] == "created" and render_link(first).startswith("Linked ")
+    assert render_link(store.link(a, b, relation="refines")).startswith("Already linked ")
+    assert store.link(a, b, relation="refines", weight=2)["status"] == "updated"

@@ -349,12 +349,16 @@ def link(ctx: StoreContext, src: Any, dst: Any, *, relation: str = "related", we
     if back:
         _refuse_cycle(a, b, back)
     with ctx.txn():
+        before = ctx.conn.execute("SELECT weight FROM links WHERE src = ? AND dst = ? AND relation = ?",
+                                  (a["id"], b["id"], relation)).fetchone()
         ctx.conn.execute("INSERT INTO links(src, dst, relation, weight, created_at) VALUES (?,?,?,?,?) "
                          "ON CONFLICT(src, dst, relation) DO UPDATE SET weight = excluded.weight",
                          (a["id"], b["id"], relation, weight, ctx.clock()))
         ctx.conn.execute("DELETE FROM link_removals WHERE src = ? AND dst = ? AND relation = ?",
                          (a["id"], b["id"], relation))
-    return {"src": format_id(a["id"]), "dst": format_id(b["id"]), "relation": relation, "weight": weight}
+    status = "created" if before is None else "unchanged" if before[0] == weight else "updated"   # fu38 D8
+    return {"src": format_id(a["id"]), "dst": format_id(b["id"]), "relation": relation, "weight": weight,
+            "status": status}
 
 
 def unlink(ctx: StoreContext, src: Any, dst: Any, *, relation: str | None = None,
