@@ -273,8 +273,9 @@ def _database_line(report: dict) -> str:
         return f"database      {report['db_path']} (schema: no database yet, created on first write)"
     if report.get("schema_version") is None:
         return f"database      {report['db_path']} (cannot be opened: see PROBLEM below)"
+    spaces = len(report.get("by_namespace") or {})    # every namespace's: the next line names the project's (fu38 D10)
     return (f"database      {report['db_path']} (schema {report['schema_version']}, "
-            f"{report.get('memories', 0)} memories)")
+            f"{report.get('memories', 0)} memories in {spaces} namespace{'' if spaces == 1 else 's'})")
 
 
 def _embedder_line(emb: dict) -> str:

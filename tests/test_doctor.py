@@ -138,7 +138,7 @@ def test_doctor_with_a_database_prints_its_schema_and_count(home):
         store.remember("Deploys go through blue-green", kind="decision", create_namespace=True)
     report = doctor.run_checks(config)
     assert report["db_exists"] is True and report["schema_version"] == len(dbm.MIGRATIONS)
-    assert f"(schema {len(dbm.MIGRATIONS)}, 1 memories)" in doctor.render(report)
+    assert f"(schema {len(dbm.MIGRATIONS)}, 1 memories in 1 namespace)" in doctor.render(report)   # fu38 D10
 
 
 def test_doctor_is_not_ok_when_the_database_cannot_be_written(home, monkeypatch):
