@@ -6,6 +6,18 @@ import pytest
 from supermemory.redact import redact
 
 
+def _session(*turns: str):
+    """A Claude Code session of these turns, the user's first and then by turns, parsed into its digest."""
+    from supermemory.transcripts import parse_claude
+
+    def line(i: int, text: str) -> dict:
+        role = "user" if i % 2 == 0 else "assistant"
+        content = text if role == "user" else [{"type": "text", "text": text}]
+        return {"type": role, "uuid": f"x{i}", "cwd": "/p", "sessionId": "s", "message": {"role": role, "content": content}}
+
+    return parse_claude([line(i, text) for i, text in enumerate(turns)])
+
+
 @pytest.mark.parametrize("text, secret", [
     ("log in with password hunter2Secret! on staging", "hunter2Secret!"),
     ("ssh root@10.0.0.5, pw Xk9mP2qL7", "Xk9mP2qL7"),
@@ -189,14 +201,7 @@ def test_the_chunk_size_set_anew_supersedes_the_older_chunk_size(db_path, config
     ("do you remember that bug?", None, True),
 ])
 def test_a_turn_that_only_sets_a_rule_is_kept_as_one_and_leaves_nothing_unanswered(last, rule, open_end):
-    from supermemory.transcripts import parse_claude
-
-    lines = [{"type": "user", "uuid": "u1", "cwd": "/p", "sessionId": "s",
-              "message": {"role": "user", "content": "add the currency column to the PDF"}},
-             {"type": "assistant", "uuid": "a1", "cwd": "/p", "sessionId": "s",
-              "message": {"role": "assistant", "content": [{"type": "text", "text": "Added the column."}]}},
-             {"type": "user", "uuid": "u2", "cwd": "/p", "sessionId": "s", "message": {"role": "user", "content": last}}]
-    d = parse_claude(lines)
+    d = _session("add the currency column to the PDF", "Added the column.", last)
     assert d.instructions == ([rule] if rule else [])
     assert d.open_ends == ([f"Unanswered request: {last}"] if open_end else [])
 
@@ -251,14 +256,7 @@ def test_prose_near_a_login_word_or_a_project_key_stays(text):
     ("From now on always run make lint before you commit.", "Drop the users table and rebuild it.", True),
 ])
 def test_a_rule_the_user_takes_back_is_dropped_from_the_standing_instructions(rule, later, kept):
-    from supermemory.transcripts import parse_claude
-
-    def line(uuid, role, text):
-        content = text if role == "user" else [{"type": "text", "text": text}]
-        return {"type": role, "uuid": uuid, "cwd": "/p", "sessionId": "s", "message": {"role": role, "content": content}}
-
-    d = parse_claude([line("u1", "user", rule), line("a1", "assistant", "OK."), line("u2", "user", later),
-                      line("a2", "assistant", "OK.")])
+    d = _session(rule, "OK.", later, "OK.")
     assert d.instructions == ([rule] if kept else [])
 
 
@@ -306,22 +304,14 @@ def test_the_changes_fu37_stored_supersede_what_they_change(db_path, config, onn
 
 def test_the_compacted_sessions_line_holds_its_open_ends_and_requests_whole():
     from supermemory.render_briefing import _briefing_line
-    from supermemory.transcripts import parse_claude
     from supermemory.transcripts.digest import headline, render_digest
 
-    def line(uuid, role, text):
-        content = text if role == "user" else [{"type": "text", "text": text}]
-        return {"type": role, "uuid": uuid, "cwd": "/p", "sessionId": "s", "message": {"role": role, "content": content}}
-
-    d = parse_claude([
-        line("u1", "user", "From now on always run `west build -t pristine` before flashing a board, incremental "
-                           "builds have bitten us twice."),
-        line("a1", "assistant", "Noted."),
-        line("u2", "user", "Can you fix the SX1262 reset timing in drivers/sx1262/sx1262.c? The join fails after a "
-                           "cold boot."),
-        line("a2", "assistant", "Fixed the delay."),
-        line("u3", "user", "TODO: add the watchdog feed to the join retry loop, and we still need to test the new "
-                           "delay on rev C hardware.")])
+    d = _session("From now on always run `west build -t pristine` before flashing a board, incremental builds have "
+                 "bitten us twice.", "Noted.",
+                 "Can you fix the SX1262 reset timing in drivers/sx1262/sx1262.c? The join fails after a cold boot.",
+                 "Fixed the delay.",
+                 "TODO: add the watchdog feed to the join retry loop, and we still need to test the new delay on rev C "
+                 "hardware.")
     _, body = render_digest(d)
     summary = headline(body, standing_first=True, requests=True)
     assert "Requests: Can you fix the SX1262 reset timing" in summary
@@ -388,14 +378,7 @@ def test_a_briefing_full_of_decisions_still_shows_the_first_preference_and_gotch
       "Thanks, also bump the version.", "Bumped."], ["Still to do: the cron entry still uses the old name."]),
 ])
 def test_a_to_do_the_user_asks_for_later_is_taken_up(turns, open_ends):
-    from supermemory.transcripts import parse_claude
-
-    def line(i, text):
-        role = "user" if i % 2 == 0 else "assistant"
-        content = text if role == "user" else [{"type": "text", "text": text}]
-        return {"type": role, "uuid": f"x{i}", "cwd": "/p", "sessionId": "s", "message": {"role": role, "content": content}}
-
-    assert parse_claude([line(i, t) for i, t in enumerate(turns)]).open_ends == open_ends
+    assert _session(*turns).open_ends == open_ends
 
 
 # --- fu38 D4: a chain moved to new ids continues the versions the store already holds -------------------------------
