@@ -501,6 +501,9 @@ def render_health(result: dict) -> str:
              f"near-duplicate pairs: {result['near_duplicate_pairs']:,}"]
     for pair in result["near_duplicates"]:
         lines.append(f"  {pair['a']} ~ {pair['b']} ({pair['similarity']:.2f}); keep {pair['canonical']}: {pair['merge']}")
+    kept = [pair["canonical"] for pair in result["near_duplicates"]]
+    if len(kept) > len(set(kept)):   # a group of copies: every merge makes the kept memory a new version
+        lines.append("  (a merge gives the memory kept a new id, which it prints: use that id in the next merge)")
     if result["near_duplicate_pairs"] > len(result["near_duplicates"]):
         lines.append(f"  …and {result['near_duplicate_pairs'] - len(result['near_duplicates']):,} more")
     contradictions = result["contradictions"]

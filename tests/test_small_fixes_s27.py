@@ -418,3 +418,16 @@ def test_linking_twice_says_the_link_is_there_already(store):
     assert first["status"] == "created" and render_link(first).startswith("Linked ")
     assert render_link(store.link(a, b, relation="refines")).startswith("Already linked ")
     assert store.link(a, b, relation="refines", weight=2)["status"] == "updated"
+
+
+def test_health_folds_copies_into_one_memory_to_keep(store):
+    """fu38 D5: six copies were fifteen pairs whose "keep" advice disagreed; now one keeper and five merges."""
+    ids = [store.remember(f"Run make lint before every commit {'please ' * n}".strip(), kind="preference")["id"]
+           for n in range(6)]
+    report = store.health()
+    keep = {pair["canonical"] for pair in report["near_duplicates"]}
+    assert len(keep) == 1 and report["near_duplicate_pairs"] == 5
+    (keeper,) = keep
+    for pair in report["near_duplicates"]:     # each merge folds another copy into the keeper's newest version
+        keeper = store.merge(keeper, pair["b"] if pair["a"] in (pair["canonical"], keeper) else pair["a"])["id"]
+    assert {m["id"] for m in store.list(limit=20)["items"]} & set(ids) == set()   # all folded into new versions

@@ -23,6 +23,34 @@ from supermemory.timeparse import iso
 logger = logging.getLogger(__name__)
 
 
+def _merges(rows: list, first, second, cosines) -> list[tuple]:
+    """The merges that fold near-duplicate pairs (closest first) into one memory per group of copies: each group's
+    memory to keep (the weightiest: importance, then pinned, then newest) and each other member with its best
+    similarity to a member, closest first (fresh-user run fu38 D5: six copies listed as fifteen pairs whose "keep"
+    advice disagreed, and the second merge failed on an id the first had closed)."""
+    parent: dict[int, int] = {}
+
+    def root(i: int) -> int:
+        while parent.setdefault(i, i) != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    best: dict[int, float] = {}
+    for a, b, similarity in zip(first.tolist(), second.tolist(), cosines.tolist()):
+        parent[root(a)] = root(b)
+        for i in (a, b):
+            best[i] = max(best.get(i, -1.0), similarity)
+    groups: dict[int, list[int]] = {}
+    for i in best:
+        groups.setdefault(root(i), []).append(i)
+    out = []
+    for members in groups.values():
+        keep = max(members, key=lambda i: (rows[i][2], rows[i][3], rows[i][4]))
+        out += [(rows[keep], rows[i], best[i]) for i in members if i != keep]
+    return sorted(out, key=lambda item: -item[2])
+
+
 def stats(ctx: StoreContext, *, namespace: str | None = None) -> dict:
     """Counts by kind and namespace, DB size, embedder, search-log figures; a named namespace that holds no
     memory is refused as recall and list refuse it (a typo, not an empty project)."""
@@ -487,10 +515,10 @@ def health(ctx: StoreContext, *, namespace: str | None = None, duplicate_similar
                     "similarity": round(float(similarity), 4), "titles": [rows[int(a)][5], rows[int(b)][5]]}
                    for a, b, similarity in zip(*(part[opposite][:max_pairs] for part in (first, second, cosines)))]
         first, second, cosines = first[copies], second[copies], cosines[copies]
-        pair_count = len(cosines)
-        for a, b, similarity in zip(first[:max_pairs], second[:max_pairs], cosines[:max_pairs]):
-            ra, rb = rows[int(a)], rows[int(b)]
-            keep, other = (ra, rb) if (ra[2], ra[3], ra[4]) >= (rb[2], rb[3], rb[4]) else (rb, ra)
+        suggested = _merges(rows, first, second, cosines)
+        pair_count = len(suggested)
+        for keep, other, similarity in suggested[:max_pairs]:
+            ra, rb = sorted((keep, other), key=lambda r: r[0])
             pairs.append({"a": format_id(ra[0]), "b": format_id(rb[0]), "similarity": round(float(similarity), 4),
                           "canonical": format_id(keep[0]), "merge": f"supermemory merge {format_id(keep[0])} "
                                                                     f"{format_id(other[0])}",
