@@ -314,7 +314,13 @@ def discover(*, claude: str | None = None, codex: str | None = None, project: st
     return (found[:limit] if limit else found), unreadable, selection
 
 
-def _outcome(ctx: StoreContext, session: Session, stored: dict) -> str:
+def _add_counts(lines: dict, counts: dict) -> None:
+    """A session's skipped-line counts into the run's (`partial_tail`: files whose last line is unfinished)."""
+    for key, value in counts.items():
+        lines[key] = lines.get(key, 0) + ((1 if value else 0) if key == "partial_tail" else value)
+
+
+def _outcome(ctx: StoreContext, session: Session, stored: dict, stats: dict | None = None) -> str:
     """What `capture.capture_session` would answer for this session ('created', 'updated', 'unchanged',
     'empty', 'duplicate', 'no transcript'), writing nothing: `capture.plan_capture` reads and decides as the
     capture does (the same saved state, a live capture's too, the same lines into the same digest), and the
@@ -323,7 +329,7 @@ def _outcome(ctx: StoreContext, session: Session, stored: dict) -> str:
     """
     paths = session.ordered_paths()
     planned = capture.plan_capture(ctx, paths[0], extra_paths=paths[1:], session_id=session.session_id,
-                                   platform=session.platform, step_bytes=STEP_BYTES)
+                                   platform=session.platform, step_bytes=STEP_BYTES, stats=stats)
     if planned.status is not None:   # 'no transcript', 'unchanged' or 'empty'
         return planned.status
     body, title = _as_stored(ctx, planned.body, planned.title)
@@ -443,15 +449,19 @@ def plan(ctx: StoreContext, *, claude: str | None = None, codex: str | None = No
                                     now=ctx.clock(), home=ctx.config.home)
     rows: dict = {}
     stored: dict = {}
+    lines: dict = {}
     for session in sessions:
         row = _row(rows, session)
+        counts: dict = {}
         try:
-            status = _outcome(ctx, session, stored)
+            status = _outcome(ctx, session, stored, counts)
         except _READ_ERRORS + (ctx.driver.Error,) as exc:
             _skip(row, _error(exc))
             continue
+        finally:
+            _add_counts(lines, counts)   # the lines the real run would skip, said as it says them (fu38 D3)
         _tally(row, status)
-    out = _result(rows, sessions, unreadable, {}, started, True, selection)
+    out = _result(rows, sessions, unreadable, lines, started, True, selection)
     out["sessions_list"] = [{"platform": s.platform, "session": s.session_id, "namespace": s.namespace,
                              "cwd": s.cwd, "files": len(s.files), "bytes": s.bytes, "modified": iso(s.mtime),
                              "active": iso(s.active), "active_from": "transcript" if s.stamped else "file time"}
@@ -497,8 +507,7 @@ def backfill(ctx: StoreContext, *, claude: str | None = None, codex: str | None 
         except _READ_ERRORS + (ctx.driver.Error,) as exc:
             _skip(row, _error(exc))
             result = None
-        for key, value in counts.items():   # partial_tail: files whose last line is unfinished
-            lines[key] = lines.get(key, 0) + ((1 if value else 0) if key == "partial_tail" else value)
+        _add_counts(lines, counts)
         _tally(row, result["status"] if result else None)
         done_bytes += session.bytes
         if progress:

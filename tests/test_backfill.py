@@ -510,3 +510,20 @@ def test_a_backfill_claims_a_projects_name_only_when_it_writes_a_session_there(t
         assert not (home / "namespaces").exists() or list((home / "namespaces").iterdir()) == []
         assert run(s, dirs)["captured"] == 1
     assert (home / "namespaces" / "shop").read_text().strip() == str(dirs["shop"].resolve())
+
+
+def test_the_dry_run_reports_the_lines_the_real_run_skips(store, dirs):
+    """fu38 D3: only the real run said "skipped: 1 malformed lines, 1 sessions read only up to a <private> tag …"."""
+    from supermemory.render_intake import render_backfill
+
+    cwd = str(dirs["shop"])
+    path = ClaudeSession("odd", cwd, "2026-10-01").user("Add rate limiting to the login endpoint").write(
+        claude_path(dirs["claude"], cwd, "odd"))
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write('{"type":"user","broken json\n')
+    _append(path, ClaudeSession("odd", cwd, "2026-10-01").user("<private>the staging token is in the vault"))
+    planned = store.backfill_plan(claude=str(dirs["claude"]), codex=str(dirs["codex"]))
+    real = run(store, dirs)
+    skipped = [line for line in render_backfill(real).splitlines() if line.startswith("skipped: ")]
+    assert skipped and "malformed" in skipped[0] and "<private>" in skipped[0]
+    assert [line for line in render_backfill(planned).splitlines() if line.startswith("skipped: ")] == skipped
