@@ -224,7 +224,8 @@ def plan_capture(ctx: StoreContext, path, *, session_id: str | None = None, plat
     digest.state[PRIVATE_OPEN] = [file for file in files if open_spans[file][0]]
     if digest.state[PRIVATE_OPEN]:   # fail closed, but said: the user sees why the session's rest is missing (fu35 D2)
         counts["private_open"] = 1
-        digest.open_ends = [PRIVATE_LEFT_OPEN] + [end for end in digest.open_ends if end != PRIVATE_LEFT_OPEN]
+        # last: the session's own open ends come first where a briefing line is cut (fresh-user run fu38 D2)
+        digest.open_ends = [end for end in digest.open_ends if end != PRIVATE_LEFT_OPEN] + [PRIVATE_LEFT_OPEN]
     digest = transcripts.digest_from_dict(redact_tree(transcripts.digest_to_dict(digest)))
     if digest.platform == "unknown" and plat:
         digest.platform = plat

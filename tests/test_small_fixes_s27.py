@@ -1,5 +1,7 @@
-"""Fixes from the twenty-seventh session's fresh-user run (fu36): each test names the defect it guards."""
+"""Fixes from the twenty-seventh session's fresh-user runs (fu34–fu38): each test names the defect it guards."""
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -431,3 +433,21 @@ def test_health_folds_copies_into_one_memory_to_keep(store):
     for pair in report["near_duplicates"]:     # each merge folds another copy into the keeper's newest version
         keeper = store.merge(keeper, pair["b"] if pair["a"] in (pair["canonical"], keeper) else pair["a"])["id"]
     assert {m["id"] for m in store.list(limit=20)["items"]} & set(ids) == set()   # all folded into new versions
+
+
+def test_an_unclosed_private_tag_is_said_after_the_sessions_own_open_ends(tmp_path, store):
+    """fu38 D2: the note on an unclosed <private> led the open ends and pushed the real ones out of the briefing."""
+    from supermemory.capture import PRIVATE_LEFT_OPEN
+
+    path = tmp_path / "t.jsonl"
+    turns = ["Fix the checkout total.", "Fixed. Still to do: the refund path.", "<private>token 4471 for the call"]
+    with open(path, "w", encoding="utf-8") as fh:
+        for i, text in enumerate(turns):
+            role = "user" if i % 2 == 0 else "assistant"
+            content = text if role == "user" else [{"type": "text", "text": text}]
+            fh.write(json.dumps({"type": role, "uuid": f"x{i}", "cwd": "/p", "sessionId": "s",
+                                 "message": {"role": role, "content": content}}) + "\n")
+    result = store.capture_session(str(path), session_id="s", platform="claude-code", cwd="/p")
+    body = store.get(result["id"])["memories"][0]["body"]
+    ends = body.split("Open ends:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert ends[-1] == f"- {PRIVATE_LEFT_OPEN}" and "refund path" in ends[0] and "4471" not in body
