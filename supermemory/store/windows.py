@@ -2,10 +2,11 @@
 
 Recall moves a memory's cosine part of the way to its best window's (`ranking.window_share`).
 
-A live memory's windows are written right after the memory by `remember_many` and the CLI's `remember` / `update`
-when the model runs (the MCP server leaves them to its next idle turn), else filled in after the chunks still without
-a vector (`embedding.embed_missing_vectors`: the MCP server's idle turns, maintenance; a CLI command's catch-up only
-while chunks wait, since a memory without windows is still matched by its whole text). A memory with none (one
+A live memory's windows are written right after the memory by `remember_many`, and by the CLI's `remember` / `update`
+once it has printed the id (`MemoryStore.defer_windows`), when the model runs (the MCP server leaves them to its next
+idle turn), else filled in after the chunks still without a vector (`embedding.embed_missing_vectors`: the MCP
+server's idle turns, maintenance; a CLI command's catch-up only while chunks wait, since a memory without windows is
+still matched by its whole text). A memory with none (one
 sentence, code) gets a row of seq -1 without a vector, so it is looked at once.
 """
 from __future__ import annotations
