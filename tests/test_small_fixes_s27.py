@@ -59,10 +59,10 @@ MODS_MOVED = "Mods will be written in Rhai from now on; Lua support is being rem
 
 
 def replaces_subject(older: str, newer: str) -> bool:
-    from supermemory.store.supersession import _replaces_its_subject
+    from supermemory.store.supersession import _named_subjects, _replaces_its_subject
     from supermemory.text.traits import change_values
 
-    return _replaces_its_subject(f"title\n{older}", newer, change_values(newer))
+    return _replaces_its_subject(f"title\n{older}", _named_subjects(newer, change_values(newer)))
 
 
 def test_a_change_of_the_value_an_older_memory_is_about_replaces_its_subject():

@@ -241,7 +241,8 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
     weak = marker == "weak"
     additive = weak and adds(text)      # "X now also does Y": a change only to an older "only"
     scopes = retirement_scopes(text)    # "A is no longer used in the admin pages": only there
-    set_anew = _values_set(text) if not changes else []
+    set_anew = _values_set(text) if not changes else []     # "the chunk size changed to …": no old value named
+    subjects = _named_subjects(text, changes)
     out = []
     for mid in older:
         theirs = content_terms(terms.get(mid, ()))
@@ -269,8 +270,8 @@ def superseded(ctx: StoreContext, namespace: str, text: str, vectors, *, newer_t
         # the JSON formatter; …") restates it whatever else either says: closeness in meaning alone decides
         # (`cosine_with_overlap`; mostly-CJK pairs, where cosines mean nothing: the retired value is the evidence).
         gone = not strict and (any(_states(value, *stated, fully=True) for value in retired)
-                               or _replaces_its_subject(older[mid], text, changes))
-        if not changes and not strict and _sets_its_value(older[mid], set_anew):    # "the chunk size changed to …"
+                               or _replaces_its_subject(older[mid], subjects))
+        if set_anew and not strict and _sets_its_value(older[mid], set_anew):
             named = gone = True
         bar = {**cfg, "min_overlap": 0.0, **({"overlap": 0.0, "overlap_cjk": 0.0} if gone else {})} if named else cfg
         if judge(cosine, overlap, cjk, bar, weak=strict):
@@ -369,6 +370,16 @@ def _cosines(ctx: StoreContext, vectors, memory_ids: list[int]) -> dict[int, flo
     return cosines
 
 
+@functools.lru_cache(maxsize=64)
+def _first_statement(older: str) -> tuple[frozenset, frozenset, int]:
+    """What a memory ("title\nbody") is about: the content and numbered words of its body's first statement, and how
+    many statements the body has ((∅, ∅, 0) for none). One reading for every rule below that asks it."""
+    said = statements(older.split("\n", 1)[-1])
+    if not said:
+        return frozenset(), frozenset(), 0
+    return content_terms(tokenize(said[0])), numbered_words(said[0]), len(said)
+
+
 def _changes_a_detail(older: str, replaced: list, own: frozenset) -> bool:
     """Does a change of these values touch only a detail of `older` (title, then body)? A memory's first statement is
     what it is about: when the body has more than one, its first states none of the replaced values and holds two
@@ -377,34 +388,36 @@ def _changes_a_detail(older: str, replaced: list, own: frozenset) -> bool:
     check moved from /healthz to /livez", fresh-user run fu24 D15), and a `supersedes` link would tell recall it is
     stale. A change of the value the first statement states ("Logging uses logrus …; every request logs …" beside
     "moved from logrus to log/slog") revises the memory whatever its later details say."""
-    said = statements(older.split("\n", 1)[-1])
-    if len(said) < 2:
+    words, numbers, count = _first_statement(older)
+    if count < 2:
         return False
-    words, numbers = content_terms(tokenize(said[0])), numbered_words(said[0])
     if any(_states(value, words, numbers, fully=False) for value in replaced):
         return False
     return len(words - own) >= 2
 
 
-def _replaces_its_subject(older: str, text: str, changes: list[tuple[str, str]]) -> bool:
-    """Does a change replace what `older` is about? The older memory's first statement (title, then body) states a
-    replaced value in full and a subject word the new text names before that value in its sentence: "Audio goes
-    through the kira crate; …" beside "We switched the audio backend from kira to FMOD Studio" (fresh-user run fu36
-    D1), not "Sessions are stored in Redis …" beside "moved the page cache from Redis to memcached" (another use of
-    Redis), nor a memory that only mentions the value ("team: …, DataX, …" beside "… 同步从 DataX 全量改为 …")."""
-    said = statements(older.split("\n", 1)[-1])
-    if not said:
-        return False
-    words, numbers = content_terms(tokenize(said[0])), numbered_words(said[0])
+def _named_subjects(text: str, changes: list[tuple[str, str]]) -> list[tuple[tuple[frozenset, frozenset], frozenset]]:
+    """Each value a change replaces, with the content words the new text says before it in its sentence (its subject:
+    "We switched the audio backend from kira" → kira, {switch, audio, backend}); read once per new text."""
+    out = []
     for old, _ in changes:
         value = _values([old])
-        if not value or not _states(value[0], words, numbers, fully=True):
-            continue
-        before = next((part[:part.find(old)] for part in statements(text) if old in part), "")
-        subject = (content_terms(tokenize(before)) & words) - value[0][0]
-        if any(w.isascii() or len(w) > 1 for w in subject):     # one Chinese character (的, 过) names no subject
-            return True
-    return False
+        if value:
+            before = next((part[:part.find(old)] for part in statements(text) if old in part), "")
+            out.append((value[0], content_terms(tokenize(before)) - value[0][0]))
+    return out
+
+
+def _replaces_its_subject(older: str, named: list[tuple[tuple[frozenset, frozenset], frozenset]]) -> bool:
+    """Does a change replace what `older` is about? Its first statement states a replaced value in full and a subject
+    word the new text names before that value (`_named_subjects`): "Audio goes through the kira crate; …" beside "We
+    switched the audio backend from kira to FMOD Studio" (fresh-user run fu36 D1), not "Sessions are stored in Redis …"
+    beside "moved the page cache from Redis to memcached" (another use of Redis), nor a memory that only mentions the
+    value ("team: …, DataX, …" beside "… 同步从 DataX 全量改为 …")."""
+    words, numbers, _ = _first_statement(older)
+    return any(_states(value, words, numbers, fully=True)
+               and any(w.isascii() or len(w) > 1 for w in subject & words)   # one Chinese character names no subject
+               for value, subject in named)
 
 
 # "<subject> changed to <value>", "… was raised to …": a value set anew with no old one named (fresh-user run fu36 D1)
@@ -429,11 +442,8 @@ def _values_set(text: str) -> list[tuple[frozenset, str]]:
 def _sets_its_value(older: str, set_anew: list[tuple[frozenset, str]]) -> bool:
     """Does `older` state, in its first statement, every subject word of a value set anew and another value of its
     shape ("Chunk size for the voxel world is 32x32x32; …" beside "The chunk size changed to 16x16x16 …")?"""
-    said = statements(older.split("\n", 1)[-1])
-    if not set_anew or not said:
-        return False
-    words = content_terms(tokenize(said[0]))
-    shapes = {_DIGITS_RUN.sub("9", w.casefold()) for w in numbered_words(said[0])}
+    words, numbers, _ = _first_statement(older)
+    shapes = {_DIGITS_RUN.sub("9", w.casefold()) for w in numbers}
     return any(subject <= words and shape in shapes for subject, shape in set_anew)
 
 
