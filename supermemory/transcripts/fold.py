@@ -13,8 +13,8 @@ from supermemory.transcripts.digest import (
     COMMAND_CHARS, ERROR_CHARS, MAX_INSTRUCTIONS, NOTE_CHARS, PATH_CHARS, REQUEST_CHARS, SessionDigest,
 )
 from supermemory.transcripts.open_ends import (  # noqa: F401  (_finish, _remember: the parsers' names, from here)
-    take_up, _CODE_TODO_RE, _finish, _not_a_request, _QUESTION_END_RE, _remember, _scan_notes, _SENTENCE_RE, _text_lines,
-    _unresolved,
+    take_up, work_words, _CODE_TODO_RE, _finish, _not_a_request, _QUESTION_END_RE, _remember, _scan_notes,
+    _SENTENCE_RE, _text_lines, _unresolved,
 )
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -334,8 +334,6 @@ _REVOKE_RE = re.compile(
     r"(?:the|that|this|my|our|your)?\s*(?P<what>[^.;!?\n]{0,80}?)\s*\b(?:rule|instruction)s?\b"
     r"|\b(?:you |we )?(?:don'?t|do not|no longer) (?:need|have) to (?P<task>[^.;!?\n]{3,80}?) any ?more\b"
     r"|(?:取消|作废|撤销|忽略|不用管)(?:那条|这条|之前的|刚才的)?(?P<zh>[^。；！？\n]{0,30}?)的?(?:规则|要求|规定)")
-_REVOKE_STOP = frozenset("the that this those these any all run use with before after from now always never every "
-                         "time you we our your and for about".split())
 
 
 def _drop_revoked(rules: list, text: str) -> None:
@@ -343,9 +341,7 @@ def _drop_revoked(rules: list, text: str) -> None:
     Chinese characters) with what the revocation names, or the latest one when it names nothing ("scratch that
     rule")."""
     for m in _REVOKE_RE.finditer(text):
-        what = (m.group("what") or m.group("task") or m.group("zh") or "").casefold()
-        words = {w for w in re.findall(r"[a-z0-9_-]{3,}", what) if w not in _REVOKE_STOP}
-        words |= {what[i:i + 2] for i in range(len(what) - 1) if all("\u4e00" <= c <= "\u9fff" for c in what[i:i + 2])}
+        words = work_words(m.group("what") or m.group("task") or m.group("zh") or "")
         live = [r for r in rules if isinstance(r, str)]
         gone = [r for r in live if any(w in r.casefold() for w in words)] if words else live[-1:]
         rules[:] = [r for r in rules if r not in gone]

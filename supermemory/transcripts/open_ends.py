@@ -248,16 +248,22 @@ def _scan_notes(notes: list, text: str, *, questions: bool = True, deferred: lis
             _keep(notes, _clip(sentence, NOTE_CHARS))
 
 
-# Words a request shares with a kept to-do without naming its work ("now", "let's", "do", "the", "tomorrow").
-_TAKE_UP_STOP = frozenset("""the a an and or to of in on at for with from by this that these those it its now then
-    also just please let's lets let us we you i can could should would will do does did done make get go be is are
-    todo fixme later tomorrow today next time still need needs instead than rather""".split())
+# Words a request or a revocation shares with a kept to-do or rule without naming its work ("now", "let's", "do",
+# "the", "tomorrow", "always run").
+_WORK_STOP = frozenset("""the a an and or to of in on at for with from by this that these those it its now then
+    also just please let's lets let us we you i your our can could should would will do does did done make get go be
+    is are todo fixme later tomorrow today next time still need needs instead than rather any all run use always
+    never every before after about""".split())
 _CLAUSE_SPLIT = re.compile(r"(?i),?\s+and\s+(?=we |i |you |also |still |then )|;\s*|,\s+(?=then |also |and )")
 
 
-def _work_words(text: str) -> set[str]:
-    words = (w.strip("._/-") for w in re.findall(r"[a-z0-9_./-]{3,}|[\u4e00-\u9fff]{2,}", text.casefold()))
-    return {w for w in words if len(w) >= 3 and w not in _TAKE_UP_STOP or len(w) >= 2 and not w.isascii()}
+def work_words(text: str) -> set[str]:
+    """The words that name the work in a to-do, a request or a rule: words of three letters or more (a path or
+    identifier whole) that are not `_WORK_STOP`, and the two-character runs of Chinese text."""
+    text = text.casefold()
+    words = {w.strip("._/-") for w in re.findall(r"[a-z0-9_./-]{3,}", text)}
+    return {w for w in words if len(w) >= 3 and w not in _WORK_STOP} | {
+        run[i:i + 2] for run in re.findall(r"[\u4e00-\u9fff]{2,}", text) for i in range(len(run) - 1)}
 
 
 def take_up(entries: list, request: str) -> None:
@@ -265,7 +271,7 @@ def take_up(entries: list, request: str) -> None:
     path in shop/refunds.py, later" … "Now fix the refund path": fresh-user runs fu37 D8, fu38 D1). Each kept entry
     (a user's to-do or the assistant's note) whose clause holds two thirds of the request's work words, two at least
     (one, when the entry has other clauses that stay), loses that clause; an entry of one clause goes."""
-    wanted = _work_words(request)
+    wanted = work_words(request)
     if not wanted:
         return
     need = max(1, -(-2 * len(wanted) // 3))
@@ -275,7 +281,7 @@ def take_up(entries: list, request: str) -> None:
         if not isinstance(text, str):
             continue
         clauses = [c for c in _CLAUSE_SPLIT.split(text) if c.strip()]
-        left = [c for c in clauses if not (len(wanted & _work_words(c)) >= need
+        left = [c for c in clauses if not (len(wanted & work_words(c)) >= need
                                            and (need >= 2 or len(clauses) > 1))]
         if len(left) == len(clauses):
             continue
