@@ -24,7 +24,7 @@ def _rows(store, memory_id: str) -> list[tuple[int, bool]]:
     ("A one. B two? C three.", ["A one. B two?", "B two? C three."]),
     ("line one\nline two\nline three", ["line one line two", "line two line three"]),
     ("version 1.2.3 is out", []),
-    # one sentence splitter for summaries and windows (text.summary.SENTENCE_END): Chinese sentences need no space
+    # one sentence splitter for summaries and windows (text.sentences.SENTENCE_END): Chinese sentences need no space
     ("号段表放在 order_meta 库。不用雪花算法！", ["号段表放在 order_meta 库。", "不用雪花算法！"]),
 ])
 def test_windows_are_two_adjacent_sentences(text, expected):

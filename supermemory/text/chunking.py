@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import re
 
-from supermemory.text.summary import SENTENCE_END, estimate_tokens
+from supermemory.text.sentences import SENTENCE_END
+from supermemory.text.summary import estimate_tokens
 
 
 def _split_to_fit(piece: str, max_tokens: int, level: int = 0) -> list[str]:

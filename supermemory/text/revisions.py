@@ -18,6 +18,7 @@ import re
 
 from supermemory.text import lexicons
 from supermemory.text.tokenizer import tokenize
+from supermemory.text.sentences import STATEMENT_END
 from supermemory.text.traits import (_SIDE, _SIDE_CJK, _in_code, _side, _untitled, content_terms, date_words, statements,
                                      swapped_value)
 
@@ -198,7 +199,6 @@ _DATE = (rf"(?:\d{{4}}-\d{{1,2}}-\d{{1,2}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?(?:
          rf"\d{{1,2}}(?:st|nd|rd|th)? {_MONTH}(?: \d{{4}})?)")
 _PERIOD = re.compile(rf"(?i)\b(?:from (?P<a>{_DATE}) (?:to|until|till|through) (?P<b>{_DATE})|"
                      rf"between (?P<c>{_DATE}) and (?P<d>{_DATE}))")
-_SENTENCES = re.compile(r"[!?;\n。！？；]|\.(?:\s|$)")
 _NOT = re.compile(r"(?i)\b(?:not|never|no longer|isn't|aren't|wasn't|won't)\b")   # a period denied is no period stated
 
 
@@ -209,7 +209,7 @@ def periods(text: str) -> list[tuple[frozenset, tuple[str, str]]]:
     if not text or "?" in text or "？" in text:
         return []
     out = []
-    for sentence in _SENTENCES.split(text):
+    for sentence in STATEMENT_END.split(text):
         if _NOT.search(sentence):
             continue
         for m in _PERIOD.finditer(sentence):

@@ -5,6 +5,7 @@ import itertools
 import math
 import re
 
+from supermemory.text.sentences import SENTENCE_END
 from supermemory.text.tokenizer import _CJK_CHAR
 
 
@@ -18,13 +19,6 @@ def estimate_tokens(text: str) -> int:
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 
-# Sentence ends, English and Chinese alike: '；' (like ';') joins clauses of one sentence, so a Chinese summary
-# keeps the clause after it as an English one keeps the clause after ';'. The full stop of an abbreviation that runs on
-# inside a sentence ("e.g.", "i.e.", "vs.", "cf.", "incl.", "approx.") ends none (fresh-user run fu36 D7: a summary
-# "… with the crate name as scope, e.g.").
-_RUNS_ON = "".join(rf"(?<!\b{a})" for a in (r"[eE]\.g\.", r"[iI]\.e\.", r"[vV]s\.", r"[cC]f\.", r"[iI]ncl\.",
-                                            r"[aA]pprox\."))
-SENTENCE_END = re.compile(rf"(?<=[.!?]){_RUNS_ON}\s+|(?<=[。！？])|\n+")
 _ASKS = ("?", ":", "？", "：")   # a sentence ending so asks a question or leads into what follows
 _LABEL_WORDS = 4   # a sentence of this many words or fewer is a label ("Celery gotcha."), not a statement
 SUMMARY_CHARS = 200   # a summary's length at most

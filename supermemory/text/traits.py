@@ -10,6 +10,7 @@ import re
 import unicodedata
 
 from supermemory.text import lexicons
+from supermemory.text.sentences import STATEMENT_END as _SENTENCE_END
 from supermemory.text.tokenizer import _LEAD_STRIP, _SEGMENT, _TRAIL_STRIP, _with_stems, is_cjk, stopwords, tokenize
 
 
@@ -335,11 +336,9 @@ _QUOTED = re.compile(r"`([^`\n]{1,60})`|\"([^\"\n]{1,60})\"|“([^”\n]{1,60})�
                      r"|(?<!\w)'([^'\n]{1,60})'(?!\w)")
 _QUOTED_WORDS = 3
 _VALUE_CHARS = r"a-zA-Z0-9_.\-/=:@#%+~"
-_CODE_WORD = re.compile(
-    rf"(?<![{_VALUE_CHARS}])[a-zA-Z0-9_\-@#%+~]*[a-zA-Z0-9][._/=:]+[a-zA-Z0-9][{_VALUE_CHARS}]*")
+_CODE_WORD = re.compile(rf"(?<![{_VALUE_CHARS}])[a-zA-Z0-9_\-@#%+~]*[a-zA-Z0-9][._/=:]+[a-zA-Z0-9][{_VALUE_CHARS}]*")
 _NUMBER_RUN = re.compile(rf"(?<![{_VALUE_CHARS}])[{_VALUE_CHARS}]*\d(?:[{_VALUE_CHARS},]*[{_VALUE_CHARS}])?")
 _EDGES = re.compile(rf"^[^{_VALUE_CHARS}]+|[^{_VALUE_CHARS}]+$")
-_SENTENCE_END = re.compile(r"[!?;\n。！？；]|\.(?:\s|$)")
 _HEADING = re.compile(r"[ \t]*[:：]")                # "Step 3:", "Ticket 412:": a value that heads what follows
 _COUNT_MARK = re.compile(r"(?i)(?:#|no\.|nr\.|n°)\d")    # "#42", "no.1": a number of an item
 _WORD_BEFORE = re.compile(r"([a-zA-Z]+)[ \t]*$")
